@@ -1,0 +1,267 @@
+//! Context-engine subcommands.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+
+use crate::{Cli, emit};
+use memcc_context::expand::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
+use memcc_context::{AgentMessage, SessionRef};
+
+#[derive(Subcommand)]
+pub enum ContextCommand {
+    /// Import a transcript (OpenClaw session JSONL or {role, content} JSONL); idempotent.
+    Import {
+        file: PathBuf,
+        /// Session id (default: the transcript's session header).
+        #[arg(long)]
+        session: Option<String>,
+        /// Fail without importing anything if any line is bad.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Ingest messages: JSON objects, one per line, from FILE or stdin.
+    Ingest {
+        #[arg(long)]
+        session: String,
+        file: Option<PathBuf>,
+        /// Compact after ingesting, against this token budget.
+        #[arg(long)]
+        budget: Option<usize>,
+    },
+    /// Compact a session when it is over its threshold (always with --force).
+    Compact {
+        #[arg(long)]
+        session: String,
+        #[arg(long)]
+        budget: usize,
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print the prompt that would be sent next, within a token budget.
+    Assemble {
+        #[arg(long)]
+        session: String,
+        #[arg(long)]
+        budget: usize,
+    },
+    /// Search messages and summaries (lcm_grep).
+    Grep(GrepArgs),
+    /// Show a summary's metadata, span, children and parents (lcm_describe).
+    Describe { id: String },
+    /// Expand summaries, messages or files back to their sources (lcm_expand_query).
+    Expand {
+        ids: Vec<String>,
+        #[arg(long)]
+        query: Option<String>,
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long)]
+        max_tokens: Option<usize>,
+        /// Go all the way down to raw messages.
+        #[arg(long)]
+        deep: bool,
+    },
+    /// Counts of messages, summaries, depth and tokens.
+    Stats {
+        #[arg(long)]
+        session: Option<String>,
+    },
+}
+
+#[derive(Args)]
+pub struct GrepArgs {
+    pattern: String,
+    #[arg(long)]
+    session: Option<String>,
+    /// Treat the pattern as a regular expression (default: full-text words).
+    #[arg(long)]
+    regex: bool,
+    #[arg(long, value_parser = ["messages", "summaries", "both"], default_value = "both")]
+    scope: String,
+    /// Only hits at or after this time (RFC 3339, YYYY-MM-DD or epoch ms).
+    #[arg(long, value_parser = parse_time)]
+    since: Option<i64>,
+    /// Only hits before this time.
+    #[arg(long, value_parser = parse_time)]
+    before: Option<i64>,
+    #[arg(long)]
+    limit: Option<usize>,
+}
+
+fn parse_time(s: &str) -> Result<i64, String> {
+    if let Ok(ms) = s.parse::<i64>() {
+        return Ok(ms);
+    }
+    if let Ok(d) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Ok(d.timestamp_millis());
+    }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return Ok(d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_millis()).unwrap_or(0));
+    }
+    Err(format!("{s:?} is not RFC 3339, YYYY-MM-DD or epoch milliseconds"))
+}
+
+pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
+    let engine = cli.context_engine()?;
+    match command {
+        ContextCommand::Import { file, session, strict } => {
+            let open = || -> Result<BufReader<std::fs::File>> {
+                Ok(BufReader::new(std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?))
+            };
+            if *strict {
+                let parsed = memcc_context::import::parse_jsonl(open()?)?;
+                if let Some(first) = parsed.errors.first() {
+                    bail!("{} bad line(s); first: line {}: {} (nothing imported)", parsed.errors.len(), first.line, first.error);
+                }
+            }
+            let report = engine.import_jsonl(session.as_deref(), open()?)?;
+            emit(cli, &report, || {
+                let mut s = format!(
+                    "session {}: {} added, {} already present, {} non-message entries skipped",
+                    report.session_id, report.added, report.duplicates, report.other_entries
+                );
+                for e in &report.errors {
+                    s.push_str(&format!("\n  line {}: {}", e.line, e.error));
+                }
+                s
+            })?;
+        }
+        ContextCommand::Ingest { session, file, budget } => {
+            let reader: Box<dyn BufRead> = match file {
+                Some(f) => Box::new(BufReader::new(std::fs::File::open(f).with_context(|| format!("opening {}", f.display()))?)),
+                None => Box::new(BufReader::new(std::io::stdin())),
+            };
+            let parsed = memcc_context::import::parse_jsonl(reader)?;
+            if let Some(first) = parsed.errors.first() {
+                bail!("line {}: {} (nothing ingested)", first.line, first.error);
+            }
+            let session_ref = SessionRef::new(session);
+            let mut added = 0;
+            let mut duplicates = 0;
+            let mut compactions = Vec::new();
+            for m in &parsed.messages {
+                let out = engine.ingest(&session_ref, m)?;
+                added += out.inserted.len();
+                duplicates += out.duplicates;
+                if let Some(b) = budget {
+                    let c = engine.compact(session, *b, false)?;
+                    if c.compacted {
+                        compactions.push(c);
+                    }
+                }
+            }
+            let value = serde_json::json!({"added": added, "duplicates": duplicates, "compactions": compactions});
+            emit(cli, &value, || format!("{added} added, {duplicates} duplicates, {} compactions", compactions.len()))?;
+        }
+        ContextCommand::Compact { session, budget, force } => {
+            let out = engine.compact(session, *budget, *force)?;
+            emit(cli, &out, || {
+                format!(
+                    "compacted: {} ({} leaf, {} condensed); tokens {} -> {} (threshold {}); {}",
+                    out.compacted, out.leaf_summaries, out.condensed_summaries, out.tokens_before, out.tokens_after,
+                    out.threshold_tokens, out.reason
+                )
+            })?;
+        }
+        ContextCommand::Assemble { session, budget } => {
+            let out = engine.assemble(session, *budget, None)?;
+            emit(cli, &out, || {
+                let mut s = String::new();
+                if let Some(sys) = &out.system_prompt_addition {
+                    s.push_str(&format!("[system addition] {sys}\n\n"));
+                }
+                for m in &out.messages {
+                    let msg = AgentMessage::from_value(m.clone());
+                    s.push_str(&format!("[{}] {}\n", msg.role(), msg.text()));
+                }
+                s.push_str(&format!(
+                    "\n~{} tokens of {}; {} summaries, {} raw messages, {} items dropped",
+                    out.estimated_tokens, budget, out.summaries_included, out.raw_messages_included, out.items_dropped
+                ));
+                s
+            })?;
+        }
+        ContextCommand::Grep(a) => {
+            let scope = match a.scope.as_str() {
+                "messages" => GrepScope::Messages,
+                "summaries" => GrepScope::Summaries,
+                _ => GrepScope::Both,
+            };
+            let req = GrepRequest {
+                pattern: a.pattern.clone(),
+                mode: if a.regex { GrepMode::Regex } else { GrepMode::Text },
+                scope,
+                session_id: a.session.clone(),
+                since: a.since,
+                before: a.before,
+                limit: a.limit,
+            };
+            let hits = engine.grep(&req)?;
+            emit(cli, &hits, || {
+                if hits.is_empty() {
+                    return "no matches".into();
+                }
+                hits.iter()
+                    .map(|h| {
+                        let under = h.summary_id.as_deref().map(|s| format!(" (in {s})")).unwrap_or_default();
+                        format!("{} {}{}: {}", h.kind, h.id, under, h.snippet.replace('\n', " "))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })?;
+        }
+        ContextCommand::Describe { id } => {
+            let d = engine.describe(id)?;
+            emit(cli, &d, || {
+                let s = &d.summary;
+                let mut out = format!(
+                    "{} {} depth {} seq {}..{} ({} messages, {} summaries below, {} tokens from {})\nparents: {:?}\n",
+                    s.id, s.kind.as_str(), s.depth, s.first_seq, s.last_seq, s.descendant_messages, s.descendant_summaries,
+                    s.token_count, s.source_tokens, d.parents
+                );
+                for c in &d.children {
+                    out.push_str(&format!("  {} {} ({} tokens)\n", c.id, c.kind, c.tokens));
+                }
+                out.push_str(&s.content);
+                out
+            })?;
+        }
+        ContextCommand::Expand { ids, query, session, max_tokens, deep } => {
+            let req = ExpandRequest {
+                ids: ids.clone(),
+                query: query.clone(),
+                session_id: session.clone(),
+                max_tokens: *max_tokens,
+                deep: *deep,
+            };
+            let out = engine.expand(&req)?;
+            emit(cli, &out, || {
+                let mut s: String = out
+                    .items
+                    .iter()
+                    .map(|i| format!("{} [{}{}] {}", i.id, i.kind, i.role.as_deref().map(|r| format!(" {r}")).unwrap_or_default(), i.text))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                if out.truncated {
+                    s.push_str(&format!("\n[{} tokens shown; {} item(s) cut or omitted]", out.tokens, out.omitted.max(1)));
+                }
+                s
+            })?;
+        }
+        ContextCommand::Stats { session } => {
+            let st = engine.stats(session.as_deref())?;
+            emit(cli, &st, || {
+                format!(
+                    "{} conversations, {} messages ({} tokens), {} summaries ({} leaf, {} condensed, max depth {}), \
+                     {} context items ({} tokens), {} large files",
+                    st.conversations, st.messages, st.message_tokens, st.summaries, st.leaf_summaries,
+                    st.condensed_summaries, st.max_depth, st.context_items, st.context_tokens, st.large_files
+                )
+            })?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,257 @@
+//! The assembler: the token-budgeted prompt for the next model call.
+//!
+//! Side-effect free (the host calls it several times per turn). Output order: summaries, older
+//! raw messages, recalled memory, then the newest user message and what follows it. What does
+//! not fit is dropped oldest-first as a contiguous prefix, tool call/result pairs stay together,
+//! and the estimate never exceeds the budget.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::compact::format_time;
+use crate::error::Result;
+use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, Summary};
+use memcc_core::bridge::{MemoryBridge, RecallQuery, RecallSection};
+use memcc_core::estimate_tokens;
+
+/// Added to the system prompt once compacted history exists.
+pub const COMPACTION_HINT: &str = "Earlier turns of this conversation were compacted into <summary> blocks by MemCC. \
+The summaries keep names, numbers, dates and decisions, but not every detail. When you need an exact detail from \
+earlier (a value, a quote, a file content, a command), call lcm_grep to find where it was said, then \
+lcm_expand_query with the summary or message ids it returns to read the original messages.";
+
+/// Per-message framing tokens, as in `AgentMessage::token_count`.
+const FRAME: usize = 4;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Assembled {
+    /// Messages in the host's `AgentMessage` JSON shape.
+    pub messages: Vec<Value>,
+    pub estimated_tokens: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_prompt_addition: Option<String>,
+    pub summaries_included: usize,
+    pub raw_messages_included: usize,
+    /// Context items left out because they did not fit.
+    pub items_dropped: usize,
+    pub memory_sections: Vec<String>,
+    pub memory_tokens: usize,
+    /// The newest message did not fit and was cut (its full text stays in the store).
+    pub truncated_latest: bool,
+}
+
+/// Escape text placed inside a `<summary>` element so it cannot close or open one.
+fn escape_summary_text(text: &str) -> String {
+    text.replace("</summary", "<\\/summary").replace("<summary", "<\\summary")
+}
+
+/// A summary as the model sees it.
+pub fn render_summary(s: &Summary) -> String {
+    let from = s.earliest.map(format_time).unwrap_or_else(|| "?".into());
+    let to = s.latest.map(format_time).unwrap_or_else(|| "?".into());
+    format!(
+        "<summary id=\"{}\" kind=\"{}\" depth=\"{}\" from=\"{from}\" to=\"{to}\" messages=\"{}\">\n{}\n</summary>",
+        s.id,
+        s.kind.as_str(),
+        s.depth,
+        s.descendant_messages,
+        escape_summary_text(&s.content)
+    )
+}
+
+/// A run of items that must be kept or dropped together.
+struct Unit {
+    start: usize,
+    end: usize,
+    tokens: usize,
+}
+
+fn units(items: &[ContextItem]) -> Vec<Unit> {
+    let mut out: Vec<Unit> = Vec::new();
+    let mut i = 0;
+    while i < items.len() {
+        let mut end = i + 1;
+        if let ItemRef::Message { tool_call_ids, .. } = &items[i].item {
+            if !tool_call_ids.is_empty() {
+                while end < items.len()
+                    && matches!(&items[end].item, ItemRef::Message { tool_result_for: Some(r), .. } if tool_call_ids.contains(r))
+                {
+                    end += 1;
+                }
+            }
+        }
+        out.push(Unit { start: i, end, tokens: items[i..end].iter().map(|x| x.tokens).sum() });
+        i = end;
+    }
+    out
+}
+
+pub(crate) struct Assembler<'a> {
+    pub store: &'a ContextStore,
+    pub bridge: &'a dyn MemoryBridge,
+    pub memory_budget_fraction: f64,
+}
+
+impl Assembler<'_> {
+    pub fn assemble(&self, conversation: &Conversation, budget: usize, as_of: Option<i64>) -> Result<Assembled> {
+        let items = self.store.context_items(conversation.id)?;
+        let has_summaries = items.iter().any(|i| !i.is_message());
+        let mut remaining = budget;
+        let mut system_prompt_addition = None;
+        let hint_tokens = estimate_tokens(COMPACTION_HINT);
+        if has_summaries && hint_tokens <= remaining / 4 {
+            system_prompt_addition = Some(COMPACTION_HINT.to_string());
+            remaining -= hint_tokens;
+        }
+
+        // Recalled memory, defensively re-checked against its share.
+        let memory_budget = (remaining as f64 * self.memory_budget_fraction) as usize;
+        let mut sections: Vec<RecallSection> = Vec::new();
+        if memory_budget > FRAME {
+            let query = self.recall_query(conversation, &items, as_of)?;
+            if !query.text.trim().is_empty() {
+                match self.bridge.retrieve(&query, memory_budget - FRAME) {
+                    Ok(found) => {
+                        let mut used = FRAME;
+                        for s in found {
+                            let t = estimate_tokens(&s.body) + 1;
+                            if used + t <= memory_budget {
+                                used += t;
+                                sections.push(s);
+                            }
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "memory recall failed; assembling without it"),
+                }
+            }
+        }
+        let memory_text = sections.iter().map(|s| s.body.as_str()).collect::<Vec<_>>().join("\n");
+        let memory_tokens = if sections.is_empty() { 0 } else { FRAME + estimate_tokens(&memory_text) };
+        remaining -= memory_tokens.min(remaining);
+
+        // Newest-first, whole units, stop at the first that does not fit.
+        let units = units(&items);
+        let mut first_kept = items.len();
+        let mut used = 0usize;
+        for unit in units.iter().rev() {
+            if used + unit.tokens > remaining {
+                break;
+            }
+            used += unit.tokens;
+            first_kept = unit.start;
+        }
+        let mut truncated_latest = false;
+        let mut messages: Vec<Value> = Vec::new();
+        let mut summaries_included = 0;
+        let mut raw_included = 0;
+        let kept = &items[first_kept..];
+        let last_user = kept.iter().rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
+        let memory_message = (!sections.is_empty())
+            .then(|| json!({"role": "user", "content": memory_text, "timestamp": as_of.unwrap_or_else(crate::store::now_ms)}));
+        for (pos, item) in kept.iter().enumerate() {
+            if Some(pos) == last_user {
+                if let Some(m) = &memory_message {
+                    messages.push(m.clone());
+                }
+            }
+            match &item.item {
+                ItemRef::Summary { id, .. } => {
+                    if let Some(s) = self.store.summary(id)? {
+                        messages.push(json!({"role": "user", "content": render_summary(&s), "timestamp": s.latest}));
+                        summaries_included += 1;
+                    }
+                }
+                ItemRef::Message { id, .. } => {
+                    if let Some(m) = self.store.messages(&[*id])?.pop() {
+                        let raw = serde_json::from_str(&m.raw).unwrap_or_else(|_| json!({"role": m.role, "content": m.content}));
+                        messages.push(raw);
+                        raw_included += 1;
+                    }
+                }
+            }
+        }
+        if last_user.is_none() {
+            if let Some(m) = memory_message {
+                messages.push(m);
+            }
+        }
+        // Not even the newest unit fits: send the start of the newest message instead of nothing.
+        if kept.is_empty() {
+            if let Some(unit) = units.last() {
+                if remaining > FRAME + 16 {
+                    let last = &items[unit.end - 1];
+                    if let ItemRef::Message { id, .. } = &last.item {
+                        if let Some(m) = self.store.messages(&[*id])?.pop() {
+                            let note = format!(
+                                "[MemCC: this {} message is {} tokens, more than the context budget allows; its start \
+                                 follows. Use lcm_expand_query ids=[\"msg_{}\"] to read it in parts.]\n",
+                                m.role, m.token_count, m.id
+                            );
+                            let room = remaining - FRAME - estimate_tokens(&note);
+                            let text = cut_to_tokens(&m.content, room);
+                            used = FRAME + estimate_tokens(&note) + estimate_tokens(&text);
+                            messages.push(json!({"role": "user", "content": format!("{note}{text}"), "timestamp": m.timestamp}));
+                            truncated_latest = true;
+                        }
+                    }
+                }
+            }
+        }
+        let estimated_tokens = used + memory_tokens + system_prompt_addition.as_ref().map_or(0, |_| hint_tokens);
+        Ok(Assembled {
+            messages,
+            estimated_tokens,
+            system_prompt_addition,
+            summaries_included,
+            raw_messages_included: raw_included,
+            items_dropped: first_kept.min(items.len()) + usize::from(truncated_latest),
+            memory_sections: sections.iter().map(|s| s.name.clone()).collect(),
+            memory_tokens,
+            truncated_latest,
+        })
+    }
+
+    /// The last three raw messages (capped) form the recall query.
+    fn recall_query(&self, conversation: &Conversation, items: &[ContextItem], as_of: Option<i64>) -> Result<RecallQuery> {
+        let ids: Vec<i64> = items
+            .iter()
+            .rev()
+            .filter_map(|i| match &i.item {
+                ItemRef::Message { id, .. } => Some(*id),
+                _ => None,
+            })
+            .take(3)
+            .collect();
+        let mut messages = self.store.messages(&ids)?;
+        messages.reverse();
+        let text: String = messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n");
+        let text = cut_to_tokens(&text, 512);
+        let as_of = as_of.or_else(|| messages.iter().filter_map(|m| m.timestamp).max());
+        Ok(RecallQuery {
+            agent_id: conversation.agent_id.clone(),
+            session_id: conversation.session_id.clone(),
+            text,
+            as_of,
+        })
+    }
+}
+
+/// The longest prefix of `text` (on a char boundary) of at most `max_tokens`.
+pub fn cut_to_tokens(text: &str, max_tokens: usize) -> String {
+    if estimate_tokens(text) <= max_tokens {
+        return text.to_string();
+    }
+    // Binary search on the char count; estimate_tokens is monotonic in prefix length.
+    let boundaries: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+    let (mut lo, mut hi) = (0usize, boundaries.len() - 1);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if estimate_tokens(&text[..boundaries[mid]]) <= max_tokens {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    text[..boundaries[lo]].to_string()
+}

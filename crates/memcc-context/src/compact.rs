@@ -1,0 +1,359 @@
+//! Compaction: folding the oldest raw messages into leaf summaries and runs of summaries into
+//! condensed ones, until the context is back under its threshold.
+//!
+//! Each step summarises outside any lock or transaction (a model call may be slow), then commits
+//! summary + edges + context-item replacement in one transaction that first checks the items are
+//! still the ones it read. Bounded by an iteration cap, and every step must shrink the context.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::assemble::render_summary;
+use crate::config::ContextConfig;
+use crate::error::Result;
+use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, NewSummary, StoredMessage, Summary, SummaryKind, now_ms};
+use crate::summarize::{Summarizer, summarize_escalating};
+use memcc_core::bridge::{BridgeMessage, MemoryBridge, SummaryPayload};
+use memcc_core::estimate_tokens;
+
+/// What a `compact` call did, honestly.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionOutcome {
+    pub compacted: bool,
+    pub tokens_before: usize,
+    pub tokens_after: usize,
+    pub threshold_tokens: usize,
+    pub leaf_summaries: usize,
+    pub condensed_summaries: usize,
+    pub iterations: usize,
+    pub summary_ids: Vec<String>,
+    /// Why it stopped.
+    pub reason: String,
+}
+
+pub(crate) struct Compactor<'a> {
+    pub store: &'a ContextStore,
+    pub config: &'a ContextConfig,
+    pub summarizer: &'a dyn Summarizer,
+    pub bridge: &'a dyn MemoryBridge,
+}
+
+/// Is there a tool call in `items[..boundary]` whose result lies in `items[boundary..]`?
+pub fn splits_tool_pair(items: &[ContextItem], boundary: usize) -> bool {
+    let boundary = boundary.min(items.len());
+    let calls: HashSet<&str> = items[..boundary]
+        .iter()
+        .flat_map(|i| match &i.item {
+            ItemRef::Message { tool_call_ids, .. } => tool_call_ids.iter().map(String::as_str).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    if calls.is_empty() {
+        return false;
+    }
+    items[boundary..].iter().any(|i| match &i.item {
+        ItemRef::Message { tool_result_for: Some(id), .. } => calls.contains(id.as_str()),
+        _ => false,
+    })
+}
+
+/// Index of the first item of the fresh tail: the last `fresh_tail_count` raw messages, widened
+/// to include the newest user message and never to split a tool call from its result.
+pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: usize) -> usize {
+    let message_positions: Vec<usize> = items.iter().enumerate().filter(|(_, i)| i.is_message()).map(|(p, _)| p).collect();
+    let mut start = if message_positions.len() <= fresh_tail_count {
+        message_positions.first().copied().unwrap_or(items.len())
+    } else {
+        message_positions[message_positions.len() - fresh_tail_count]
+    };
+    let last_user = items
+        .iter()
+        .rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
+    if let Some(u) = last_user {
+        start = start.min(u);
+    }
+    while start > 0 && splits_tool_pair(items, start) {
+        start -= 1;
+    }
+    start
+}
+
+impl Compactor<'_> {
+    pub fn run(&self, conversation: &Conversation, budget: usize, force: bool) -> Result<CompactionOutcome> {
+        let threshold = (budget as f64 * self.config.context_threshold).floor() as usize;
+        let mut outcome = CompactionOutcome {
+            tokens_before: self.store.context_tokens(conversation.id)?,
+            threshold_tokens: threshold,
+            ..Default::default()
+        };
+        outcome.reason = "iteration cap reached".into();
+        for _ in 0..self.config.max_compaction_iterations {
+            let items = self.store.context_items(conversation.id)?;
+            let total: usize = items.iter().map(|i| i.tokens).sum();
+            let tail_start = fresh_tail_start(&items, self.config.fresh_tail_count);
+            let over = total > threshold;
+            let step = if let Some(run) = fanout_run(&items[..tail_start], self.config.leaf_min_fanout) {
+                Step::Condense(run)
+            } else if !over && !force {
+                outcome.reason = "under threshold".into();
+                break;
+            } else if let Some(chunk) = self.leaf_chunk(&items, tail_start) {
+                Step::Leaf(chunk)
+            } else if over {
+                match pressure_run(&items[..tail_start]) {
+                    Some(run) => Step::Condense(run),
+                    None => {
+                        outcome.reason = "over threshold but nothing outside the fresh tail is left to compact".into();
+                        break;
+                    }
+                }
+            } else {
+                outcome.reason = "nothing left to compact outside the fresh tail".into();
+                break;
+            };
+            outcome.iterations += 1;
+            let committed = match step {
+                Step::Leaf(range) => self.leaf(conversation, &items[range])?,
+                Step::Condense(range) => self.condense(conversation, &items[range])?,
+            };
+            match committed {
+                Some((id, kind)) => {
+                    match kind {
+                        SummaryKind::Leaf => outcome.leaf_summaries += 1,
+                        SummaryKind::Condensed => outcome.condensed_summaries += 1,
+                    }
+                    outcome.summary_ids.push(id);
+                }
+                None => {
+                    outcome.reason = "no progress: the context changed underneath or a summary was not smaller".into();
+                    break;
+                }
+            }
+        }
+        outcome.tokens_after = self.store.context_tokens(conversation.id)?;
+        outcome.compacted = !outcome.summary_ids.is_empty();
+        Ok(outcome)
+    }
+
+    /// The oldest contiguous raw messages before the tail, up to `leaf_chunk_tokens`.
+    fn leaf_chunk(&self, items: &[ContextItem], tail_start: usize) -> Option<std::ops::Range<usize>> {
+        let start = items[..tail_start].iter().position(ContextItem::is_message)?;
+        let mut end = start;
+        let mut tokens = 0usize;
+        while end < tail_start && items[end].is_message() {
+            if end > start && tokens + items[end].tokens > self.config.leaf_chunk_tokens {
+                break;
+            }
+            tokens += items[end].tokens;
+            end += 1;
+        }
+        // Never leave a tool result behind its call: take the results along.
+        while end < tail_start && items[end].is_message() && splits_tool_pair(items, end) {
+            end += 1;
+        }
+        Some(start..end)
+    }
+
+    fn leaf(&self, conversation: &Conversation, chunk: &[ContextItem]) -> Result<Option<(String, SummaryKind)>> {
+        let ids: Vec<i64> = chunk
+            .iter()
+            .filter_map(|i| match &i.item {
+                ItemRef::Message { id, .. } => Some(*id),
+                _ => None,
+            })
+            .collect();
+        let messages = self.store.messages(&ids)?;
+        let source = render_messages(&messages);
+        let source_tokens: usize = chunk.iter().map(|i| i.tokens).sum();
+        let produced = summarize_escalating(
+            self.summarizer,
+            SummaryKind::Leaf,
+            &source,
+            source_tokens.saturating_sub(SUMMARY_FRAME_TOKENS),
+            self.config.leaf_target(),
+        );
+        let summary = Summary {
+            id: summary_id(conversation.id, "leaf", ids.iter().map(|i| i.to_string())),
+            conversation_id: conversation.id,
+            kind: SummaryKind::Leaf,
+            depth: 0,
+            content: produced.text,
+            token_count: 0,
+            earliest: messages.iter().filter_map(|m| m.timestamp).min(),
+            latest: messages.iter().filter_map(|m| m.timestamp).max(),
+            first_seq: messages.first().map_or(0, |m| m.seq),
+            last_seq: messages.last().map_or(0, |m| m.seq),
+            descendant_messages: messages.len(),
+            descendant_summaries: 0,
+            source_tokens,
+            method: format!("{}:{}", self.summarizer.label(), produced.method),
+            created_at: now_ms(),
+        };
+        let payload_messages = messages
+            .iter()
+            .map(|m| BridgeMessage {
+                message_id: m.id,
+                seq: m.seq,
+                role: m.role.clone(),
+                text: m.content.clone(),
+                timestamp: m.timestamp,
+            })
+            .collect();
+        self.commit(conversation, summary, ids, Vec::new(), chunk, payload_messages)
+    }
+
+    fn condense(&self, conversation: &Conversation, run: &[ContextItem]) -> Result<Option<(String, SummaryKind)>> {
+        let mut children = Vec::new();
+        for item in run {
+            if let ItemRef::Summary { id, .. } = &item.item {
+                if let Some(s) = self.store.summary(id)? {
+                    children.push(s);
+                }
+            }
+        }
+        if children.len() != run.len() {
+            return Ok(None);
+        }
+        let source = children.iter().map(|c| c.content.as_str()).collect::<Vec<_>>().join("\n\n");
+        let source_tokens: usize = run.iter().map(|i| i.tokens).sum();
+        let produced = summarize_escalating(
+            self.summarizer,
+            SummaryKind::Condensed,
+            &source,
+            source_tokens.saturating_sub(SUMMARY_FRAME_TOKENS),
+            self.config.condensed_target(),
+        );
+        let child_ids: Vec<String> = children.iter().map(|c| c.id.clone()).collect();
+        let summary = Summary {
+            id: summary_id(conversation.id, "condensed", child_ids.iter().cloned()),
+            conversation_id: conversation.id,
+            kind: SummaryKind::Condensed,
+            depth: children.iter().map(|c| c.depth).max().unwrap_or(0) + 1,
+            content: produced.text,
+            token_count: 0,
+            earliest: children.iter().filter_map(|c| c.earliest).min(),
+            latest: children.iter().filter_map(|c| c.latest).max(),
+            first_seq: children.iter().map(|c| c.first_seq).min().unwrap_or(0),
+            last_seq: children.iter().map(|c| c.last_seq).max().unwrap_or(0),
+            descendant_messages: children.iter().map(|c| c.descendant_messages).sum(),
+            descendant_summaries: children.iter().map(|c| c.descendant_summaries + 1).sum(),
+            source_tokens,
+            method: format!("{}:{}", self.summarizer.label(), produced.method),
+            created_at: now_ms(),
+        };
+        self.commit(conversation, summary, Vec::new(), child_ids, run, Vec::new())
+    }
+
+    fn commit(
+        &self,
+        conversation: &Conversation,
+        mut summary: Summary,
+        message_ids: Vec<i64>,
+        child_ids: Vec<String>,
+        replaced: &[ContextItem],
+        bridge_messages: Vec<BridgeMessage>,
+    ) -> Result<Option<(String, SummaryKind)>> {
+        summary.token_count = 4 + estimate_tokens(&render_summary(&summary));
+        let source_tokens: usize = replaced.iter().map(|i| i.tokens).sum();
+        if summary.token_count >= source_tokens {
+            tracing::debug!(id = %summary.id, "summary not smaller than its source; not committed");
+            return Ok(None);
+        }
+        let ordinals: Vec<i64> = replaced.iter().map(|i| i.ordinal).collect();
+        let expected: Vec<ItemRef> = replaced.iter().map(|i| i.item.clone()).collect();
+        let new = NewSummary { summary, message_ids, child_ids };
+        if !self.store.commit_summary(&new, &ordinals, &expected)? {
+            return Ok(None);
+        }
+        let s = new.summary;
+        let payload = SummaryPayload {
+            summary_id: s.id.clone(),
+            session_id: conversation.session_id.clone(),
+            session_key: conversation.session_key.clone(),
+            agent_id: conversation.agent_id.clone(),
+            kind: s.kind.as_str().into(),
+            depth: s.depth,
+            content: s.content.clone(),
+            earliest: s.earliest,
+            latest: s.latest,
+            messages: bridge_messages,
+            child_summary_ids: new.child_ids,
+        };
+        // The summary is committed; memory is best-effort and never undoes it.
+        if let Err(e) = self.bridge.ingest_summary(&payload) {
+            tracing::warn!(summary = %s.id, error = %e, "memory bridge rejected a summary");
+        }
+        Ok(Some((s.id, s.kind)))
+    }
+}
+
+/// Tokens a rendered `<summary …>` wrapper and message framing add around a summary's text.
+const SUMMARY_FRAME_TOKENS: usize = 40;
+
+enum Step {
+    Leaf(std::ops::Range<usize>),
+    Condense(std::ops::Range<usize>),
+}
+
+/// The oldest run of at least `fanout` contiguous summaries of one depth.
+fn fanout_run(items: &[ContextItem], fanout: usize) -> Option<std::ops::Range<usize>> {
+    let mut i = 0;
+    while i < items.len() {
+        if let ItemRef::Summary { depth, .. } = items[i].item {
+            let mut j = i + 1;
+            while j < items.len() && matches!(items[j].item, ItemRef::Summary { depth: d, .. } if d == depth) {
+                j += 1;
+            }
+            if j - i >= fanout {
+                return Some(i..i + fanout);
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+/// Under pressure with no raw messages left to fold: the oldest run of two or more contiguous
+/// summaries of any depths.
+fn pressure_run(items: &[ContextItem]) -> Option<std::ops::Range<usize>> {
+    let start = items.iter().position(|i| !i.is_message())?;
+    let mut end = start;
+    while end < items.len() && !items[end].is_message() {
+        end += 1;
+    }
+    (end - start >= 2).then_some(start..end)
+}
+
+fn summary_id(conversation_id: i64, kind: &str, covered: impl Iterator<Item = String>) -> String {
+    let mut h = Sha256::new();
+    h.update(conversation_id.to_le_bytes());
+    h.update(kind.as_bytes());
+    for c in covered {
+        h.update(c.as_bytes());
+        h.update([0u8]);
+    }
+    format!("sum_{}", &hex::encode(h.finalize())[..16])
+}
+
+/// Format a millisecond timestamp as `YYYY-MM-DD HH:MM` (UTC).
+pub fn format_time(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|| ms.to_string())
+}
+
+/// Messages as summariser input: one `[time] role: text` line each.
+pub fn render_messages(messages: &[StoredMessage]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        let when = m.timestamp.map(format_time).unwrap_or_else(|| format!("#{}", m.seq));
+        let text = m.content.replace('\n', " ");
+        out.push_str(&format!("[{when}] {}: {}\n", m.role, text.trim()));
+    }
+    out
+}

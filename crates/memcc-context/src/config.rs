@@ -1,0 +1,86 @@
+//! Settings of the context engine, with the seed's defaults.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ContextError;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct ContextConfig {
+    /// Compact once the context holds more than this fraction of the token budget.
+    pub context_threshold: f64,
+    /// Raw messages always kept verbatim at the end of the context.
+    pub fresh_tail_count: usize,
+    /// Upper bound on the raw tokens one leaf summary covers.
+    pub leaf_chunk_tokens: usize,
+    pub leaf_target_tokens: usize,
+    pub condensed_target_tokens: usize,
+    /// Contiguous same-depth summaries that trigger a condensed summary.
+    pub leaf_min_fanout: usize,
+    /// Smaller targets and injections for small context windows.
+    pub context_optimization: bool,
+    /// A content block above this many tokens is stored as a large file behind a pointer.
+    pub large_file_threshold_tokens: usize,
+    /// Cap on summarisation steps in one `compact` call.
+    pub max_compaction_iterations: usize,
+    /// Share of the assemble budget that recalled memory may use.
+    pub memory_budget_fraction: f64,
+    /// Agent that new conversations belong to unless the host says otherwise.
+    pub agent_id: String,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        ContextConfig {
+            context_threshold: 0.75,
+            fresh_tail_count: 4,
+            leaf_chunk_tokens: 4000,
+            leaf_target_tokens: 1500,
+            condensed_target_tokens: 2000,
+            leaf_min_fanout: 3,
+            context_optimization: false,
+            large_file_threshold_tokens: 25_000,
+            max_compaction_iterations: 64,
+            memory_budget_fraction: 0.25,
+            agent_id: "main".into(),
+        }
+    }
+}
+
+impl ContextConfig {
+    pub fn validate(&self) -> Result<(), ContextError> {
+        let bad = |m: String| Err(ContextError::Config(m));
+        if !(self.context_threshold > 0.0 && self.context_threshold <= 1.0) {
+            return bad(format!("contextThreshold must be in (0, 1], got {}", self.context_threshold));
+        }
+        if !(0.0..=0.9).contains(&self.memory_budget_fraction) {
+            return bad(format!("memoryBudgetFraction must be in [0, 0.9], got {}", self.memory_budget_fraction));
+        }
+        if self.leaf_min_fanout < 2 {
+            return bad(format!("leafMinFanout must be at least 2, got {}", self.leaf_min_fanout));
+        }
+        for (name, v) in [
+            ("leafChunkTokens", self.leaf_chunk_tokens),
+            ("leafTargetTokens", self.leaf_target_tokens),
+            ("condensedTargetTokens", self.condensed_target_tokens),
+            ("largeFileThresholdTokens", self.large_file_threshold_tokens),
+            ("maxCompactionIterations", self.max_compaction_iterations),
+        ] {
+            if v == 0 {
+                return bad(format!("{name} must be positive"));
+            }
+        }
+        if self.agent_id.trim().is_empty() {
+            return bad("agentId must not be empty".into());
+        }
+        Ok(())
+    }
+
+    pub fn leaf_target(&self) -> usize {
+        if self.context_optimization { 1000.min(self.leaf_target_tokens) } else { self.leaf_target_tokens }
+    }
+
+    pub fn condensed_target(&self) -> usize {
+        if self.context_optimization { 1200.min(self.condensed_target_tokens) } else { self.condensed_target_tokens }
+    }
+}

@@ -1,0 +1,180 @@
+//! [`ContextEngine`]: the facade hosts and bindings use. It owns the store, the settings, the
+//! summariser and the memory bridge, and exposes one method per host operation.
+
+use std::io::BufRead;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::assemble::{Assembled, Assembler};
+use crate::compact::{CompactionOutcome, Compactor};
+use crate::config::ContextConfig;
+use crate::error::{ContextError, Result};
+use crate::expand::{self, Description, Expansion, ExpandRequest, GrepHit, GrepRequest};
+use crate::import::{LineError, parse_jsonl};
+use crate::large_file::prepare;
+use crate::message::AgentMessage;
+use crate::store::{AppendOutcome, ContextStore, Conversation, StoreStats};
+use crate::summarize::{ExtractiveSummarizer, Summarizer};
+use memcc_core::bridge::{MemoryBridge, NoopBridge};
+
+/// Identifies a conversation the way the host does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionRef {
+    pub session_id: String,
+    pub session_key: Option<String>,
+    /// Defaults to the configured agent.
+    pub agent_id: Option<String>,
+}
+
+impl SessionRef {
+    pub fn new(session_id: &str) -> Self {
+        SessionRef { session_id: session_id.to_string(), ..Default::default() }
+    }
+}
+
+impl From<&str> for SessionRef {
+    fn from(s: &str) -> Self {
+        SessionRef::new(s)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReport {
+    pub session_id: String,
+    pub added: usize,
+    pub duplicates: usize,
+    pub other_entries: usize,
+    pub errors: Vec<LineError>,
+}
+
+pub struct ContextEngine {
+    store: ContextStore,
+    config: ContextConfig,
+    summarizer: Arc<dyn Summarizer>,
+    bridge: Arc<dyn MemoryBridge>,
+}
+
+impl ContextEngine {
+    /// An engine with the offline defaults: extractive summaries, no memory.
+    pub fn new(store: ContextStore, config: ContextConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(ContextEngine { store, config, summarizer: Arc::new(ExtractiveSummarizer), bridge: Arc::new(NoopBridge) })
+    }
+
+    pub fn with_summarizer(mut self, summarizer: Arc<dyn Summarizer>) -> Self {
+        self.summarizer = summarizer;
+        self
+    }
+
+    pub fn with_bridge(mut self, bridge: Arc<dyn MemoryBridge>) -> Self {
+        self.bridge = bridge;
+        self
+    }
+
+    pub fn store(&self) -> &ContextStore {
+        &self.store
+    }
+
+    pub fn config(&self) -> &ContextConfig {
+        &self.config
+    }
+
+    /// The conversation for `session`, created on first use.
+    pub fn session(&self, session: &SessionRef) -> Result<Conversation> {
+        if session.session_id.trim().is_empty() {
+            return Err(ContextError::Input("session id must not be empty".into()));
+        }
+        let agent = session.agent_id.as_deref().unwrap_or(&self.config.agent_id);
+        Ok(self.store.conversation(&session.session_id, session.session_key.as_deref(), agent)?)
+    }
+
+    fn existing(&self, session_id: &str) -> Result<Conversation> {
+        self.store.find_conversation(session_id)?.ok_or_else(|| ContextError::UnknownSession(session_id.to_string()))
+    }
+
+    /// Store messages (idempotently; see [`ContextStore::append_messages`]).
+    pub fn ingest_batch(&self, session: &SessionRef, messages: &[AgentMessage]) -> Result<AppendOutcome> {
+        let conversation = self.session(session)?;
+        let prepared: Vec<_> = messages.iter().map(|m| prepare(m, self.config.large_file_threshold_tokens)).collect();
+        Ok(self.store.append_messages(conversation.id, &prepared)?)
+    }
+
+    pub fn ingest(&self, session: &SessionRef, message: &AgentMessage) -> Result<AppendOutcome> {
+        self.ingest_batch(session, std::slice::from_ref(message))
+    }
+
+    /// Persist one turn exactly once per `advancement_key`; `None` when the key was seen before.
+    pub fn commit_turn(&self, session: &SessionRef, advancement_key: &str, messages: &[AgentMessage]) -> Result<Option<AppendOutcome>> {
+        if advancement_key.is_empty() {
+            return Err(ContextError::Input("advancement key must not be empty".into()));
+        }
+        let conversation = self.session(session)?;
+        let prepared: Vec<_> = messages.iter().map(|m| prepare(m, self.config.large_file_threshold_tokens)).collect();
+        Ok(self.store.append_turn(conversation.id, advancement_key, &prepared)?)
+    }
+
+    /// Import a JSONL transcript. Bad lines are reported and skipped; re-importing adds nothing.
+    /// Without a session id, the file's OpenClaw session header names the session.
+    pub fn import_jsonl(&self, session_id: Option<&str>, reader: impl BufRead) -> Result<ImportReport> {
+        let parsed = parse_jsonl(reader)?;
+        let session_id = session_id
+            .map(String::from)
+            .or(parsed.header_session_id.clone())
+            .ok_or_else(|| ContextError::Input("no session id given and the transcript has no session header".into()))?;
+        let outcome = self.ingest_batch(&SessionRef::new(&session_id), &parsed.messages)?;
+        Ok(ImportReport {
+            session_id,
+            added: outcome.inserted.len(),
+            duplicates: outcome.duplicates,
+            other_entries: parsed.other_entries,
+            errors: parsed.errors,
+        })
+    }
+
+    /// Compact when over `contextThreshold × budget` (always, with `force`).
+    pub fn compact(&self, session_id: &str, budget: usize, force: bool) -> Result<CompactionOutcome> {
+        let conversation = self.existing(session_id)?;
+        Compactor { store: &self.store, config: &self.config, summarizer: &*self.summarizer, bridge: &*self.bridge }
+            .run(&conversation, budget, force)
+    }
+
+    /// The prompt for the next model call within `budget` tokens. Read-only.
+    pub fn assemble(&self, session_id: &str, budget: usize, as_of: Option<i64>) -> Result<Assembled> {
+        let conversation = self.existing(session_id)?;
+        Assembler { store: &self.store, bridge: &*self.bridge, memory_budget_fraction: self.config.memory_budget_fraction }
+            .assemble(&conversation, budget, as_of)
+    }
+
+    /// `lcm_grep`: search one session (or all, when `session_id` is `None`).
+    pub fn grep(&self, request: &GrepRequest) -> Result<Vec<GrepHit>> {
+        let conversation = match &request.session_id {
+            Some(s) => Some(self.existing(s)?.id),
+            None => None,
+        };
+        expand::grep(&self.store, conversation, request)
+    }
+
+    /// `lcm_describe`: a summary's metadata, span, children and parents.
+    pub fn describe(&self, summary_id: &str) -> Result<Description> {
+        expand::describe(&self.store, summary_id)
+    }
+
+    /// `lcm_expand_query`: the raw messages / child summaries under ids or a query.
+    pub fn expand(&self, request: &ExpandRequest) -> Result<Expansion> {
+        let conversation = match &request.session_id {
+            Some(s) => Some(self.existing(s)?.id),
+            None => None,
+        };
+        expand::expand(&self.store, conversation, request)
+    }
+
+    pub fn stats(&self, session_id: Option<&str>) -> Result<StoreStats> {
+        let conversation = match session_id {
+            Some(s) => Some(self.existing(s)?.id),
+            None => None,
+        };
+        Ok(self.store.stats(conversation)?)
+    }
+}

@@ -1,0 +1,41 @@
+//! Errors of the context engine.
+
+use memcc_core::llm::LlmError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("database schema v{found} is newer than this MemCC supports (v{supported}); upgrade MemCC")]
+    NewerSchema { found: i64, supported: i64 },
+    #[error("cannot create data directory {path}: {source}")]
+    DataDir { path: String, source: std::io::Error },
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    #[error("no conversation with session id {0:?}")]
+    UnknownSession(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("invalid input: {0}")]
+    Input(String),
+    #[error("summariser: {0}")]
+    Summarize(#[from] LlmError),
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl From<rusqlite::Error> for ContextError {
+    fn from(e: rusqlite::Error) -> Self {
+        ContextError::Store(StoreError::Sqlite(e))
+    }
+}
+
+pub type Result<T, E = ContextError> = std::result::Result<T, E>;

@@ -1,0 +1,29 @@
+//! MemCC's context engine: lossless summary-DAG compaction of a conversation, token-budgeted
+//! assembly, and the expansion API that recovers any summarised detail.
+//!
+//! Start at [`ContextEngine`]. This crate never depends on the memory runtime; it reaches memory
+//! only through [`memcc_core::MemoryBridge`].
+
+pub mod assemble;
+pub mod compact;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod expand;
+pub mod import;
+pub mod large_file;
+pub mod message;
+mod schema;
+pub mod store;
+pub mod summarize;
+
+pub use assemble::{Assembled, COMPACTION_HINT};
+pub use compact::CompactionOutcome;
+pub use config::ContextConfig;
+pub use engine::{ContextEngine, ImportReport, SessionRef};
+pub use error::{ContextError, StoreError};
+pub use expand::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
+pub use message::AgentMessage;
+pub use schema::SCHEMA_VERSION;
+pub use store::ContextStore;
+pub use summarize::{ExtractiveSummarizer, LlmSummarizer, Summarizer};

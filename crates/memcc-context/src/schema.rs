@@ -1,0 +1,125 @@
+//! Schema migrations, applied on open and tracked by `PRAGMA user_version`.
+
+use rusqlite::Connection;
+
+use crate::error::StoreError;
+
+/// Each entry upgrades the schema by one version; never edit a released entry, append a new one.
+const MIGRATIONS: &[&str] = &[
+    // v1
+    r#"
+    CREATE TABLE conversations (
+        id          INTEGER PRIMARY KEY,
+        session_id  TEXT NOT NULL UNIQUE,
+        session_key TEXT,
+        agent_id    TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL
+    );
+    CREATE TABLE messages (
+        id              INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id),
+        seq             INTEGER NOT NULL,
+        role            TEXT NOT NULL,
+        content         TEXT NOT NULL,   -- flattened text, as searched and summarised
+        raw             TEXT NOT NULL,   -- the message JSON as the host sent it (large blocks as pointers)
+        token_count     INTEGER NOT NULL,
+        identity_hash   TEXT NOT NULL,
+        tool_call_ids   TEXT,            -- JSON array, assistant messages that call tools
+        tool_result_for TEXT,            -- tool results: the call they answer
+        timestamp       INTEGER,
+        created_at      INTEGER NOT NULL,
+        UNIQUE (conversation_id, seq)
+    );
+    CREATE INDEX messages_identity ON messages (conversation_id, identity_hash);
+    CREATE INDEX messages_time ON messages (conversation_id, timestamp);
+    CREATE TABLE message_parts (
+        message_id    INTEGER NOT NULL REFERENCES messages(id),
+        idx           INTEGER NOT NULL,
+        kind          TEXT NOT NULL,
+        text          TEXT,
+        tool_call_id  TEXT,
+        tool_name     TEXT,
+        large_file_id TEXT REFERENCES large_files(id),
+        PRIMARY KEY (message_id, idx)
+    );
+    CREATE TABLE summaries (
+        rid                  INTEGER PRIMARY KEY, -- stable rowid for summaries_fts (VACUUM keeps aliases)
+        id                   TEXT NOT NULL UNIQUE,
+        conversation_id      INTEGER NOT NULL REFERENCES conversations(id),
+        kind                 TEXT NOT NULL CHECK (kind IN ('leaf', 'condensed')),
+        depth                INTEGER NOT NULL,
+        content              TEXT NOT NULL,
+        token_count          INTEGER NOT NULL,
+        earliest             INTEGER,
+        latest               INTEGER,
+        first_seq            INTEGER NOT NULL,
+        last_seq             INTEGER NOT NULL,
+        descendant_messages  INTEGER NOT NULL,
+        descendant_summaries INTEGER NOT NULL,
+        source_tokens        INTEGER NOT NULL,
+        method               TEXT NOT NULL,
+        created_at           INTEGER NOT NULL
+    );
+    CREATE INDEX summaries_conversation ON summaries (conversation_id, depth);
+    CREATE TABLE summary_messages (
+        summary_id TEXT NOT NULL REFERENCES summaries(id),
+        message_id INTEGER NOT NULL REFERENCES messages(id),
+        ord        INTEGER NOT NULL,
+        PRIMARY KEY (summary_id, message_id)
+    );
+    CREATE INDEX summary_messages_message ON summary_messages (message_id);
+    CREATE TABLE summary_parents (
+        parent_id  TEXT NOT NULL REFERENCES summaries(id),
+        summary_id TEXT NOT NULL REFERENCES summaries(id),
+        ord        INTEGER NOT NULL,
+        PRIMARY KEY (parent_id, summary_id)
+    );
+    CREATE INDEX summary_parents_child ON summary_parents (summary_id);
+    CREATE TABLE context_items (
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id),
+        ordinal         INTEGER NOT NULL,
+        message_id      INTEGER REFERENCES messages(id),
+        summary_id      TEXT REFERENCES summaries(id),
+        token_count     INTEGER NOT NULL,
+        PRIMARY KEY (conversation_id, ordinal),
+        CHECK ((message_id IS NULL) <> (summary_id IS NULL))
+    );
+    CREATE TABLE large_files (
+        id              TEXT PRIMARY KEY,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id),
+        name            TEXT NOT NULL,
+        byte_size       INTEGER NOT NULL,
+        token_count     INTEGER NOT NULL,
+        content         TEXT NOT NULL,
+        created_at      INTEGER NOT NULL
+    );
+    CREATE TABLE turn_advancements (
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id),
+        key             TEXT NOT NULL,
+        created_at      INTEGER NOT NULL,
+        PRIMARY KEY (conversation_id, key)
+    );
+    -- Contentless: rowid is messages.id / summaries.rid; text is CJK-segmented (memcc_core::text).
+    CREATE VIRTUAL TABLE messages_fts USING fts5 (body, content = '', tokenize = 'unicode61 remove_diacritics 2');
+    CREATE VIRTUAL TABLE summaries_fts USING fts5 (body, content = '', tokenize = 'unicode61 remove_diacritics 2');
+    "#,
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Bring `conn` up to [`SCHEMA_VERSION`], one transaction per step.
+pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema { found: current, supported: SCHEMA_VERSION });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

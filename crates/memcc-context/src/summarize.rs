@@ -1,0 +1,461 @@
+//! Summarisers: the [`Summarizer`] trait, the offline extractive default, an LLM-backed one
+//! (any [`ChatModel`]: an OpenAI-compatible API or the host's model), and the escalation that
+//! always ends in a deterministic truncation that is smaller than its input.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+use regex::Regex;
+
+use crate::store::SummaryKind;
+use memcc_core::estimate_tokens;
+use memcc_core::llm::{ChatModel, ChatRequest, LlmError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryMode {
+    Normal,
+    /// Used when the normal output was not smaller than the input.
+    Aggressive,
+}
+
+/// What to summarise.
+#[derive(Debug, Clone)]
+pub struct SummaryInput<'a> {
+    pub kind: SummaryKind,
+    pub mode: SummaryMode,
+    /// Rendered source: one `[date] role: text` line per message (leaf) or the child summaries
+    /// (condensed).
+    pub text: &'a str,
+    pub target_tokens: usize,
+}
+
+pub trait Summarizer: Send + Sync {
+    fn summarize(&self, input: &SummaryInput<'_>) -> Result<String, LlmError>;
+    fn label(&self) -> String;
+}
+
+/// The marker every summary ends with.
+pub const EXPAND_FOOTER: &str = "Expand for details about:";
+
+// ---------------------------------------------------------------------------------------------
+// Extractive
+
+/// Offline, deterministic: keeps the sentences that carry names, numbers, dates, decisions,
+/// preferences and open questions, in their original order, under their date and speaker.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ExtractiveSummarizer;
+
+static LINE_PREFIX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:- )?(\[[^\]]{1,40}\] [^:\n]{1,40}:)\s?(.*)$").expect("static regex"));
+static SENTENCE_END: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[.!?;](?:\s+|$)|[。！？；]").expect("static regex"));
+static DIGIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\d").expect("static regex"));
+static CUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(decided?|decision|agreed?|plan(?:ned|ning)?|will|going to|must|need to|deadline|todo|promise[ds]?|remember|important|prefer(?:s|red)?|love[sd]?|like[sd]?|hate[sd]?|favou?rite|always|never|allergic|birthday|moved?|married|started|finished|bought|adopted|joined|lives?|works?)\b|决定|计划|打算|需要|必须|喜欢|讨厌|最爱|记得|重要|搬|生日",
+    )
+    .expect("static regex")
+});
+static CAPITALISED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)*").expect("static regex"));
+
+const COMMON_CAPS: &[&str] = &[
+    "The", "This", "That", "There", "Then", "They", "What", "When", "Where", "Which", "Who", "Why", "How", "And",
+    "But", "Yes", "Yeah", "Okay", "Thanks", "Thank", "Hey", "Hello", "Sure", "Well", "Also", "Just", "Wow", "Great",
+    "Let", "Our", "Your", "You", "Its", "Not", "Can", "For", "With", "Have", "Has", "Had", "Are", "Was", "Were",
+    "Expand", "Good", "Nice", "Oh", "Sounds", "Really", "That's", "It's", "I'm", "Any", "Some", "She", "His", "Her",
+];
+
+struct Sentence {
+    group: usize,
+    order: usize,
+    text: String,
+    score: f64,
+    tokens: usize,
+}
+
+fn score_sentence(s: &str, first_in_group: bool) -> f64 {
+    let mut score = 0.0;
+    if DIGIT.is_match(s) {
+        score += 3.0;
+    }
+    score += 2.5 * CUE.find_iter(s).count().min(2) as f64;
+    let names = CAPITALISED
+        .find_iter(s)
+        .filter(|m| m.start() > 0 && !COMMON_CAPS.contains(&m.as_str()))
+        .count();
+    score += 1.5 * names.min(3) as f64;
+    if s.trim_end().ends_with('?') || s.trim_end().ends_with('？') {
+        score += 2.0;
+    }
+    if first_in_group {
+        score += 1.0;
+    }
+    let words = s.split_whitespace().count() + s.chars().filter(|c| memcc_core::text::is_cjk_letter(*c)).count() / 2;
+    if words < 4 {
+        score -= 2.0;
+    }
+    // Prefer dense sentences: a long sentence must carry more to be worth its tokens.
+    score - (words as f64 / 60.0)
+}
+
+/// Keywords for the "Expand for details about" footer: frequent names and long words.
+pub fn keywords(text: &str, max: usize) -> Vec<String> {
+    let mut freq: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut order = 0usize;
+    let mut bump = |k: String, w: usize| {
+        order += 1;
+        let e = freq.entry(k).or_insert((0, order));
+        e.0 += w;
+    };
+    for line in text.lines().filter(|l| !l.starts_with(EXPAND_FOOTER)) {
+        let body = LINE_PREFIX.captures(line).and_then(|c| c.get(2)).map_or(line, |m| m.as_str());
+        for m in CAPITALISED.find_iter(body) {
+            if !COMMON_CAPS.contains(&m.as_str()) {
+                bump(m.as_str().to_string(), 3);
+            }
+        }
+        for w in body.split(|c: char| !c.is_alphanumeric()) {
+            if w.chars().count() >= 7 && w.chars().all(|c| c.is_ascii_lowercase()) {
+                bump(w.to_string(), 1);
+            }
+        }
+        let cjk: Vec<char> = body.chars().collect();
+        for pair in cjk.windows(2) {
+            if pair.iter().all(|c| memcc_core::text::is_cjk_letter(*c)) {
+                bump(pair.iter().collect(), 1);
+            }
+        }
+    }
+    let mut ranked: Vec<(String, (usize, usize))> = freq.into_iter().filter(|(_, (n, _))| *n >= 2).collect();
+    ranked.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
+    ranked.into_iter().take(max).map(|(k, _)| k).collect()
+}
+
+/// The footer line for a summary of `source`.
+pub fn footer(source: &str) -> String {
+    let words = keywords(source, 8);
+    if words.is_empty() {
+        format!("{EXPAND_FOOTER} the original messages.")
+    } else {
+        format!("{EXPAND_FOOTER} {}.", words.join(", "))
+    }
+}
+
+/// Split `block` into scored sentences, each under its line's `[date] role:` prefix.
+fn split_sentences(block: &str, max_chars: usize, groups: &mut Vec<String>, sentences: &mut Vec<Sentence>) {
+    for line in block.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with(EXPAND_FOOTER) {
+            continue;
+        }
+        let (prefix, body) = match LINE_PREFIX.captures(line) {
+            Some(c) => (c.get(1).map_or("", |m| m.as_str()).to_string(), c.get(2).map_or("", |m| m.as_str())),
+            None => (String::new(), line),
+        };
+        groups.push(prefix);
+        let group = groups.len() - 1;
+        let mut start = 0;
+        let mut first = true;
+        let ends: Vec<usize> = SENTENCE_END.find_iter(body).map(|m| m.end()).chain([body.len()]).collect();
+        for end in ends {
+            if end <= start {
+                continue;
+            }
+            let raw = body[start..end].trim();
+            start = end;
+            if raw.is_empty() {
+                continue;
+            }
+            let text: String = if raw.chars().count() > max_chars {
+                let cut: String = raw.chars().take(max_chars).collect();
+                format!("{cut}…")
+            } else {
+                raw.to_string()
+            };
+            let score = score_sentence(&text, first);
+            first = false;
+            let tokens = estimate_tokens(&text) + 1;
+            sentences.push(Sentence { group, order: sentences.len(), text, score, tokens });
+        }
+    }
+}
+
+impl Summarizer for ExtractiveSummarizer {
+    fn summarize(&self, input: &SummaryInput<'_>) -> Result<String, LlmError> {
+        let foot = footer(input.text);
+        let target = match input.mode {
+            SummaryMode::Normal => input.target_tokens,
+            SummaryMode::Aggressive => input.target_tokens / 2,
+        }
+        .saturating_sub(estimate_tokens(&foot) + 2)
+        .max(16);
+        let max_sentence_chars = if input.mode == SummaryMode::Aggressive { 200 } else { 600 };
+
+        // Blocks (separated by blank lines: one per child of a condensed summary) get equal shares
+        // of the budget, so a summary of a long span covers all of it, not just its start.
+        let blocks: Vec<&str> = input.text.split("\n\n").filter(|b| !b.trim().is_empty()).collect();
+        let share = (target / blocks.len().max(1)).max(8);
+        let mut groups: Vec<String> = Vec::new();
+        let mut sentences: Vec<Sentence> = Vec::new();
+        let mut chosen: Vec<usize> = Vec::new();
+        let mut used = 0usize;
+        for block in blocks {
+            let first_sentence = sentences.len();
+            split_sentences(block, max_sentence_chars, &mut groups, &mut sentences);
+            let mut ranked: Vec<usize> = (first_sentence..sentences.len()).collect();
+            ranked.sort_by(|&a, &b| {
+                sentences[b].score.partial_cmp(&sentences[a].score).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
+            });
+            let mut block_used = 0usize;
+            let mut groups_used: std::collections::HashSet<usize> = std::collections::HashSet::new();
+            for idx in ranked {
+                let s = &sentences[idx];
+                if s.score <= 0.0 {
+                    break;
+                }
+                let prefix_cost = if groups_used.contains(&s.group) { 0 } else { estimate_tokens(&groups[s.group]) + 2 };
+                let cost = s.tokens + prefix_cost;
+                if block_used + cost > share || used + cost > target {
+                    continue;
+                }
+                block_used += cost;
+                used += cost;
+                groups_used.insert(s.group);
+                chosen.push(idx);
+            }
+        }
+        chosen.sort_by_key(|&i| sentences[i].order);
+
+        let mut out = String::new();
+        let mut current_group = usize::MAX;
+        for i in chosen {
+            let s = &sentences[i];
+            if s.group != current_group {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str("- ");
+                if !groups[s.group].is_empty() {
+                    out.push_str(&groups[s.group]);
+                    out.push(' ');
+                }
+                current_group = s.group;
+            } else {
+                out.push(' ');
+            }
+            out.push_str(&s.text);
+        }
+        if out.is_empty() {
+            out.push_str("- (no salient content)");
+        }
+        out.push('\n');
+        out.push_str(&foot);
+        Ok(out)
+    }
+
+    fn label(&self) -> String {
+        "extractive".into()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// LLM
+
+/// Summaries written by a chat model.
+pub struct LlmSummarizer {
+    model: Arc<dyn ChatModel>,
+}
+
+impl LlmSummarizer {
+    pub fn new(model: Arc<dyn ChatModel>) -> Self {
+        LlmSummarizer { model }
+    }
+}
+
+fn llm_system_prompt(input: &SummaryInput<'_>) -> String {
+    let what = match input.kind {
+        SummaryKind::Leaf => "a span of an agent's conversation",
+        SummaryKind::Condensed => "several consecutive summaries of an agent's conversation",
+    };
+    match input.mode {
+        SummaryMode::Normal => format!(
+            "You summarise {what} so the agent can continue without the original. Keep every name, number, date, \
+             decision, commitment, user preference and open question; drop pleasantries. Write terse bullet points, \
+             each starting with its [date] and speaker when known. Add nothing that is not in the text. \
+             Stay under {} tokens. Output only the bullets.",
+            input.target_tokens
+        ),
+        SummaryMode::Aggressive => format!(
+            "Compress {what} as hard as possible: only decisions, commitments, facts with names, numbers and dates, \
+             and open questions, as very short bullets with [date]. At most {} tokens. Output only the bullets.",
+            input.target_tokens / 2
+        ),
+    }
+}
+
+impl Summarizer for LlmSummarizer {
+    fn summarize(&self, input: &SummaryInput<'_>) -> Result<String, LlmError> {
+        let request = ChatRequest::simple(&llm_system_prompt(input), input.text, (input.target_tokens as u32).max(64));
+        let mut text = self.model.complete(&request)?.trim().to_string();
+        if !text.contains(EXPAND_FOOTER) {
+            text.push('\n');
+            text.push_str(&footer(input.text));
+        }
+        Ok(text)
+    }
+
+    fn label(&self) -> String {
+        format!("llm:{}", self.model.label())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Escalation
+
+/// Deterministic last resort: head and tail of the source, strictly under `max_tokens`.
+pub fn truncate_summary(source: &str, max_tokens: usize) -> String {
+    let foot = footer(source);
+    let budget_tokens = max_tokens.saturating_sub(estimate_tokens(&foot) + 12).max(8);
+    // ~4 chars per token for Latin; CJK is denser, so shrink until it fits.
+    let chars: Vec<char> = source.chars().collect();
+    let mut keep = (budget_tokens * 4).min(chars.len());
+    loop {
+        let head_n = keep * 2 / 3;
+        let tail_n = keep - head_n;
+        let head: String = chars[..head_n.min(chars.len())].iter().collect();
+        let tail: String = chars[chars.len().saturating_sub(tail_n)..].iter().collect();
+        let omitted = chars.len().saturating_sub(head_n + tail_n);
+        let text = if omitted == 0 {
+            format!("{source}\n{foot}")
+        } else {
+            format!("{head}\n[… {omitted} characters omitted …]\n{tail}\n{foot}")
+        };
+        if estimate_tokens(&text) <= max_tokens || keep == 0 {
+            return text;
+        }
+        keep = keep * 3 / 4;
+    }
+}
+
+/// A summary and how it was obtained (`normal`, `aggressive`, `extractive-fallback`, `truncated`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Produced {
+    pub text: String,
+    pub method: String,
+}
+
+/// Summarise `source` (of `source_tokens`) so that the result is smaller than the source:
+/// normal prompt → aggressive prompt when the output is not smaller → (after an error from a
+/// model) the extractive summariser → deterministic truncation. Never fails.
+pub fn summarize_escalating(
+    primary: &dyn Summarizer,
+    kind: SummaryKind,
+    source: &str,
+    source_tokens: usize,
+    target_tokens: usize,
+) -> Produced {
+    let fits = |t: &str| !t.trim().is_empty() && estimate_tokens(t) < source_tokens;
+    let input = |mode| SummaryInput { kind, mode, text: source, target_tokens };
+    let mut broken = false;
+    for (mode, method) in [(SummaryMode::Normal, "normal"), (SummaryMode::Aggressive, "aggressive")] {
+        match primary.summarize(&input(mode)) {
+            Ok(text) if fits(&text) => return Produced { text, method: method.into() },
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(summarizer = %primary.label(), error = %e, "summariser failed; falling back");
+                broken = true;
+                break;
+            }
+        }
+    }
+    if broken {
+        if let Ok(text) = ExtractiveSummarizer.summarize(&input(SummaryMode::Normal)) {
+            if fits(&text) {
+                return Produced { text, method: "extractive-fallback".into() };
+            }
+        }
+    }
+    let max = target_tokens.min(source_tokens.saturating_sub(1)).max(1);
+    Produced { text: truncate_summary(source, max), method: "truncated".into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCE: &str = "[2023-05-08 13:56] user: Hey! Good to see you.\n\
+        [2023-05-08 13:57] assistant: Thanks, you too. How was the weekend?\n\
+        [2023-05-08 13:58] user: I went to the LGBTQ support group on 7 May 2023 with Caroline. It was so powerful.\n\
+        [2023-05-08 13:59] assistant: That sounds great. What did you decide about the adoption agency?\n\
+        [2023-05-08 14:00] user: We decided to apply to Hope Adoption in Boston before June 30. I love the idea.\n\
+        [2023-05-08 14:01] user: ok\n";
+
+    #[test]
+    fn extractive_keeps_names_numbers_dates_and_decisions() {
+        let input = SummaryInput { kind: SummaryKind::Leaf, mode: SummaryMode::Normal, text: SOURCE, target_tokens: 90 };
+        let out = ExtractiveSummarizer.summarize(&input).unwrap();
+        assert!(out.contains("7 May 2023"), "{out}");
+        assert!(out.contains("Hope Adoption"), "{out}");
+        assert!(out.contains("June 30"), "{out}");
+        assert!(out.contains("[2023-05-08 14:00] user:"), "dates and speakers are kept: {out}");
+        assert!(!out.contains("user: ok"), "fillers are dropped: {out}");
+        assert!(out.trim_end().lines().last().unwrap().starts_with(EXPAND_FOOTER));
+        assert!(out.contains("Caroline") || out.contains("Boston"));
+        assert!(estimate_tokens(&out) <= 90, "{}", estimate_tokens(&out));
+    }
+
+    #[test]
+    fn extractive_is_deterministic_and_shrinks_when_aggressive() {
+        let normal = SummaryInput { kind: SummaryKind::Leaf, mode: SummaryMode::Normal, text: SOURCE, target_tokens: 200 };
+        let a = ExtractiveSummarizer.summarize(&normal).unwrap();
+        assert_eq!(a, ExtractiveSummarizer.summarize(&normal).unwrap());
+        let aggressive = SummaryInput { mode: SummaryMode::Aggressive, ..normal };
+        assert!(estimate_tokens(&ExtractiveSummarizer.summarize(&aggressive).unwrap()) <= estimate_tokens(&a));
+    }
+
+    #[test]
+    fn truncation_is_always_smaller() {
+        for n in [10usize, 100, 1000, 10_000] {
+            let src = "word ".repeat(n);
+            let tokens = estimate_tokens(&src);
+            let out = truncate_summary(&src, tokens / 2);
+            assert!(estimate_tokens(&out) <= (tokens / 2).max(1) || tokens < 40, "n={n}");
+            assert!(out.contains(EXPAND_FOOTER));
+        }
+        let cjk = "我住在北京，我喜欢喝茶。".repeat(300);
+        let out = truncate_summary(&cjk, 200);
+        assert!(estimate_tokens(&out) <= 200);
+    }
+
+    struct Echo;
+    impl Summarizer for Echo {
+        fn summarize(&self, input: &SummaryInput<'_>) -> Result<String, LlmError> {
+            Ok(input.text.to_string())
+        }
+        fn label(&self) -> String {
+            "echo".into()
+        }
+    }
+
+    struct Broken;
+    impl Summarizer for Broken {
+        fn summarize(&self, _: &SummaryInput<'_>) -> Result<String, LlmError> {
+            Err(LlmError::Host("down".into()))
+        }
+        fn label(&self) -> String {
+            "broken".into()
+        }
+    }
+
+    #[test]
+    fn escalation_ends_smaller_than_source() {
+        let tokens = estimate_tokens(SOURCE);
+        let p = summarize_escalating(&Echo, SummaryKind::Leaf, SOURCE, tokens, 40);
+        assert_eq!(p.method, "truncated");
+        assert!(estimate_tokens(&p.text) < tokens);
+        let p = summarize_escalating(&Broken, SummaryKind::Leaf, SOURCE, tokens, 60);
+        assert_eq!(p.method, "extractive-fallback");
+        assert!(p.text.contains("Hope Adoption"));
+    }
+}

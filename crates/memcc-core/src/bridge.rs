@@ -1,0 +1,93 @@
+//! The one place the context engine and the memory runtime meet.
+//!
+//! The compactor hands every committed summary to [`MemoryBridge::ingest_summary`]; the
+//! assembler asks [`MemoryBridge::retrieve`] for recalled sections. The payloads are plain data
+//! (no store handles), so the memory side never reaches into the context store.
+
+use serde::{Deserialize, Serialize};
+
+/// A raw message covered by a leaf summary, flattened to text, with its provenance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BridgeMessage {
+    pub message_id: i64,
+    pub seq: i64,
+    pub role: String,
+    pub text: String,
+    /// Milliseconds since the Unix epoch, when known.
+    pub timestamp: Option<i64>,
+}
+
+/// A summary that the compactor has just committed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryPayload {
+    pub summary_id: String,
+    pub session_id: String,
+    pub session_key: Option<String>,
+    pub agent_id: String,
+    /// `leaf` or `condensed`.
+    pub kind: String,
+    pub depth: u32,
+    pub content: String,
+    pub earliest: Option<i64>,
+    pub latest: Option<i64>,
+    /// The raw messages a leaf summary covers; empty for condensed summaries, whose leaves
+    /// already delivered them.
+    pub messages: Vec<BridgeMessage>,
+    /// Child summary ids of a condensed summary.
+    pub child_summary_ids: Vec<String>,
+}
+
+/// What the assembler asks memory for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecallQuery {
+    pub agent_id: String,
+    pub session_id: String,
+    /// Text of the last few messages.
+    pub text: String,
+    /// The "now" of the query (ms since epoch), for recency scoring.
+    pub as_of: Option<i64>,
+}
+
+/// One rendered block of recalled memory, e.g. `<memcc-recall>…</memcc-recall>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecallSection {
+    /// Section name: `identity`, `essential`, `context` or `recall`.
+    pub name: String,
+    /// The full rendered text, tags included, already escaped.
+    pub body: String,
+    pub tokens: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    #[error("memory runtime unavailable: {0}")]
+    Unavailable(String),
+    #[error("memory runtime failed: {0}")]
+    Failed(String),
+}
+
+/// Implemented by the memory runtime; called by the context engine.
+///
+/// Errors never fail a compaction or an assemble: the context engine logs them and goes on.
+pub trait MemoryBridge: Send + Sync {
+    /// Called once per summary, after the summary's transaction has committed.
+    fn ingest_summary(&self, summary: &SummaryPayload) -> Result<(), BridgeError>;
+
+    /// Recalled sections for `query`, together using at most `budget` tokens. Must be read-only:
+    /// the host assembles several times per turn.
+    fn retrieve(&self, query: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>, BridgeError>;
+}
+
+/// The bridge to no memory at all.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoopBridge;
+
+impl MemoryBridge for NoopBridge {
+    fn ingest_summary(&self, _summary: &SummaryPayload) -> Result<(), BridgeError> {
+        Ok(())
+    }
+
+    fn retrieve(&self, _query: &RecallQuery, _budget: usize) -> Result<Vec<RecallSection>, BridgeError> {
+        Ok(Vec::new())
+    }
+}

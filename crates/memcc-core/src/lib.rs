@@ -1,0 +1,14 @@
+//! Shared vocabulary of MemCC's two halves.
+//!
+//! The context engine and the memory runtime never import each other. What they both need lives
+//! here: the [`bridge`] contract they meet at, token estimation, CJK-aware text segmentation for
+//! full-text search, and the OpenAI-compatible chat client both use for optional LLM work.
+
+pub mod bridge;
+pub mod llm;
+pub mod paths;
+pub mod text;
+pub mod tokens;
+
+pub use bridge::{BridgeError, MemoryBridge, NoopBridge, RecallQuery, RecallSection, SummaryPayload};
+pub use tokens::estimate_tokens;

@@ -1,0 +1,216 @@
+//! Chat models: the [`ChatModel`] trait and an OpenAI-compatible `/chat/completions` client.
+//!
+//! Both halves use a chat model only for optional work (summaries, reranking, triple
+//! extraction), and always have a deterministic fallback, so every error here is recoverable.
+//! Hosts plug their own model in by implementing [`ChatModel`] (the OpenClaw plugin passes the
+//! host's `runtimeContext.llm` this way).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub system: Option<String>,
+    pub messages: Vec<ChatMessage>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+impl ChatRequest {
+    /// A request of one system prompt and one user message.
+    pub fn simple(system: &str, user: &str, max_tokens: u32) -> Self {
+        ChatRequest {
+            system: Some(system.to_string()),
+            messages: vec![ChatMessage { role: "user".into(), content: user.to_string() }],
+            max_tokens: Some(max_tokens),
+            temperature: Some(0.0),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("chat endpoint {url} unreachable or timed out: {detail}")]
+    Transport { url: String, detail: String },
+    #[error("chat endpoint {url} answered HTTP {status}: {body}")]
+    Status { url: String, status: u16, body: String },
+    #[error("chat endpoint {url} returned an unusable response: {detail}")]
+    BadResponse { url: String, detail: String },
+    #[error("host model failed: {0}")]
+    Host(String),
+    #[error("invalid chat model configuration: {0}")]
+    Config(String),
+}
+
+/// Anything that can complete a chat: a remote API, the host's model, a test double.
+pub trait ChatModel: Send + Sync {
+    fn complete(&self, request: &ChatRequest) -> Result<String, LlmError>;
+    /// Short label for logs and provenance (e.g. `openai:gpt-4o-mini`).
+    fn label(&self) -> String;
+}
+
+/// Settings of an OpenAI-compatible endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenAiConfig {
+    /// e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    /// Upper bound on one whole request, body included.
+    pub timeout: Duration,
+    /// Retries after the first attempt, for transport errors, 429 and 5xx.
+    pub max_retries: u32,
+    /// First backoff; doubles on each retry.
+    pub backoff: Duration,
+}
+
+impl OpenAiConfig {
+    pub fn new(base_url: &str, model: &str) -> Self {
+        OpenAiConfig {
+            base_url: base_url.to_string(),
+            api_key: std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty()),
+            model: model.to_string(),
+            timeout: Duration::from_secs(60),
+            max_retries: 2,
+            backoff: Duration::from_millis(500),
+        }
+    }
+
+    /// `base_url` joined with an endpoint path such as `chat/completions`.
+    pub fn endpoint(&self, path: &str) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        if base.ends_with(path) { base.to_string() } else { format!("{base}/{path}") }
+    }
+}
+
+/// POST `body` as JSON to `url`, retrying transport errors, 429 and 5xx with exponential
+/// backoff. Returns the response body of the first 2xx answer.
+pub fn post_json_with_retry(
+    agent: &ureq::Agent,
+    config: &OpenAiConfig,
+    url: &str,
+    body: &serde_json::Value,
+) -> Result<String, LlmError> {
+    let payload = body.to_string();
+    let mut attempt = 0u32;
+    loop {
+        let result = send_once(agent, config, url, &payload);
+        let retryable = match &result {
+            Ok(_) => false,
+            Err(LlmError::Transport { .. }) => true,
+            Err(LlmError::Status { status, .. }) => *status == 429 || *status >= 500,
+            Err(_) => false,
+        };
+        if !retryable || attempt >= config.max_retries {
+            return result;
+        }
+        let wait = config.backoff.saturating_mul(2u32.saturating_pow(attempt));
+        tracing::warn!(url, attempt, ?wait, error = %result.as_ref().err().map(|e| e.to_string()).unwrap_or_default(), "retrying chat endpoint");
+        std::thread::sleep(wait);
+        attempt += 1;
+    }
+}
+
+fn send_once(agent: &ureq::Agent, config: &OpenAiConfig, url: &str, payload: &str) -> Result<String, LlmError> {
+    let mut request = agent.post(url).header("Content-Type", "application/json");
+    if let Some(key) = &config.api_key {
+        request = request.header("Authorization", &format!("Bearer {key}"));
+    }
+    let transport = |e: ureq::Error| LlmError::Transport { url: url.to_string(), detail: e.to_string() };
+    let mut response = request.send(payload).map_err(transport)?;
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().map_err(transport)?;
+    if !(200..300).contains(&status) {
+        let body: String = text.chars().take(500).collect();
+        return Err(LlmError::Status { url: url.to_string(), status, body });
+    }
+    Ok(text)
+}
+
+/// Build a ureq agent whose every request is bounded by `timeout`.
+pub fn http_agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// An OpenAI-compatible chat-completions client.
+pub struct OpenAiChat {
+    config: OpenAiConfig,
+    agent: ureq::Agent,
+}
+
+impl OpenAiChat {
+    pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
+        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
+            return Err(LlmError::Config(format!("base URL must start with http:// or https://, got {:?}", config.base_url)));
+        }
+        if config.model.trim().is_empty() {
+            return Err(LlmError::Config("model name is empty".into()));
+        }
+        let agent = http_agent(config.timeout);
+        Ok(OpenAiChat { config, agent })
+    }
+}
+
+#[derive(Deserialize)]
+struct CompletionResponse {
+    choices: Vec<Choice>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: ChoiceMessage,
+}
+
+#[derive(Deserialize)]
+struct ChoiceMessage {
+    content: Option<String>,
+}
+
+impl ChatModel for OpenAiChat {
+    fn complete(&self, request: &ChatRequest) -> Result<String, LlmError> {
+        let url = self.config.endpoint("chat/completions");
+        let mut messages = Vec::new();
+        if let Some(system) = &request.system {
+            messages.push(serde_json::json!({"role": "system", "content": system}));
+        }
+        for m in &request.messages {
+            messages.push(serde_json::json!({"role": m.role, "content": m.content}));
+        }
+        let mut body = serde_json::json!({"model": self.config.model, "messages": messages, "stream": false});
+        if let Some(max) = request.max_tokens {
+            body["max_tokens"] = max.into();
+        }
+        if let Some(t) = request.temperature {
+            body["temperature"] = t.into();
+        }
+        let text = post_json_with_retry(&self.agent, &self.config, &url, &body)?;
+        let bad = |detail: String| LlmError::BadResponse { url: url.clone(), detail };
+        let parsed: CompletionResponse =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not a chat completion: {e}")))?;
+        let content = parsed
+            .choices
+            .into_iter()
+            .next()
+            .and_then(|c| c.message.content)
+            .ok_or_else(|| bad("no choices[0].message.content".into()))?;
+        if content.trim().is_empty() {
+            return Err(bad("empty content".into()));
+        }
+        Ok(content)
+    }
+
+    fn label(&self) -> String {
+        format!("openai:{}", self.config.model)
+    }
+}

@@ -1,0 +1,232 @@
+//! Text segmentation for SQLite FTS5 that also works for Chinese and Japanese.
+//!
+//! FTS5's `unicode61` tokenizer sees a run of ideographs as one token, and its `trigram`
+//! tokenizer cannot match queries shorter than three characters (most Chinese words are two).
+//! So before indexing, every CJK run is rewritten as its overlapping character bigrams followed
+//! by its last character (`北京大学` → `北京 京大 大学 学`). A CJK query of n ≥ 2 characters
+//! becomes the phrase of its bigrams, which matches exactly the substring; a one-character query
+//! becomes a prefix query, which every position of a run answers. No dictionary is needed and
+//! segmentation never disagrees between index and query time.
+//!
+//! User text never reaches `MATCH` directly: [`match_query`] extracts terms and quotes each one,
+//! so hostile syntax such as `"foo AND (` is searched as words, never parsed as operators.
+
+/// Ideographs, kana and hangul: the characters that are segmented into bigrams.
+pub fn is_cjk_letter(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x309F | 0x30A0..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF
+        | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+}
+
+/// The string to store in an FTS5 column for `text`.
+pub fn fts_document(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 2);
+    let mut run: Vec<char> = Vec::new();
+    for c in text.chars() {
+        if is_cjk_letter(c) {
+            run.push(c);
+        } else {
+            flush_run(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush_run(&mut run, &mut out);
+    out
+}
+
+fn flush_run(run: &mut Vec<char>, out: &mut String) {
+    if run.is_empty() {
+        return;
+    }
+    out.push(' ');
+    for pair in run.windows(2) {
+        out.push(pair[0]);
+        out.push(pair[1]);
+        out.push(' ');
+    }
+    if let Some(last) = run.last() {
+        out.push(*last);
+    }
+    out.push(' ');
+    run.clear();
+}
+
+/// A search term extracted from user input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Term {
+    /// A run of letters/digits outside CJK.
+    Word(String),
+    /// A run of CJK letters.
+    Cjk(Vec<char>),
+}
+
+/// Split user text into search terms (letters and digits; everything else separates).
+pub fn terms(text: &str) -> Vec<Term> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut cjk: Vec<char> = Vec::new();
+    for c in text.chars() {
+        if is_cjk_letter(c) {
+            if !word.is_empty() {
+                out.push(Term::Word(std::mem::take(&mut word)));
+            }
+            cjk.push(c);
+        } else if c.is_alphanumeric() {
+            if !cjk.is_empty() {
+                out.push(Term::Cjk(std::mem::take(&mut cjk)));
+            }
+            word.extend(c.to_lowercase());
+        } else {
+            if !word.is_empty() {
+                out.push(Term::Word(std::mem::take(&mut word)));
+            }
+            if !cjk.is_empty() {
+                out.push(Term::Cjk(std::mem::take(&mut cjk)));
+            }
+        }
+    }
+    if !word.is_empty() {
+        out.push(Term::Word(word));
+    }
+    if !cjk.is_empty() {
+        out.push(Term::Cjk(cjk));
+    }
+    out
+}
+
+/// How the terms of a query combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// Every term must match (grep-like).
+    All,
+    /// Any term may match; ranking sorts it out (retrieval-like).
+    Any,
+}
+
+/// Upper bound on terms taken from one query: keeps hostile or huge queries cheap.
+pub const MAX_QUERY_TERMS: usize = 48;
+
+/// A safe FTS5 `MATCH` expression for free text, or `None` when it has no searchable term.
+pub fn match_query(text: &str, combine: Combine) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for term in terms(text) {
+        let part = match term {
+            // Words only hold alphanumerics, so quoting cannot be escaped out of.
+            Term::Word(w) => format!("\"{w}\""),
+            Term::Cjk(chars) if chars.len() == 1 => format!("\"{}\"*", chars[0]),
+            Term::Cjk(chars) => {
+                let bigrams: Vec<String> = chars.windows(2).map(|p| p.iter().collect()).collect();
+                format!("\"{}\"", bigrams.join(" "))
+            }
+        };
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+        if parts.len() == MAX_QUERY_TERMS {
+            break;
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let sep = match combine {
+        Combine::All => " AND ",
+        Combine::Any => " OR ",
+    };
+    Some(parts.join(sep))
+}
+
+/// An FTS5 phrase matching the words of `text` in order and adjacent, or `None` when it has
+/// fewer than two tokens (then it is no stricter than [`match_query`]).
+pub fn phrase_query(text: &str) -> Option<String> {
+    let mut tokens: Vec<String> = Vec::new();
+    for term in terms(text).into_iter().take(MAX_QUERY_TERMS) {
+        match term {
+            Term::Word(w) => tokens.push(w),
+            // The same shape as `fts_document`: bigrams, then the last character.
+            Term::Cjk(chars) => {
+                tokens.extend(chars.windows(2).map(|p| p.iter().collect::<String>()));
+                if let Some(last) = chars.last() {
+                    tokens.push(last.to_string());
+                }
+            }
+        }
+    }
+    (tokens.len() >= 2).then(|| format!("\"{}\"", tokens.join(" ")))
+}
+
+/// Cut `text` to at most `max_chars` characters around the first case-insensitive hit of any
+/// of `needles`, marking elisions with `…`. Used for search snippets.
+pub fn snippet(text: &str, needles: &[String], max_chars: usize) -> String {
+    let lower = text.to_lowercase();
+    // Byte offsets of `lower` and `text` differ only when lowercasing changes length; fall back
+    // to the start in that case rather than slicing at a wrong boundary.
+    let hit = if lower.len() == text.len() {
+        needles
+            .iter()
+            .filter(|n| !n.is_empty())
+            .filter_map(|n| lower.find(&n.to_lowercase()))
+            .min()
+    } else {
+        None
+    };
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    if chars.len() <= max_chars {
+        return text.to_string();
+    }
+    let hit_char = hit
+        .map(|b| chars.partition_point(|(i, _)| *i < b))
+        .unwrap_or(0);
+    let start = hit_char.saturating_sub(max_chars / 3);
+    let end = (start + max_chars).min(chars.len());
+    let start = end.saturating_sub(max_chars);
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.extend(chars[start..end].iter().map(|(_, c)| c));
+    if end < chars.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cjk_runs_become_bigrams_plus_last_char() {
+        assert_eq!(fts_document("北京大学").trim(), "北京 京大 大学 学");
+        assert_eq!(fts_document("I live in 北京.").trim(), "I live in  北京 京 .");
+    }
+
+    #[test]
+    fn queries_are_quoted_and_cjk_phrased() {
+        assert_eq!(match_query("北京", Combine::All).as_deref(), Some("\"北京\""));
+        assert_eq!(match_query("北京大学", Combine::All).as_deref(), Some("\"北京 京大 大学\""));
+        assert_eq!(match_query("京", Combine::All).as_deref(), Some("\"京\"*"));
+        assert_eq!(
+            match_query("\"foo AND (", Combine::All).as_deref(),
+            Some("\"foo\" AND \"and\"")
+        );
+        assert_eq!(match_query("((( )))", Combine::Any), None);
+        assert_eq!(match_query("Foo foo FOO", Combine::Any).as_deref(), Some("\"foo\""));
+    }
+
+    #[test]
+    fn phrases_mirror_the_document_shape() {
+        assert_eq!(phrase_query("Turn 17").as_deref(), Some("\"turn 17\""));
+        assert_eq!(phrase_query("住在北京").as_deref(), Some("\"住在 在北 北京 京\""));
+        assert_eq!(phrase_query("single"), None);
+    }
+
+    #[test]
+    fn snippet_centres_on_hit() {
+        let text = format!("{}needle{}", "a".repeat(100), "b".repeat(100));
+        let s = snippet(&text, &["NEEDLE".into()], 30);
+        assert!(s.contains("needle"), "{s}");
+        assert!(s.starts_with('…') && s.ends_with('…'));
+        assert_eq!(snippet("short", &[], 30), "short");
+    }
+}
