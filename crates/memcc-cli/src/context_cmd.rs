@@ -99,22 +99,39 @@ fn parse_time(s: &str) -> Result<i64, String> {
         return Ok(d.timestamp_millis());
     }
     if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        return Ok(d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_millis()).unwrap_or(0));
+        return Ok(d
+            .and_hms_opt(0, 0, 0)
+            .map(|t| t.and_utc().timestamp_millis())
+            .unwrap_or(0));
     }
-    Err(format!("{s:?} is not RFC 3339, YYYY-MM-DD or epoch milliseconds"))
+    Err(format!(
+        "{s:?} is not RFC 3339, YYYY-MM-DD or epoch milliseconds"
+    ))
 }
 
 pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
     let engine = cli.context_engine()?;
     match command {
-        ContextCommand::Import { file, session, strict } => {
+        ContextCommand::Import {
+            file,
+            session,
+            strict,
+        } => {
             let open = || -> Result<BufReader<std::fs::File>> {
-                Ok(BufReader::new(std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?))
+                Ok(BufReader::new(
+                    std::fs::File::open(file)
+                        .with_context(|| format!("opening {}", file.display()))?,
+                ))
             };
             if *strict {
                 let parsed = memcc_context::import::parse_jsonl(open()?)?;
                 if let Some(first) = parsed.errors.first() {
-                    bail!("{} bad line(s); first: line {}: {} (nothing imported)", parsed.errors.len(), first.line, first.error);
+                    bail!(
+                        "{} bad line(s); first: line {}: {} (nothing imported)",
+                        parsed.errors.len(),
+                        first.line,
+                        first.error
+                    );
                 }
             }
             let report = engine.import_jsonl(session.as_deref(), open()?)?;
@@ -129,9 +146,15 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 s
             })?;
         }
-        ContextCommand::Ingest { session, file, budget } => {
+        ContextCommand::Ingest {
+            session,
+            file,
+            budget,
+        } => {
             let reader: Box<dyn BufRead> = match file {
-                Some(f) => Box::new(BufReader::new(std::fs::File::open(f).with_context(|| format!("opening {}", f.display()))?)),
+                Some(f) => Box::new(BufReader::new(
+                    std::fs::File::open(f).with_context(|| format!("opening {}", f.display()))?,
+                )),
                 None => Box::new(BufReader::new(std::io::stdin())),
             };
             let parsed = memcc_context::import::parse_jsonl(reader)?;
@@ -154,15 +177,29 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 }
             }
             let value = serde_json::json!({"added": added, "duplicates": duplicates, "compactions": compactions});
-            emit(cli, &value, || format!("{added} added, {duplicates} duplicates, {} compactions", compactions.len()))?;
+            emit(cli, &value, || {
+                format!(
+                    "{added} added, {duplicates} duplicates, {} compactions",
+                    compactions.len()
+                )
+            })?;
         }
-        ContextCommand::Compact { session, budget, force } => {
+        ContextCommand::Compact {
+            session,
+            budget,
+            force,
+        } => {
             let out = engine.compact(session, *budget, *force)?;
             emit(cli, &out, || {
                 format!(
                     "compacted: {} ({} leaf, {} condensed); tokens {} -> {} (threshold {}); {}",
-                    out.compacted, out.leaf_summaries, out.condensed_summaries, out.tokens_before, out.tokens_after,
-                    out.threshold_tokens, out.reason
+                    out.compacted,
+                    out.leaf_summaries,
+                    out.condensed_summaries,
+                    out.tokens_before,
+                    out.tokens_after,
+                    out.threshold_tokens,
+                    out.reason
                 )
             })?;
         }
@@ -179,7 +216,11 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 }
                 s.push_str(&format!(
                     "\n~{} tokens of {}; {} summaries, {} raw messages, {} items dropped",
-                    out.estimated_tokens, budget, out.summaries_included, out.raw_messages_included, out.items_dropped
+                    out.estimated_tokens,
+                    budget,
+                    out.summaries_included,
+                    out.raw_messages_included,
+                    out.items_dropped
                 ));
                 s
             })?;
@@ -192,7 +233,11 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             };
             let req = GrepRequest {
                 pattern: a.pattern.clone(),
-                mode: if a.regex { GrepMode::Regex } else { GrepMode::Text },
+                mode: if a.regex {
+                    GrepMode::Regex
+                } else {
+                    GrepMode::Text
+                },
                 scope,
                 session_id: a.session.clone(),
                 since: a.since,
@@ -206,8 +251,18 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 }
                 hits.iter()
                     .map(|h| {
-                        let under = h.summary_id.as_deref().map(|s| format!(" (in {s})")).unwrap_or_default();
-                        format!("{} {}{}: {}", h.kind, h.id, under, h.snippet.replace('\n', " "))
+                        let under = h
+                            .summary_id
+                            .as_deref()
+                            .map(|s| format!(" (in {s})"))
+                            .unwrap_or_default();
+                        format!(
+                            "{} {}{}: {}",
+                            h.kind,
+                            h.id,
+                            under,
+                            h.snippet.replace('\n', " ")
+                        )
                     })
                     .collect::<Vec<_>>()
                     .join("\n")
@@ -219,8 +274,16 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 let s = &d.summary;
                 let mut out = format!(
                     "{} {} depth {} seq {}..{} ({} messages, {} summaries below, {} tokens from {})\nparents: {:?}\n",
-                    s.id, s.kind.as_str(), s.depth, s.first_seq, s.last_seq, s.descendant_messages, s.descendant_summaries,
-                    s.token_count, s.source_tokens, d.parents
+                    s.id,
+                    s.kind.as_str(),
+                    s.depth,
+                    s.first_seq,
+                    s.last_seq,
+                    s.descendant_messages,
+                    s.descendant_summaries,
+                    s.token_count,
+                    s.source_tokens,
+                    d.parents
                 );
                 for c in &d.children {
                     out.push_str(&format!("  {} {} ({} tokens)\n", c.id, c.kind, c.tokens));
@@ -229,7 +292,13 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 out
             })?;
         }
-        ContextCommand::Expand { ids, query, session, max_tokens, deep } => {
+        ContextCommand::Expand {
+            ids,
+            query,
+            session,
+            max_tokens,
+            deep,
+        } => {
             let req = ExpandRequest {
                 ids: ids.clone(),
                 query: query.clone(),
@@ -242,11 +311,26 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 let mut s: String = out
                     .items
                     .iter()
-                    .map(|i| format!("{} [{}{}] {}", i.id, i.kind, i.role.as_deref().map(|r| format!(" {r}")).unwrap_or_default(), i.text))
+                    .map(|i| {
+                        format!(
+                            "{} [{}{}] {}",
+                            i.id,
+                            i.kind,
+                            i.role
+                                .as_deref()
+                                .map(|r| format!(" {r}"))
+                                .unwrap_or_default(),
+                            i.text
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join("\n");
                 if out.truncated {
-                    s.push_str(&format!("\n[{} tokens shown; {} item(s) cut or omitted]", out.tokens, out.omitted.max(1)));
+                    s.push_str(&format!(
+                        "\n[{} tokens shown; {} item(s) cut or omitted]",
+                        out.tokens,
+                        out.omitted.max(1)
+                    ));
                 }
                 s
             })?;
@@ -257,8 +341,16 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 format!(
                     "{} conversations, {} messages ({} tokens), {} summaries ({} leaf, {} condensed, max depth {}), \
                      {} context items ({} tokens), {} large files",
-                    st.conversations, st.messages, st.message_tokens, st.summaries, st.leaf_summaries,
-                    st.condensed_summaries, st.max_depth, st.context_items, st.context_tokens, st.large_files
+                    st.conversations,
+                    st.messages,
+                    st.message_tokens,
+                    st.summaries,
+                    st.leaf_summaries,
+                    st.condensed_summaries,
+                    st.max_depth,
+                    st.context_items,
+                    st.context_tokens,
+                    st.large_files
                 )
             })?;
         }

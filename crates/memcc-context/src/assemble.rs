@@ -43,7 +43,8 @@ pub struct Assembled {
 
 /// Escape text placed inside a `<summary>` element so it cannot close or open one.
 fn escape_summary_text(text: &str) -> String {
-    text.replace("</summary", "<\\/summary").replace("<summary", "<\\summary")
+    text.replace("</summary", "<\\/summary")
+        .replace("<summary", "<\\summary")
 }
 
 /// A summary as the model sees it.
@@ -81,7 +82,11 @@ fn units(items: &[ContextItem]) -> Vec<Unit> {
                 }
             }
         }
-        out.push(Unit { start: i, end, tokens: items[i..end].iter().map(|x| x.tokens).sum() });
+        out.push(Unit {
+            start: i,
+            end,
+            tokens: items[i..end].iter().map(|x| x.tokens).sum(),
+        });
         i = end;
     }
     out
@@ -94,7 +99,12 @@ pub(crate) struct Assembler<'a> {
 }
 
 impl Assembler<'_> {
-    pub fn assemble(&self, conversation: &Conversation, budget: usize, as_of: Option<i64>) -> Result<Assembled> {
+    pub fn assemble(
+        &self,
+        conversation: &Conversation,
+        budget: usize,
+        as_of: Option<i64>,
+    ) -> Result<Assembled> {
         let items = self.store.context_items(conversation.id)?;
         let has_summaries = items.iter().any(|i| !i.is_message());
         let mut remaining = budget;
@@ -122,12 +132,22 @@ impl Assembler<'_> {
                             }
                         }
                     }
-                    Err(e) => tracing::warn!(error = %e, "memory recall failed; assembling without it"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "memory recall failed; assembling without it")
+                    }
                 }
             }
         }
-        let memory_text = sections.iter().map(|s| s.body.as_str()).collect::<Vec<_>>().join("\n");
-        let memory_tokens = if sections.is_empty() { 0 } else { FRAME + estimate_tokens(&memory_text) };
+        let memory_text = sections
+            .iter()
+            .map(|s| s.body.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let memory_tokens = if sections.is_empty() {
+            0
+        } else {
+            FRAME + estimate_tokens(&memory_text)
+        };
         remaining -= memory_tokens.min(remaining);
 
         // Newest-first, whole units, stop at the first that does not fit.
@@ -146,7 +166,9 @@ impl Assembler<'_> {
         let mut summaries_included = 0;
         let mut raw_included = 0;
         let kept = &items[first_kept..];
-        let last_user = kept.iter().rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
+        let last_user = kept
+            .iter()
+            .rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
         let memory_message = (!sections.is_empty())
             .then(|| json!({"role": "user", "content": memory_text, "timestamp": as_of.unwrap_or_else(crate::store::now_ms)}));
         for (pos, item) in kept.iter().enumerate() {
@@ -164,7 +186,8 @@ impl Assembler<'_> {
                 }
                 ItemRef::Message { id, .. } => {
                     if let Some(m) = self.store.messages(&[*id])?.pop() {
-                        let raw = serde_json::from_str(&m.raw).unwrap_or_else(|_| json!({"role": m.role, "content": m.content}));
+                        let raw = serde_json::from_str(&m.raw)
+                            .unwrap_or_else(|_| json!({"role": m.role, "content": m.content}));
                         messages.push(raw);
                         raw_included += 1;
                     }
@@ -198,7 +221,8 @@ impl Assembler<'_> {
                 }
             }
         }
-        let estimated_tokens = used + memory_tokens + system_prompt_addition.as_ref().map_or(0, |_| hint_tokens);
+        let estimated_tokens =
+            used + memory_tokens + system_prompt_addition.as_ref().map_or(0, |_| hint_tokens);
         Ok(Assembled {
             messages,
             estimated_tokens,
@@ -213,7 +237,12 @@ impl Assembler<'_> {
     }
 
     /// The last three raw messages (capped) form the recall query.
-    fn recall_query(&self, conversation: &Conversation, items: &[ContextItem], as_of: Option<i64>) -> Result<RecallQuery> {
+    fn recall_query(
+        &self,
+        conversation: &Conversation,
+        items: &[ContextItem],
+        as_of: Option<i64>,
+    ) -> Result<RecallQuery> {
         let ids: Vec<i64> = items
             .iter()
             .rev()
@@ -225,7 +254,11 @@ impl Assembler<'_> {
             .collect();
         let mut messages = self.store.messages(&ids)?;
         messages.reverse();
-        let text: String = messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n");
+        let text: String = messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
         let text = cut_to_tokens(&text, 512);
         let as_of = as_of.or_else(|| messages.iter().filter_map(|m| m.timestamp).max());
         Ok(RecallQuery {
@@ -243,7 +276,11 @@ pub fn cut_to_tokens(text: &str, max_tokens: usize) -> String {
         return text.to_string();
     }
     // Binary search on the char count; estimate_tokens is monotonic in prefix length.
-    let boundaries: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+    let boundaries: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .collect();
     let (mut lo, mut hi) = (0usize, boundaries.len() - 1);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);

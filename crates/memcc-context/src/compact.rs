@@ -13,7 +13,10 @@ use sha2::{Digest, Sha256};
 use crate::assemble::render_summary;
 use crate::config::ContextConfig;
 use crate::error::Result;
-use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, NewSummary, StoredMessage, Summary, SummaryKind, now_ms};
+use crate::store::{
+    ContextItem, ContextStore, Conversation, ItemRef, NewSummary, StoredMessage, Summary,
+    SummaryKind, now_ms,
+};
 use crate::summarize::{Summarizer, summarize_escalating};
 use memcc_core::bridge::{BridgeMessage, MemoryBridge, SummaryPayload};
 use memcc_core::estimate_tokens;
@@ -47,7 +50,9 @@ pub fn splits_tool_pair(items: &[ContextItem], boundary: usize) -> bool {
     let calls: HashSet<&str> = items[..boundary]
         .iter()
         .flat_map(|i| match &i.item {
-            ItemRef::Message { tool_call_ids, .. } => tool_call_ids.iter().map(String::as_str).collect(),
+            ItemRef::Message { tool_call_ids, .. } => {
+                tool_call_ids.iter().map(String::as_str).collect()
+            }
             _ => Vec::new(),
         })
         .collect();
@@ -55,7 +60,10 @@ pub fn splits_tool_pair(items: &[ContextItem], boundary: usize) -> bool {
         return false;
     }
     items[boundary..].iter().any(|i| match &i.item {
-        ItemRef::Message { tool_result_for: Some(id), .. } => calls.contains(id.as_str()),
+        ItemRef::Message {
+            tool_result_for: Some(id),
+            ..
+        } => calls.contains(id.as_str()),
         _ => false,
     })
 }
@@ -63,7 +71,12 @@ pub fn splits_tool_pair(items: &[ContextItem], boundary: usize) -> bool {
 /// Index of the first item of the fresh tail: the last `fresh_tail_count` raw messages, widened
 /// to include the newest user message and never to split a tool call from its result.
 pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: usize) -> usize {
-    let message_positions: Vec<usize> = items.iter().enumerate().filter(|(_, i)| i.is_message()).map(|(p, _)| p).collect();
+    let message_positions: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.is_message())
+        .map(|(p, _)| p)
+        .collect();
     let mut start = if message_positions.len() <= fresh_tail_count {
         message_positions.first().copied().unwrap_or(items.len())
     } else {
@@ -82,7 +95,12 @@ pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: usize) -> usize
 }
 
 impl Compactor<'_> {
-    pub fn run(&self, conversation: &Conversation, budget: usize, force: bool) -> Result<CompactionOutcome> {
+    pub fn run(
+        &self,
+        conversation: &Conversation,
+        budget: usize,
+        force: bool,
+    ) -> Result<CompactionOutcome> {
         let threshold = (budget as f64 * self.config.context_threshold).floor() as usize;
         let mut outcome = CompactionOutcome {
             tokens_before: self.store.context_tokens(conversation.id)?,
@@ -95,7 +113,9 @@ impl Compactor<'_> {
             let total: usize = items.iter().map(|i| i.tokens).sum();
             let tail_start = fresh_tail_start(&items, self.config.fresh_tail_count);
             let over = total > threshold;
-            let step = if let Some(run) = fanout_run(&items[..tail_start], self.config.leaf_min_fanout) {
+            let step = if let Some(run) =
+                fanout_run(&items[..tail_start], self.config.leaf_min_fanout)
+            {
                 Step::Condense(run)
             } else if !over && !force {
                 outcome.reason = "under threshold".into();
@@ -106,7 +126,9 @@ impl Compactor<'_> {
                 match pressure_run(&items[..tail_start]) {
                     Some(run) => Step::Condense(run),
                     None => {
-                        outcome.reason = "over threshold but nothing outside the fresh tail is left to compact".into();
+                        outcome.reason =
+                            "over threshold but nothing outside the fresh tail is left to compact"
+                                .into();
                         break;
                     }
                 }
@@ -128,7 +150,9 @@ impl Compactor<'_> {
                     outcome.summary_ids.push(id);
                 }
                 None => {
-                    outcome.reason = "no progress: the context changed underneath or a summary was not smaller".into();
+                    outcome.reason =
+                        "no progress: the context changed underneath or a summary was not smaller"
+                            .into();
                     break;
                 }
             }
@@ -139,8 +163,14 @@ impl Compactor<'_> {
     }
 
     /// The oldest contiguous raw messages before the tail, up to `leaf_chunk_tokens`.
-    fn leaf_chunk(&self, items: &[ContextItem], tail_start: usize) -> Option<std::ops::Range<usize>> {
-        let start = items[..tail_start].iter().position(ContextItem::is_message)?;
+    fn leaf_chunk(
+        &self,
+        items: &[ContextItem],
+        tail_start: usize,
+    ) -> Option<std::ops::Range<usize>> {
+        let start = items[..tail_start]
+            .iter()
+            .position(ContextItem::is_message)?;
         let mut end = start;
         let mut tokens = 0usize;
         while end < tail_start && items[end].is_message() {
@@ -157,7 +187,11 @@ impl Compactor<'_> {
         Some(start..end)
     }
 
-    fn leaf(&self, conversation: &Conversation, chunk: &[ContextItem]) -> Result<Option<(String, SummaryKind)>> {
+    fn leaf(
+        &self,
+        conversation: &Conversation,
+        chunk: &[ContextItem],
+    ) -> Result<Option<(String, SummaryKind)>> {
         let ids: Vec<i64> = chunk
             .iter()
             .filter_map(|i| match &i.item {
@@ -202,10 +236,21 @@ impl Compactor<'_> {
                 timestamp: m.timestamp,
             })
             .collect();
-        self.commit(conversation, summary, ids, Vec::new(), chunk, payload_messages)
+        self.commit(
+            conversation,
+            summary,
+            ids,
+            Vec::new(),
+            chunk,
+            payload_messages,
+        )
     }
 
-    fn condense(&self, conversation: &Conversation, run: &[ContextItem]) -> Result<Option<(String, SummaryKind)>> {
+    fn condense(
+        &self,
+        conversation: &Conversation,
+        run: &[ContextItem],
+    ) -> Result<Option<(String, SummaryKind)>> {
         let mut children = Vec::new();
         for item in run {
             if let ItemRef::Summary { id, .. } = &item.item {
@@ -217,7 +262,11 @@ impl Compactor<'_> {
         if children.len() != run.len() {
             return Ok(None);
         }
-        let source = children.iter().map(|c| c.content.as_str()).collect::<Vec<_>>().join("\n\n");
+        let source = children
+            .iter()
+            .map(|c| c.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
         let source_tokens: usize = run.iter().map(|i| i.tokens).sum();
         let produced = summarize_escalating(
             self.summarizer,
@@ -244,7 +293,14 @@ impl Compactor<'_> {
             method: format!("{}:{}", self.summarizer.label(), produced.method),
             created_at: now_ms(),
         };
-        self.commit(conversation, summary, Vec::new(), child_ids, run, Vec::new())
+        self.commit(
+            conversation,
+            summary,
+            Vec::new(),
+            child_ids,
+            run,
+            Vec::new(),
+        )
     }
 
     fn commit(
@@ -264,7 +320,11 @@ impl Compactor<'_> {
         }
         let ordinals: Vec<i64> = replaced.iter().map(|i| i.ordinal).collect();
         let expected: Vec<ItemRef> = replaced.iter().map(|i| i.item.clone()).collect();
-        let new = NewSummary { summary, message_ids, child_ids };
+        let new = NewSummary {
+            summary,
+            message_ids,
+            child_ids,
+        };
         if !self.store.commit_summary(&new, &ordinals, &expected)? {
             return Ok(None);
         }
@@ -304,7 +364,9 @@ fn fanout_run(items: &[ContextItem], fanout: usize) -> Option<std::ops::Range<us
     while i < items.len() {
         if let ItemRef::Summary { depth, .. } = items[i].item {
             let mut j = i + 1;
-            while j < items.len() && matches!(items[j].item, ItemRef::Summary { depth: d, .. } if d == depth) {
+            while j < items.len()
+                && matches!(items[j].item, ItemRef::Summary { depth: d, .. } if d == depth)
+            {
                 j += 1;
             }
             if j - i >= fanout {
@@ -318,15 +380,18 @@ fn fanout_run(items: &[ContextItem], fanout: usize) -> Option<std::ops::Range<us
     None
 }
 
-/// Under pressure with no raw messages left to fold: the oldest run of two or more contiguous
-/// summaries of any depths.
+/// Under pressure with no raw messages left to fold: the adjacent pair of summaries whose
+/// deeper member is shallowest (equal depths first, then the oldest). Merging low before high,
+/// like a binary counter, keeps the DAG's depth logarithmic in the number of leaves.
 fn pressure_run(items: &[ContextItem]) -> Option<std::ops::Range<usize>> {
-    let start = items.iter().position(|i| !i.is_message())?;
-    let mut end = start;
-    while end < items.len() && !items[end].is_message() {
-        end += 1;
-    }
-    (end - start >= 2).then_some(start..end)
+    let depth = |i: &ContextItem| match i.item {
+        ItemRef::Summary { depth, .. } => Some(depth),
+        ItemRef::Message { .. } => None,
+    };
+    (0..items.len().saturating_sub(1))
+        .filter_map(|i| Some((i, depth(&items[i])?, depth(&items[i + 1])?)))
+        .min_by_key(|&(i, a, b)| (a.max(b), a.abs_diff(b), i))
+        .map(|(i, _, _)| i..i + 2)
 }
 
 fn summary_id(conversation_id: i64, kind: &str, covered: impl Iterator<Item = String>) -> String {
@@ -351,7 +416,10 @@ pub fn format_time(ms: i64) -> String {
 pub fn render_messages(messages: &[StoredMessage]) -> String {
     let mut out = String::new();
     for m in messages {
-        let when = m.timestamp.map(format_time).unwrap_or_else(|| format!("#{}", m.seq));
+        let when = m
+            .timestamp
+            .map(format_time)
+            .unwrap_or_else(|| format!("#{}", m.seq));
         let text = m.content.replace('\n', " ");
         out.push_str(&format!("[{when}] {}: {}\n", m.role, text.trim()));
     }

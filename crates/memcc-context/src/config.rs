@@ -51,13 +51,22 @@ impl ContextConfig {
     pub fn validate(&self) -> Result<(), ContextError> {
         let bad = |m: String| Err(ContextError::Config(m));
         if !(self.context_threshold > 0.0 && self.context_threshold <= 1.0) {
-            return bad(format!("contextThreshold must be in (0, 1], got {}", self.context_threshold));
+            return bad(format!(
+                "contextThreshold must be in (0, 1], got {}",
+                self.context_threshold
+            ));
         }
         if !(0.0..=0.9).contains(&self.memory_budget_fraction) {
-            return bad(format!("memoryBudgetFraction must be in [0, 0.9], got {}", self.memory_budget_fraction));
+            return bad(format!(
+                "memoryBudgetFraction must be in [0, 0.9], got {}",
+                self.memory_budget_fraction
+            ));
         }
         if self.leaf_min_fanout < 2 {
-            return bad(format!("leafMinFanout must be at least 2, got {}", self.leaf_min_fanout));
+            return bad(format!(
+                "leafMinFanout must be at least 2, got {}",
+                self.leaf_min_fanout
+            ));
         }
         for (name, v) in [
             ("leafChunkTokens", self.leaf_chunk_tokens),
@@ -77,10 +86,18 @@ impl ContextConfig {
     }
 
     pub fn leaf_target(&self) -> usize {
-        if self.context_optimization { 1000.min(self.leaf_target_tokens) } else { self.leaf_target_tokens }
+        if self.context_optimization {
+            1000.min(self.leaf_target_tokens)
+        } else {
+            self.leaf_target_tokens
+        }
     }
 
     pub fn condensed_target(&self) -> usize {
-        if self.context_optimization { 1200.min(self.condensed_target_tokens) } else { self.condensed_target_tokens }
+        if self.context_optimization {
+            1200.min(self.condensed_target_tokens)
+        } else {
+            self.condensed_target_tokens
+        }
     }
 }

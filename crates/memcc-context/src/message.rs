@@ -52,7 +52,10 @@ pub enum ContentPart {
 
 impl ContentPart {
     pub fn text(text: impl Into<String>) -> Self {
-        ContentPart::Known(KnownPart::Text { text: text.into(), extra: Extra::new() })
+        ContentPart::Known(KnownPart::Text {
+            text: text.into(),
+            extra: Extra::new(),
+        })
     }
 
     pub fn tool_call(id: &str, name: &str, arguments: Value) -> Self {
@@ -148,11 +151,17 @@ impl AgentMessage {
     }
 
     pub fn user(text: &str) -> Self {
-        AgentMessage::User(UserMessage { content: Content::Text(text.into()), extra: Extra::new() })
+        AgentMessage::User(UserMessage {
+            content: Content::Text(text.into()),
+            extra: Extra::new(),
+        })
     }
 
     pub fn assistant(parts: Vec<ContentPart>) -> Self {
-        AgentMessage::Assistant(AssistantMessage { content: parts, extra: Extra::new() })
+        AgentMessage::Assistant(AssistantMessage {
+            content: parts,
+            extra: Extra::new(),
+        })
     }
 
     pub fn tool_result(tool_call_id: &str, tool_name: &str, text: &str) -> Self {
@@ -218,7 +227,9 @@ impl AgentMessage {
     pub fn timestamp(&self) -> Option<i64> {
         match self.field("timestamp")? {
             Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
-            Value::String(s) => chrono::DateTime::parse_from_rfc3339(s).ok().map(|d| d.timestamp_millis()),
+            Value::String(s) => chrono::DateTime::parse_from_rfc3339(s)
+                .ok()
+                .map(|d| d.timestamp_millis()),
             _ => None,
         }
     }
@@ -236,7 +247,9 @@ impl AgentMessage {
     }
 
     pub fn is_error(&self) -> bool {
-        self.field("isError").and_then(Value::as_bool).unwrap_or(false)
+        self.field("isError")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     /// All content parts (a string content is one text part).
@@ -288,7 +301,9 @@ impl AgentMessage {
                 ContentPart::Known(KnownPart::Text { text, .. }) => text.clone(),
                 ContentPart::Known(KnownPart::Thinking { .. }) => continue,
                 ContentPart::Known(KnownPart::Image { .. }) => "[image]".into(),
-                ContentPart::Known(KnownPart::ToolCall { name, arguments, .. }) => {
+                ContentPart::Known(KnownPart::ToolCall {
+                    name, arguments, ..
+                }) => {
                     format!("[tool call {name} {arguments}]")
                 }
                 ContentPart::Unknown(v) => v.to_string(),
@@ -312,7 +327,9 @@ impl AgentMessage {
             .parts()
             .iter()
             .map(|p| match p {
-                ContentPart::Known(KnownPart::Thinking { thinking, .. }) => memcc_core::estimate_tokens(thinking),
+                ContentPart::Known(KnownPart::Thinking { thinking, .. }) => {
+                    memcc_core::estimate_tokens(thinking)
+                }
                 _ => 0,
             })
             .sum();
@@ -398,7 +415,8 @@ mod tests {
         assert!(matches!(custom, AgentMessage::Unknown(_)));
         assert_eq!(custom.role(), "bashExecution");
 
-        let odd_part = round_trip(json!({"role": "assistant", "content": [{"type": "audio", "data": "x"}]}));
+        let odd_part =
+            round_trip(json!({"role": "assistant", "content": [{"type": "audio", "data": "x"}]}));
         assert!(matches!(odd_part, AgentMessage::Assistant(_)));
 
         // A known role with a broken shape is kept, not rejected.

@@ -198,26 +198,41 @@ mod tests {
     #[test]
     fn cjk_runs_become_bigrams_plus_last_char() {
         assert_eq!(fts_document("北京大学").trim(), "北京 京大 大学 学");
-        assert_eq!(fts_document("I live in 北京.").trim(), "I live in  北京 京 .");
+        assert_eq!(
+            fts_document("I live in 北京.").trim(),
+            "I live in  北京 京 ."
+        );
     }
 
     #[test]
     fn queries_are_quoted_and_cjk_phrased() {
-        assert_eq!(match_query("北京", Combine::All).as_deref(), Some("\"北京\""));
-        assert_eq!(match_query("北京大学", Combine::All).as_deref(), Some("\"北京 京大 大学\""));
+        assert_eq!(
+            match_query("北京", Combine::All).as_deref(),
+            Some("\"北京\"")
+        );
+        assert_eq!(
+            match_query("北京大学", Combine::All).as_deref(),
+            Some("\"北京 京大 大学\"")
+        );
         assert_eq!(match_query("京", Combine::All).as_deref(), Some("\"京\"*"));
         assert_eq!(
             match_query("\"foo AND (", Combine::All).as_deref(),
             Some("\"foo\" AND \"and\"")
         );
         assert_eq!(match_query("((( )))", Combine::Any), None);
-        assert_eq!(match_query("Foo foo FOO", Combine::Any).as_deref(), Some("\"foo\""));
+        assert_eq!(
+            match_query("Foo foo FOO", Combine::Any).as_deref(),
+            Some("\"foo\"")
+        );
     }
 
     #[test]
     fn phrases_mirror_the_document_shape() {
         assert_eq!(phrase_query("Turn 17").as_deref(), Some("\"turn 17\""));
-        assert_eq!(phrase_query("住在北京").as_deref(), Some("\"住在 在北 北京 京\""));
+        assert_eq!(
+            phrase_query("住在北京").as_deref(),
+            Some("\"住在 在北 北京 京\"")
+        );
         assert_eq!(phrase_query("single"), None);
     }
 

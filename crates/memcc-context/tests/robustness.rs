@@ -1,0 +1,313 @@
+//! Bad input gets a clear error or safe handling, and nothing already stored is lost.
+//! Also: idempotent ingest, import and turn commits; a reopened store keeps its DAG.
+
+mod common;
+
+use common::*;
+use memcc_context::expand::ExpandRequest;
+use memcc_context::message::AgentMessage;
+use memcc_context::{ContextError, GrepMode, GrepRequest, SessionRef};
+
+fn seeded(dir: &tempfile::TempDir) -> memcc_context::ContextEngine {
+    let engine = engine_at(dir);
+    let mut rng = Lcg(11);
+    for i in 0..80 {
+        engine
+            .ingest_batch(&SessionRef::new("s"), &turn(i, &mut rng, 1_700_000_000_000))
+            .unwrap();
+    }
+    engine.compact("s", 4_000, false).unwrap();
+    engine
+}
+
+#[test]
+fn hostile_fts_syntax_is_searched_as_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = seeded(&dir);
+    let before = engine.stats(None).unwrap();
+    for pattern in [
+        "\"foo AND (",
+        "NEAR(",
+        "*",
+        "^",
+        "a:b",
+        "-x",
+        "\"",
+        "'",
+        "OR",
+        "AND NOT",
+        "{col}: x",
+        "Paris)",
+        "北京\"",
+        "\u{0}",
+        "((((((((((",
+        &"x ".repeat(5000),
+    ] {
+        match engine.grep(&GrepRequest {
+            pattern: pattern.to_string(),
+            ..Default::default()
+        }) {
+            Ok(_) => {}
+            Err(ContextError::Input(msg)) => {
+                assert!(msg.contains("no searchable words"), "{pattern:?}: {msg}")
+            }
+            Err(e) => panic!("{pattern:?} leaked a non-input error: {e}"),
+        }
+    }
+    let hits = engine
+        .grep(&GrepRequest {
+            pattern: "Paris) AND (".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(!hits.is_empty(), "the words still match");
+    assert_eq!(engine.stats(None).unwrap(), before);
+}
+
+#[test]
+fn bad_regex_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = seeded(&dir);
+    let err = engine
+        .grep(&GrepRequest {
+            pattern: "(unclosed".into(),
+            mode: GrepMode::Regex,
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(
+        matches!(err, ContextError::Input(ref m) if m.contains("invalid regex")),
+        "{err}"
+    );
+    let err = engine
+        .grep(&GrepRequest {
+            pattern: "a{1000}{1000}".into(),
+            mode: GrepMode::Regex,
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(matches!(err, ContextError::Input(_)), "{err}");
+    let hits = engine
+        .grep(&GrepRequest {
+            pattern: r"QX0001\d".into(),
+            mode: GrepMode::Regex,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(hits.iter().filter(|h| h.kind == "message").count(), 10);
+}
+
+#[test]
+fn fifty_megabyte_tool_output_is_stored_once_behind_a_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = seeded(&dir);
+    let big: String = "log line with some detail 0123456789\n".repeat(50 * 1024 * 1024 / 37);
+    let msg = AgentMessage::tool_result("call_big", "bash", &big);
+    let out = engine.ingest(&SessionRef::new("s"), &msg).unwrap();
+    assert_eq!(out.inserted.len(), 1);
+    // The same output again (a retried turn) is not stored twice.
+    assert_eq!(
+        engine
+            .ingest(&SessionRef::new("s"), &msg)
+            .unwrap()
+            .duplicates,
+        1
+    );
+    let stats = engine.stats(Some("s")).unwrap();
+    assert_eq!(stats.large_files, 1);
+    let a = engine.assemble("s", 8_000, None).unwrap();
+    assert!(a.estimated_tokens <= 8_000);
+    let text = serde_json::to_string(&a.messages).unwrap();
+    assert!(
+        text.contains("MemCC large file file_"),
+        "the pointer stands in for the blob"
+    );
+    assert!(text.len() < 200_000);
+    let file_id = text.split("MemCC large file ").nth(1).unwrap()[..21].to_string();
+    let expanded = engine
+        .expand(&ExpandRequest {
+            ids: vec![file_id],
+            max_tokens: Some(2_000),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(expanded.truncated);
+    assert!(
+        expanded.items[0]
+            .text
+            .starts_with("log line with some detail")
+    );
+    assert!(expanded.tokens <= 2_000);
+    let conv = engine.store().find_conversation("s").unwrap().unwrap();
+    let stored = engine
+        .store()
+        .large_file(&expanded.items[0].id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.content.len(), big.len(), "the whole blob is kept");
+    assert_eq!(
+        engine.store().message_count(conv.id).unwrap(),
+        stats.messages as usize
+    );
+}
+
+#[test]
+fn malformed_and_non_utf8_lines_are_reported_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = seeded(&dir);
+    let before = engine.stats(Some("s")).unwrap().messages;
+    let mut data = Vec::new();
+    data.extend_from_slice(
+        b"{\"role\":\"user\",\"content\":\"fresh line one\",\"timestamp\":1800000000000}\n",
+    );
+    data.extend_from_slice(b"{\"role\":\"user\",\"content\":\n");
+    data.extend_from_slice(b"\xc3\x28 broken utf8\n");
+    data.extend_from_slice(b"{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"fresh line two\"}],\"timestamp\":1800000000001}\n");
+    let report = engine.import_jsonl(Some("s"), &data[..]).unwrap();
+    assert_eq!(report.added, 2);
+    assert_eq!(
+        report.errors.iter().map(|e| e.line).collect::<Vec<_>>(),
+        vec![2, 3]
+    );
+    assert_eq!(engine.stats(Some("s")).unwrap().messages, before + 2);
+    // Importing the same file again adds nothing.
+    let again = engine.import_jsonl(Some("s"), &data[..]).unwrap();
+    assert_eq!((again.added, again.duplicates), (0, 2));
+}
+
+#[test]
+fn import_is_idempotent_even_with_repeated_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine_at(&dir);
+    let lines = "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}\n{\"role\":\"user\",\"content\":\"ok\"}\n";
+    let first = engine.import_jsonl(Some("r"), lines.as_bytes()).unwrap();
+    assert_eq!(
+        first.added, 3,
+        "a message repeated within one file is kept each time"
+    );
+    let second = engine.import_jsonl(Some("r"), lines.as_bytes()).unwrap();
+    assert_eq!((second.added, second.duplicates), (0, 3));
+}
+
+#[test]
+fn commit_turn_is_idempotent_on_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine_at(&dir);
+    let mut rng = Lcg(5);
+    let msgs = turn(0, &mut rng, 0);
+    let s = SessionRef::new("t");
+    assert!(engine.commit_turn(&s, "turn-1", &msgs).unwrap().is_some());
+    assert!(
+        engine.commit_turn(&s, "turn-1", &msgs).unwrap().is_none(),
+        "a retried commit is a no-op"
+    );
+    assert_eq!(
+        engine.stats(Some("t")).unwrap().messages as usize,
+        msgs.len()
+    );
+    assert!(matches!(
+        engine.commit_turn(&s, "", &msgs),
+        Err(ContextError::Input(_))
+    ));
+}
+
+#[test]
+fn reopened_store_keeps_its_dag_and_continues() {
+    let dir = tempfile::tempdir().unwrap();
+    let (items, stats) = {
+        let engine = seeded(&dir);
+        let conv = engine.store().find_conversation("s").unwrap().unwrap();
+        (
+            engine.store().context_items(conv.id).unwrap(),
+            engine.stats(None).unwrap(),
+        )
+    };
+    let engine = engine_at(&dir);
+    let conv = engine.store().find_conversation("s").unwrap().unwrap();
+    assert_eq!(engine.store().context_items(conv.id).unwrap(), items);
+    assert_eq!(engine.stats(None).unwrap(), stats);
+    assert_eq!(engine.store().integrity_check().unwrap(), "ok");
+    let mut rng = Lcg(99);
+    for i in 80..160 {
+        engine
+            .ingest_batch(&SessionRef::new("s"), &turn(i, &mut rng, 1_700_000_000_000))
+            .unwrap();
+    }
+    assert!(engine.compact("s", 4_000, false).unwrap().compacted);
+    assert_lossless(&engine, "s");
+}
+
+#[test]
+fn unknown_session_and_bad_config_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine_at(&dir);
+    assert!(matches!(
+        engine.assemble("nope", 1000, None),
+        Err(ContextError::UnknownSession(_))
+    ));
+    assert!(matches!(
+        engine.ingest(&SessionRef::new(" "), &AgentMessage::user("x")),
+        Err(ContextError::Input(_))
+    ));
+    let bad = memcc_context::ContextConfig {
+        context_threshold: f64::NAN,
+        ..Default::default()
+    };
+    let store = memcc_context::ContextStore::open_in_memory().unwrap();
+    assert!(matches!(
+        memcc_context::ContextEngine::new(store, bad),
+        Err(ContextError::Config(_))
+    ));
+    let parsed: Result<memcc_context::ContextConfig, _> =
+        serde_json::from_str("{\"freshTailCount\": -1}");
+    assert!(parsed.is_err());
+    let parsed: Result<memcc_context::ContextConfig, _> =
+        serde_json::from_str("{\"freshTailCuont\": 3}");
+    assert!(parsed.unwrap_err().to_string().contains("unknown field"));
+}
+
+#[test]
+fn chinese_text_is_searchable_by_two_character_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine_at(&dir);
+    let s = SessionRef::new("zh");
+    engine
+        .ingest(&s, &AgentMessage::user("我住在北京，下个月搬到上海。"))
+        .unwrap();
+    engine
+        .ingest(&s, &AgentMessage::user("我喜欢喝茶"))
+        .unwrap();
+    for (q, expect) in [
+        ("北京", 1),
+        ("上海", 1),
+        ("喝茶", 1),
+        ("茶", 1),
+        ("我", 2),
+        ("北京大学", 0),
+        ("住在北京", 1),
+    ] {
+        let hits = engine
+            .grep(&GrepRequest {
+                pattern: q.into(),
+                session_id: Some("zh".into()),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(hits.len(), expect, "{q}");
+    }
+}
+
+#[test]
+fn newer_schema_is_refused_without_touching_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("context.db");
+    drop(memcc_context::ContextStore::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", 999).unwrap();
+    drop(conn);
+    let err = memcc_context::ContextStore::open(&path).err().unwrap();
+    assert!(
+        err.to_string().contains("newer than this MemCC supports"),
+        "{err}"
+    );
+}

@@ -1,0 +1,127 @@
+//! Test support shared by MemCC's crates: a real OpenAI-compatible HTTP server on 127.0.0.1
+//! whose answers each test scripts, and which logs every request it receives.
+//! Used only as a dev-dependency.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// How the server answers one request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A chat completion whose message content is this text.
+    Chat(String),
+    /// Any status and raw body.
+    Raw(u16, String),
+    /// Wait this long, then answer 200 with an empty completion (the client should give up first).
+    Hang(Duration),
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    pub path: String,
+    pub body: Value,
+}
+
+type Handler = dyn Fn(&str, &Value, usize) -> Reply + Send + Sync;
+
+pub struct MockServer {
+    port: u16,
+    log: Arc<Mutex<Vec<Logged>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl MockServer {
+    /// Start a server; `handler(path, body, n)` decides the reply to the n-th request (0-based).
+    pub fn start(handler: impl Fn(&str, &Value, usize) -> Reply + Send + Sync + 'static) -> Self {
+        let server = tiny_http::Server::http("127.0.0.1:0")
+            .unwrap_or_else(|e| panic!("cannot bind 127.0.0.1: {e}"));
+        let port = server.server_addr().to_ip().map(|a| a.port()).unwrap_or(0);
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let (log2, stop2) = (log.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let mut n = 0usize;
+            while !stop2.load(Ordering::SeqCst) {
+                let Ok(Some(mut request)) = server.recv_timeout(Duration::from_millis(50)) else {
+                    continue;
+                };
+                let mut text = String::new();
+                let _ = request.as_reader().read_to_string(&mut text);
+                let body: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+                let path = request.url().to_string();
+                log2.lock().unwrap_or_else(|p| p.into_inner()).push(Logged {
+                    path: path.clone(),
+                    body: body.clone(),
+                });
+                let reply = handler(&path, &body, n);
+                n += 1;
+                // One thread per request, so a hanging reply does not block the next request.
+                std::thread::spawn(move || respond(request, reply));
+            }
+        });
+        MockServer {
+            port,
+            log,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// A server that always answers with the same reply.
+    pub fn always(reply: Reply) -> Self {
+        Self::start(move |_, _, _| reply.clone())
+    }
+
+    /// `http://127.0.0.1:<port>/v1`
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    pub fn requests(&self) -> Vec<Logged> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The body of a chat completion whose content is `text`.
+pub fn chat_completion(text: &str) -> String {
+    json!({
+        "id": "chatcmpl-mock", "object": "chat.completion", "created": 0, "model": "mock",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    })
+    .to_string()
+}
+
+fn respond(request: tiny_http::Request, reply: Reply) {
+    let json_header =
+        tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..]).ok();
+    let (status, body) = match reply {
+        Reply::Chat(text) => (200, chat_completion(&text)),
+        Reply::Raw(status, body) => (status, body),
+        Reply::Hang(d) => {
+            std::thread::sleep(d);
+            (200, chat_completion(""))
+        }
+    };
+    let mut response = tiny_http::Response::from_string(body).with_status_code(status);
+    if let Some(h) = json_header {
+        response = response.with_header(h);
+    }
+    let _ = request.respond(response);
+}
