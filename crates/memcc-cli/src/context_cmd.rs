@@ -64,6 +64,11 @@ pub enum ContextCommand {
         #[arg(long)]
         deep: bool,
     },
+    /// Check that the summary DAG still covers every message exactly once, and the file's integrity.
+    Verify {
+        #[arg(long)]
+        session: String,
+    },
     /// Counts of messages, summaries, depth and tokens.
     Stats {
         #[arg(long)]
@@ -334,6 +339,24 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 }
                 s
             })?;
+        }
+        ContextCommand::Verify { session } => {
+            let report = engine.verify(session)?;
+            emit(cli, &report, || {
+                format!(
+                    "{}: {} messages, {} reached through the DAG, {} missing, {} duplicated, order {}, integrity {}",
+                    if report.ok() { "ok" } else { "BROKEN" },
+                    report.messages,
+                    report.covered,
+                    report.missing.len(),
+                    report.duplicated.len(),
+                    if report.out_of_order { "broken" } else { "ok" },
+                    report.integrity
+                )
+            })?;
+            if !report.ok() {
+                bail!("session {session} failed verification");
+            }
         }
         ContextCommand::Stats { session } => {
             let st = engine.stats(session.as_deref())?;

@@ -228,6 +228,12 @@ impl ContextEngine {
         expand::expand(&self.store, conversation, request)
     }
 
+    /// Check the lossless invariant and the file's integrity for one session.
+    pub fn verify(&self, session_id: &str) -> Result<crate::verify::VerifyReport> {
+        let conversation = self.existing(session_id)?;
+        crate::verify::verify(&self.store, conversation.id, session_id)
+    }
+
     pub fn stats(&self, session_id: Option<&str>) -> Result<StoreStats> {
         let conversation = match session_id {
             Some(s) => Some(self.existing(s)?.id),

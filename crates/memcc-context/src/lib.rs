@@ -16,6 +16,7 @@ pub mod message;
 mod schema;
 pub mod store;
 pub mod summarize;
+pub mod verify;
 
 pub use assemble::{Assembled, COMPACTION_HINT};
 pub use compact::CompactionOutcome;
@@ -27,3 +28,4 @@ pub use message::AgentMessage;
 pub use schema::SCHEMA_VERSION;
 pub use store::ContextStore;
 pub use summarize::{ExtractiveSummarizer, LlmSummarizer, Summarizer};
+pub use verify::VerifyReport;

@@ -832,3 +832,13 @@ impl ContextStore {
         Ok(stmt.query_row([id], |r| r.get(0)).optional()?)
     }
 }
+
+impl ContextStore {
+    /// All message ids of a conversation, in order.
+    pub fn message_ids(&self, conversation_id: i64) -> Result<Vec<i64>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("SELECT id FROM messages WHERE conversation_id = ?1 ORDER BY seq")?;
+        let rows = stmt.query_map([conversation_id], |r| r.get(0))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+}

@@ -2,11 +2,11 @@
 #![allow(dead_code)]
 
 use std::collections::{HashMap, HashSet};
+
 use std::path::PathBuf;
 
 use memcc_context::message::AgentMessage;
 use memcc_context::message::ContentPart;
-use memcc_context::store::ItemRef;
 use memcc_context::{Assembled, ContextConfig, ContextEngine, ContextStore};
 use serde_json::json;
 
@@ -104,35 +104,9 @@ pub fn assert_pairs_intact(a: &Assembled) {
 /// The context items of a session, expanded down the DAG, cover every stored message exactly
 /// once and in order: nothing is lost, nothing duplicated.
 pub fn assert_lossless(engine: &ContextEngine, session: &str) {
-    let store = engine.store();
-    let conv = store.find_conversation(session).unwrap().unwrap();
-    let mut covered: Vec<i64> = Vec::new();
-    fn walk(store: &ContextStore, id: &str, out: &mut Vec<i64>) {
-        let (messages, children) = store.summary_children(id).unwrap();
-        out.extend(messages);
-        for c in children {
-            walk(store, &c, out);
-        }
-    }
-    for item in store.context_items(conv.id).unwrap() {
-        match item.item {
-            ItemRef::Message { id, .. } => covered.push(id),
-            ItemRef::Summary { id, .. } => walk(store, &id, &mut covered),
-        }
-    }
-    let count = store.message_count(conv.id).unwrap();
-    assert_eq!(
-        covered.len(),
-        count,
-        "DAG covers {} of {} messages",
-        covered.len(),
-        count
-    );
-    let mut sorted = covered.clone();
-    sorted.sort();
-    assert_eq!(covered, sorted, "DAG order differs from message order");
-    sorted.dedup();
-    assert_eq!(sorted.len(), count, "a message is covered twice");
+    let report = engine.verify(session).unwrap();
+    assert!(report.ok(), "lossless invariant broken: {report:?}");
+    assert_eq!(report.covered, report.messages);
 }
 
 /// Path of the shared LoCoMo file, if this machine has it.
