@@ -104,29 +104,17 @@ fn parse_time(s: &str) -> Result<i64, String> {
         return Ok(d.timestamp_millis());
     }
     if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        return Ok(d
-            .and_hms_opt(0, 0, 0)
-            .map(|t| t.and_utc().timestamp_millis())
-            .unwrap_or(0));
+        return Ok(d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_millis()).unwrap_or(0));
     }
-    Err(format!(
-        "{s:?} is not RFC 3339, YYYY-MM-DD or epoch milliseconds"
-    ))
+    Err(format!("{s:?} is not RFC 3339, YYYY-MM-DD or epoch milliseconds"))
 }
 
 pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
     let engine = cli.context_engine()?;
     match command {
-        ContextCommand::Import {
-            file,
-            session,
-            strict,
-        } => {
+        ContextCommand::Import { file, session, strict } => {
             let open = || -> Result<BufReader<std::fs::File>> {
-                Ok(BufReader::new(
-                    std::fs::File::open(file)
-                        .with_context(|| format!("opening {}", file.display()))?,
-                ))
+                Ok(BufReader::new(std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?))
             };
             if *strict {
                 let parsed = memcc_context::import::parse_jsonl(open()?)?;
@@ -151,11 +139,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 s
             })?;
         }
-        ContextCommand::Ingest {
-            session,
-            file,
-            budget,
-        } => {
+        ContextCommand::Ingest { session, file, budget } => {
             let reader: Box<dyn BufRead> = match file {
                 Some(f) => Box::new(BufReader::new(
                     std::fs::File::open(f).with_context(|| format!("opening {}", f.display()))?,
@@ -182,18 +166,9 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 }
             }
             let value = serde_json::json!({"added": added, "duplicates": duplicates, "compactions": compactions});
-            emit(cli, &value, || {
-                format!(
-                    "{added} added, {duplicates} duplicates, {} compactions",
-                    compactions.len()
-                )
-            })?;
+            emit(cli, &value, || format!("{added} added, {duplicates} duplicates, {} compactions", compactions.len()))?;
         }
-        ContextCommand::Compact {
-            session,
-            budget,
-            force,
-        } => {
+        ContextCommand::Compact { session, budget, force } => {
             let out = engine.compact(session, *budget, *force)?;
             emit(cli, &out, || {
                 format!(
@@ -221,11 +196,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 }
                 s.push_str(&format!(
                     "\n~{} tokens of {}; {} summaries, {} raw messages, {} items dropped",
-                    out.estimated_tokens,
-                    budget,
-                    out.summaries_included,
-                    out.raw_messages_included,
-                    out.items_dropped
+                    out.estimated_tokens, budget, out.summaries_included, out.raw_messages_included, out.items_dropped
                 ));
                 s
             })?;
@@ -238,11 +209,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             };
             let req = GrepRequest {
                 pattern: a.pattern.clone(),
-                mode: if a.regex {
-                    GrepMode::Regex
-                } else {
-                    GrepMode::Text
-                },
+                mode: if a.regex { GrepMode::Regex } else { GrepMode::Text },
                 scope,
                 session_id: a.session.clone(),
                 since: a.since,
@@ -256,18 +223,8 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 }
                 hits.iter()
                     .map(|h| {
-                        let under = h
-                            .summary_id
-                            .as_deref()
-                            .map(|s| format!(" (in {s})"))
-                            .unwrap_or_default();
-                        format!(
-                            "{} {}{}: {}",
-                            h.kind,
-                            h.id,
-                            under,
-                            h.snippet.replace('\n', " ")
-                        )
+                        let under = h.summary_id.as_deref().map(|s| format!(" (in {s})")).unwrap_or_default();
+                        format!("{} {}{}: {}", h.kind, h.id, under, h.snippet.replace('\n', " "))
                     })
                     .collect::<Vec<_>>()
                     .join("\n")
@@ -297,13 +254,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 out
             })?;
         }
-        ContextCommand::Expand {
-            ids,
-            query,
-            session,
-            max_tokens,
-            deep,
-        } => {
+        ContextCommand::Expand { ids, query, session, max_tokens, deep } => {
             let req = ExpandRequest {
                 ids: ids.clone(),
                 query: query.clone(),
@@ -321,10 +272,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                             "{} [{}{}] {}",
                             i.id,
                             i.kind,
-                            i.role
-                                .as_deref()
-                                .map(|r| format!(" {r}"))
-                                .unwrap_or_default(),
+                            i.role.as_deref().map(|r| format!(" {r}")).unwrap_or_default(),
                             i.text
                         )
                     })

@@ -1,6 +1,7 @@
 //! `memcc`: a thin command line over the MemCC engine. Argument parsing and printing only.
 
 mod context_cmd;
+mod demo;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,17 +10,11 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 
-use memcc_context::{
-    ContextConfig, ContextEngine, ContextStore, ExtractiveSummarizer, LlmSummarizer, Summarizer,
-};
+use memcc_context::{ContextConfig, ContextEngine, ContextStore, ExtractiveSummarizer, LlmSummarizer, Summarizer};
 use memcc_core::llm::{OpenAiChat, OpenAiConfig};
 
 #[derive(Parser)]
-#[command(
-    name = "memcc",
-    version,
-    about = "MemCC: lossless context compaction and long-term memory for LLM agents"
-)]
+#[command(name = "memcc", version, about = "MemCC: lossless context compaction and long-term memory for LLM agents")]
 pub struct Cli {
     /// Context database (default: $MEMCC_HOME/context.db, else ~/.openclaw/memcc/context.db).
     #[arg(long, global = true, env = "MEMCC_DB")]
@@ -39,12 +34,7 @@ pub struct Cli {
     /// OpenAI-compatible base URL for `--summarizer openai` (e.g. http://127.0.0.1:8080/v1).
     #[arg(long, global = true, env = "MEMCC_LLM_BASE_URL")]
     llm_base_url: Option<String>,
-    #[arg(
-        long,
-        global = true,
-        env = "MEMCC_LLM_MODEL",
-        default_value = "gpt-4o-mini"
-    )]
+    #[arg(long, global = true, env = "MEMCC_LLM_MODEL", default_value = "gpt-4o-mini")]
     llm_model: String,
     /// Seconds before a summariser request is abandoned (then the extractive fallback is used).
     #[arg(long, global = true, default_value_t = 60)]
@@ -65,22 +55,22 @@ enum SummarizerKind {
 enum Command {
     #[command(flatten)]
     Context(context_cmd::ContextCommand),
+    /// Run the end-to-end demo: compaction of a long conversation, then exact recovery.
+    Demo {
+        /// Keep the demo's data here instead of a temporary directory.
+        #[arg(long)]
+        home: Option<PathBuf>,
+    },
 }
 
 impl Cli {
     fn context_engine(&self) -> Result<ContextEngine> {
-        let path = self
-            .db
-            .clone()
-            .unwrap_or_else(memcc_core::paths::context_db);
-        let store = ContextStore::open(&path)
-            .with_context(|| format!("opening context store {}", path.display()))?;
+        let path = self.db.clone().unwrap_or_else(memcc_core::paths::context_db);
+        let store = ContextStore::open(&path).with_context(|| format!("opening context store {}", path.display()))?;
         let config: ContextConfig = match &self.config {
             Some(file) => {
-                let text = std::fs::read_to_string(file)
-                    .with_context(|| format!("reading {}", file.display()))?;
-                serde_json::from_str(&text)
-                    .with_context(|| format!("parsing settings in {}", file.display()))?
+                let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+                serde_json::from_str(&text).with_context(|| format!("parsing settings in {}", file.display()))?
             }
             None => ContextConfig::default(),
         };
@@ -110,12 +100,10 @@ fn main() -> std::process::ExitCode {
         1 => tracing::Level::INFO,
         _ => tracing::Level::DEBUG,
     };
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(level)
-        .init();
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
     let result = match &cli.command {
         Command::Context(c) => context_cmd::run(&cli, c),
+        Command::Demo { home } => demo::run(home.clone()),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -127,17 +115,9 @@ fn main() -> std::process::ExitCode {
 }
 
 /// Print `value` as JSON, or `human` otherwise.
-pub fn emit<T: serde::Serialize>(
-    cli: &Cli,
-    value: &T,
-    human: impl FnOnce() -> String,
-) -> Result<()> {
+pub fn emit<T: serde::Serialize>(cli: &Cli, value: &T, human: impl FnOnce() -> String) -> Result<()> {
     use std::io::Write;
-    let text = if cli.json {
-        serde_json::to_string_pretty(value)?
-    } else {
-        human()
-    };
+    let text = if cli.json { serde_json::to_string_pretty(value)? } else { human() };
     let mut out = std::io::stdout().lock();
     match writeln!(out, "{text}") {
         // A closed pipe (`memcc … | head`) is the reader's choice, not an error.

@@ -31,8 +31,10 @@ fn killed_compaction_loses_nothing_and_resumes() {
         let role = if i % 2 == 0 { "user" } else { "assistant" };
         let text = format!("Message {i}: Ana met Bruno in Lisbon on day {} to discuss invoice {}. ", i % 30, i * 7)
             + &"More context about the project timeline and budget. ".repeat(i % 9 + 1);
-        let content = if role == "user" { serde_json::json!(text) } else { serde_json::json!([{"type": "text", "text": text}]) };
-        let line = serde_json::json!({"role": role, "content": content, "timestamp": 1_700_000_000_000i64 + i as i64 * 1000});
+        let content =
+            if role == "user" { serde_json::json!(text) } else { serde_json::json!([{"type": "text", "text": text}]) };
+        let line =
+            serde_json::json!({"role": role, "content": content, "timestamp": 1_700_000_000_000i64 + i as i64 * 1000});
         writeln!(f, "{line}").unwrap();
     }
     drop(f);

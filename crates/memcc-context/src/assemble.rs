@@ -43,8 +43,7 @@ pub struct Assembled {
 
 /// Escape text placed inside a `<summary>` element so it cannot close or open one.
 fn escape_summary_text(text: &str) -> String {
-    text.replace("</summary", "<\\/summary")
-        .replace("<summary", "<\\summary")
+    text.replace("</summary", "<\\/summary").replace("<summary", "<\\summary")
 }
 
 /// A summary as the model sees it.
@@ -82,11 +81,7 @@ fn units(items: &[ContextItem]) -> Vec<Unit> {
                 }
             }
         }
-        out.push(Unit {
-            start: i,
-            end,
-            tokens: items[i..end].iter().map(|x| x.tokens).sum(),
-        });
+        out.push(Unit { start: i, end, tokens: items[i..end].iter().map(|x| x.tokens).sum() });
         i = end;
     }
     out
@@ -99,12 +94,7 @@ pub(crate) struct Assembler<'a> {
 }
 
 impl Assembler<'_> {
-    pub fn assemble(
-        &self,
-        conversation: &Conversation,
-        budget: usize,
-        as_of: Option<i64>,
-    ) -> Result<Assembled> {
+    pub fn assemble(&self, conversation: &Conversation, budget: usize, as_of: Option<i64>) -> Result<Assembled> {
         let items = self.store.context_items(conversation.id)?;
         let has_summaries = items.iter().any(|i| !i.is_message());
         let mut remaining = budget;
@@ -138,16 +128,8 @@ impl Assembler<'_> {
                 }
             }
         }
-        let memory_text = sections
-            .iter()
-            .map(|s| s.body.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let memory_tokens = if sections.is_empty() {
-            0
-        } else {
-            FRAME + estimate_tokens(&memory_text)
-        };
+        let memory_text = sections.iter().map(|s| s.body.as_str()).collect::<Vec<_>>().join("\n");
+        let memory_tokens = if sections.is_empty() { 0 } else { FRAME + estimate_tokens(&memory_text) };
         remaining -= memory_tokens.min(remaining);
 
         // Newest-first, whole units, stop at the first that does not fit.
@@ -166,11 +148,10 @@ impl Assembler<'_> {
         let mut summaries_included = 0;
         let mut raw_included = 0;
         let kept = &items[first_kept..];
-        let last_user = kept
-            .iter()
-            .rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
-        let memory_message = (!sections.is_empty())
-            .then(|| json!({"role": "user", "content": memory_text, "timestamp": as_of.unwrap_or_else(crate::store::now_ms)}));
+        let last_user = kept.iter().rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
+        let memory_message = (!sections.is_empty()).then(
+            || json!({"role": "user", "content": memory_text, "timestamp": as_of.unwrap_or_else(crate::store::now_ms)}),
+        );
         for (pos, item) in kept.iter().enumerate() {
             if Some(pos) == last_user {
                 if let Some(m) = &memory_message {
@@ -214,15 +195,16 @@ impl Assembler<'_> {
                             let room = remaining - FRAME - estimate_tokens(&note);
                             let text = cut_to_tokens(&m.content, room);
                             used = FRAME + estimate_tokens(&note) + estimate_tokens(&text);
-                            messages.push(json!({"role": "user", "content": format!("{note}{text}"), "timestamp": m.timestamp}));
+                            messages.push(
+                                json!({"role": "user", "content": format!("{note}{text}"), "timestamp": m.timestamp}),
+                            );
                             truncated_latest = true;
                         }
                     }
                 }
             }
         }
-        let estimated_tokens =
-            used + memory_tokens + system_prompt_addition.as_ref().map_or(0, |_| hint_tokens);
+        let estimated_tokens = used + memory_tokens + system_prompt_addition.as_ref().map_or(0, |_| hint_tokens);
         Ok(Assembled {
             messages,
             estimated_tokens,
@@ -254,11 +236,7 @@ impl Assembler<'_> {
             .collect();
         let mut messages = self.store.messages(&ids)?;
         messages.reverse();
-        let text: String = messages
-            .iter()
-            .map(|m| m.content.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text: String = messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n");
         let text = cut_to_tokens(&text, 512);
         let as_of = as_of.or_else(|| messages.iter().filter_map(|m| m.timestamp).max());
         Ok(RecallQuery {
@@ -276,11 +254,7 @@ pub fn cut_to_tokens(text: &str, max_tokens: usize) -> String {
         return text.to_string();
     }
     // Binary search on the char count; estimate_tokens is monotonic in prefix length.
-    let boundaries: Vec<usize> = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain([text.len()])
-        .collect();
+    let boundaries: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
     let (mut lo, mut hi) = (0usize, boundaries.len() - 1);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);

@@ -14,8 +14,7 @@ use crate::assemble::render_summary;
 use crate::config::ContextConfig;
 use crate::error::Result;
 use crate::store::{
-    ContextItem, ContextStore, Conversation, ItemRef, NewSummary, StoredMessage, Summary,
-    SummaryKind, now_ms,
+    ContextItem, ContextStore, Conversation, ItemRef, NewSummary, StoredMessage, Summary, SummaryKind, now_ms,
 };
 use crate::summarize::{Summarizer, summarize_escalating};
 use memcc_core::bridge::{BridgeMessage, MemoryBridge, SummaryPayload};
@@ -50,9 +49,7 @@ pub fn splits_tool_pair(items: &[ContextItem], boundary: usize) -> bool {
     let calls: HashSet<&str> = items[..boundary]
         .iter()
         .flat_map(|i| match &i.item {
-            ItemRef::Message { tool_call_ids, .. } => {
-                tool_call_ids.iter().map(String::as_str).collect()
-            }
+            ItemRef::Message { tool_call_ids, .. } => tool_call_ids.iter().map(String::as_str).collect(),
             _ => Vec::new(),
         })
         .collect();
@@ -60,10 +57,7 @@ pub fn splits_tool_pair(items: &[ContextItem], boundary: usize) -> bool {
         return false;
     }
     items[boundary..].iter().any(|i| match &i.item {
-        ItemRef::Message {
-            tool_result_for: Some(id),
-            ..
-        } => calls.contains(id.as_str()),
+        ItemRef::Message { tool_result_for: Some(id), .. } => calls.contains(id.as_str()),
         _ => false,
     })
 }
@@ -71,20 +65,14 @@ pub fn splits_tool_pair(items: &[ContextItem], boundary: usize) -> bool {
 /// Index of the first item of the fresh tail: the last `fresh_tail_count` raw messages, widened
 /// to include the newest user message and never to split a tool call from its result.
 pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: usize) -> usize {
-    let message_positions: Vec<usize> = items
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| i.is_message())
-        .map(|(p, _)| p)
-        .collect();
+    let message_positions: Vec<usize> =
+        items.iter().enumerate().filter(|(_, i)| i.is_message()).map(|(p, _)| p).collect();
     let mut start = if message_positions.len() <= fresh_tail_count {
         message_positions.first().copied().unwrap_or(items.len())
     } else {
         message_positions[message_positions.len() - fresh_tail_count]
     };
-    let last_user = items
-        .iter()
-        .rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
+    let last_user = items.iter().rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
     if let Some(u) = last_user {
         start = start.min(u);
     }
@@ -95,12 +83,7 @@ pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: usize) -> usize
 }
 
 impl Compactor<'_> {
-    pub fn run(
-        &self,
-        conversation: &Conversation,
-        budget: usize,
-        force: bool,
-    ) -> Result<CompactionOutcome> {
+    pub fn run(&self, conversation: &Conversation, budget: usize, force: bool) -> Result<CompactionOutcome> {
         let threshold = (budget as f64 * self.config.context_threshold).floor() as usize;
         let mut outcome = CompactionOutcome {
             tokens_before: self.store.context_tokens(conversation.id)?,
@@ -108,27 +91,27 @@ impl Compactor<'_> {
             ..Default::default()
         };
         outcome.reason = "iteration cap reached".into();
-        for _ in 0..self.config.max_compaction_iterations {
+        // Every committed step either folds at least one raw message into a leaf or merges at
+        // least two items into one, so 2 × items bounds the useful steps of a call; the
+        // configured cap is headroom on top. Each step must also shrink the context (see commit).
+        let cap = self.config.max_compaction_iterations + 2 * self.store.context_item_count(conversation.id)?;
+        for _ in 0..cap {
             let items = self.store.context_items(conversation.id)?;
             let total: usize = items.iter().map(|i| i.tokens).sum();
             let tail_start = fresh_tail_start(&items, self.config.fresh_tail_count);
             let over = total > threshold;
-            let step = if let Some(run) =
-                fanout_run(&items[..tail_start], self.config.leaf_min_fanout)
-            {
+            let step = if let Some(run) = fanout_run(&items[..tail_start], self.config.leaf_min_fanout) {
                 Step::Condense(run)
             } else if !over && !force {
                 outcome.reason = "under threshold".into();
                 break;
-            } else if let Some(chunk) = self.leaf_chunk(&items, tail_start) {
+            } else if let Some(chunk) = self.leaf_chunk(&items, tail_start, budget) {
                 Step::Leaf(chunk)
             } else if over {
                 match pressure_run(&items[..tail_start]) {
                     Some(run) => Step::Condense(run),
                     None => {
-                        outcome.reason =
-                            "over threshold but nothing outside the fresh tail is left to compact"
-                                .into();
+                        outcome.reason = "over threshold but nothing outside the fresh tail is left to compact".into();
                         break;
                     }
                 }
@@ -138,8 +121,8 @@ impl Compactor<'_> {
             };
             outcome.iterations += 1;
             let committed = match step {
-                Step::Leaf(range) => self.leaf(conversation, &items[range])?,
-                Step::Condense(range) => self.condense(conversation, &items[range])?,
+                Step::Leaf(range) => self.leaf(conversation, &items[range], budget)?,
+                Step::Condense(range) => self.condense(conversation, &items[range], budget)?,
             };
             match committed {
                 Some((id, kind)) => {
@@ -150,9 +133,7 @@ impl Compactor<'_> {
                     outcome.summary_ids.push(id);
                 }
                 None => {
-                    outcome.reason =
-                        "no progress: the context changed underneath or a summary was not smaller"
-                            .into();
+                    outcome.reason = "no progress: the context changed underneath or a summary was not smaller".into();
                     break;
                 }
             }
@@ -163,18 +144,12 @@ impl Compactor<'_> {
     }
 
     /// The oldest contiguous raw messages before the tail, up to `leaf_chunk_tokens`.
-    fn leaf_chunk(
-        &self,
-        items: &[ContextItem],
-        tail_start: usize,
-    ) -> Option<std::ops::Range<usize>> {
-        let start = items[..tail_start]
-            .iter()
-            .position(ContextItem::is_message)?;
+    fn leaf_chunk(&self, items: &[ContextItem], tail_start: usize, budget: usize) -> Option<std::ops::Range<usize>> {
+        let start = items[..tail_start].iter().position(ContextItem::is_message)?;
         let mut end = start;
         let mut tokens = 0usize;
         while end < tail_start && items[end].is_message() {
-            if end > start && tokens + items[end].tokens > self.config.leaf_chunk_tokens {
+            if end > start && tokens + items[end].tokens > self.config.leaf_chunk(budget) {
                 break;
             }
             tokens += items[end].tokens;
@@ -191,6 +166,7 @@ impl Compactor<'_> {
         &self,
         conversation: &Conversation,
         chunk: &[ContextItem],
+        budget: usize,
     ) -> Result<Option<(String, SummaryKind)>> {
         let ids: Vec<i64> = chunk
             .iter()
@@ -207,7 +183,7 @@ impl Compactor<'_> {
             SummaryKind::Leaf,
             &source,
             source_tokens.saturating_sub(SUMMARY_FRAME_TOKENS),
-            self.config.leaf_target(),
+            self.config.leaf_target(budget),
         );
         let summary = Summary {
             id: summary_id(conversation.id, "leaf", ids.iter().map(|i| i.to_string())),
@@ -236,20 +212,14 @@ impl Compactor<'_> {
                 timestamp: m.timestamp,
             })
             .collect();
-        self.commit(
-            conversation,
-            summary,
-            ids,
-            Vec::new(),
-            chunk,
-            payload_messages,
-        )
+        self.commit(conversation, summary, ids, Vec::new(), chunk, payload_messages)
     }
 
     fn condense(
         &self,
         conversation: &Conversation,
         run: &[ContextItem],
+        budget: usize,
     ) -> Result<Option<(String, SummaryKind)>> {
         let mut children = Vec::new();
         for item in run {
@@ -262,18 +232,14 @@ impl Compactor<'_> {
         if children.len() != run.len() {
             return Ok(None);
         }
-        let source = children
-            .iter()
-            .map(|c| c.content.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n");
+        let source = children.iter().map(|c| c.content.as_str()).collect::<Vec<_>>().join("\n\n");
         let source_tokens: usize = run.iter().map(|i| i.tokens).sum();
         let produced = summarize_escalating(
             self.summarizer,
             SummaryKind::Condensed,
             &source,
             source_tokens.saturating_sub(SUMMARY_FRAME_TOKENS),
-            self.config.condensed_target(),
+            self.config.condensed_target(budget),
         );
         let child_ids: Vec<String> = children.iter().map(|c| c.id.clone()).collect();
         let summary = Summary {
@@ -293,14 +259,7 @@ impl Compactor<'_> {
             method: format!("{}:{}", self.summarizer.label(), produced.method),
             created_at: now_ms(),
         };
-        self.commit(
-            conversation,
-            summary,
-            Vec::new(),
-            child_ids,
-            run,
-            Vec::new(),
-        )
+        self.commit(conversation, summary, Vec::new(), child_ids, run, Vec::new())
     }
 
     fn commit(
@@ -320,11 +279,7 @@ impl Compactor<'_> {
         }
         let ordinals: Vec<i64> = replaced.iter().map(|i| i.ordinal).collect();
         let expected: Vec<ItemRef> = replaced.iter().map(|i| i.item.clone()).collect();
-        let new = NewSummary {
-            summary,
-            message_ids,
-            child_ids,
-        };
+        let new = NewSummary { summary, message_ids, child_ids };
         if !self.store.commit_summary(&new, &ordinals, &expected)? {
             return Ok(None);
         }
@@ -364,9 +319,7 @@ fn fanout_run(items: &[ContextItem], fanout: usize) -> Option<std::ops::Range<us
     while i < items.len() {
         if let ItemRef::Summary { depth, .. } = items[i].item {
             let mut j = i + 1;
-            while j < items.len()
-                && matches!(items[j].item, ItemRef::Summary { depth: d, .. } if d == depth)
-            {
+            while j < items.len() && matches!(items[j].item, ItemRef::Summary { depth: d, .. } if d == depth) {
                 j += 1;
             }
             if j - i >= fanout {
@@ -416,10 +369,7 @@ pub fn format_time(ms: i64) -> String {
 pub fn render_messages(messages: &[StoredMessage]) -> String {
     let mut out = String::new();
     for m in messages {
-        let when = m
-            .timestamp
-            .map(format_time)
-            .unwrap_or_else(|| format!("#{}", m.seq));
+        let when = m.timestamp.map(format_time).unwrap_or_else(|| format!("#{}", m.seq));
         let text = m.content.replace('\n', " ");
         out.push_str(&format!("[{when}] {}: {}\n", m.role, text.trim()));
     }

@@ -51,22 +51,13 @@ impl ContextConfig {
     pub fn validate(&self) -> Result<(), ContextError> {
         let bad = |m: String| Err(ContextError::Config(m));
         if !(self.context_threshold > 0.0 && self.context_threshold <= 1.0) {
-            return bad(format!(
-                "contextThreshold must be in (0, 1], got {}",
-                self.context_threshold
-            ));
+            return bad(format!("contextThreshold must be in (0, 1], got {}", self.context_threshold));
         }
         if !(0.0..=0.9).contains(&self.memory_budget_fraction) {
-            return bad(format!(
-                "memoryBudgetFraction must be in [0, 0.9], got {}",
-                self.memory_budget_fraction
-            ));
+            return bad(format!("memoryBudgetFraction must be in [0, 0.9], got {}", self.memory_budget_fraction));
         }
         if self.leaf_min_fanout < 2 {
-            return bad(format!(
-                "leafMinFanout must be at least 2, got {}",
-                self.leaf_min_fanout
-            ));
+            return bad(format!("leafMinFanout must be at least 2, got {}", self.leaf_min_fanout));
         }
         for (name, v) in [
             ("leafChunkTokens", self.leaf_chunk_tokens),
@@ -85,19 +76,29 @@ impl ContextConfig {
         Ok(())
     }
 
-    pub fn leaf_target(&self) -> usize {
-        if self.context_optimization {
-            1000.min(self.leaf_target_tokens)
-        } else {
-            self.leaf_target_tokens
-        }
+    /// Summary sizes are also capped at a quarter of the threshold (and leaf chunks at half), so
+    /// that a small budget still holds several summaries plus the fresh tail instead of spending
+    /// its whole room on one summary and merging on every turn.
+    fn budget_cap(&self, budget: usize, divisor: usize) -> usize {
+        ((budget as f64 * self.context_threshold) as usize / divisor).max(64)
     }
 
-    pub fn condensed_target(&self) -> usize {
-        if self.context_optimization {
+    pub fn leaf_target(&self, budget: usize) -> usize {
+        let configured =
+            if self.context_optimization { 1000.min(self.leaf_target_tokens) } else { self.leaf_target_tokens };
+        configured.min(self.budget_cap(budget, 4))
+    }
+
+    pub fn condensed_target(&self, budget: usize) -> usize {
+        let configured = if self.context_optimization {
             1200.min(self.condensed_target_tokens)
         } else {
             self.condensed_target_tokens
-        }
+        };
+        configured.min(self.budget_cap(budget, 4))
+    }
+
+    pub fn leaf_chunk(&self, budget: usize) -> usize {
+        self.leaf_chunk_tokens.min(self.budget_cap(budget, 2))
     }
 }

@@ -29,10 +29,7 @@ pub struct SessionRef {
 
 impl SessionRef {
     pub fn new(session_id: &str) -> Self {
-        SessionRef {
-            session_id: session_id.to_string(),
-            ..Default::default()
-        }
+        SessionRef { session_id: session_id.to_string(), ..Default::default() }
     }
 }
 
@@ -63,12 +60,7 @@ impl ContextEngine {
     /// An engine with the offline defaults: extractive summaries, no memory.
     pub fn new(store: ContextStore, config: ContextConfig) -> Result<Self> {
         config.validate()?;
-        Ok(ContextEngine {
-            store,
-            config,
-            summarizer: Arc::new(ExtractiveSummarizer),
-            bridge: Arc::new(NoopBridge),
-        })
+        Ok(ContextEngine { store, config, summarizer: Arc::new(ExtractiveSummarizer), bridge: Arc::new(NoopBridge) })
     }
 
     pub fn with_summarizer(mut self, summarizer: Arc<dyn Summarizer>) -> Self {
@@ -95,28 +87,17 @@ impl ContextEngine {
             return Err(ContextError::Input("session id must not be empty".into()));
         }
         let agent = session.agent_id.as_deref().unwrap_or(&self.config.agent_id);
-        Ok(self
-            .store
-            .conversation(&session.session_id, session.session_key.as_deref(), agent)?)
+        Ok(self.store.conversation(&session.session_id, session.session_key.as_deref(), agent)?)
     }
 
     fn existing(&self, session_id: &str) -> Result<Conversation> {
-        self.store
-            .find_conversation(session_id)?
-            .ok_or_else(|| ContextError::UnknownSession(session_id.to_string()))
+        self.store.find_conversation(session_id)?.ok_or_else(|| ContextError::UnknownSession(session_id.to_string()))
     }
 
     /// Store messages (idempotently; see [`ContextStore::append_messages`]).
-    pub fn ingest_batch(
-        &self,
-        session: &SessionRef,
-        messages: &[AgentMessage],
-    ) -> Result<AppendOutcome> {
+    pub fn ingest_batch(&self, session: &SessionRef, messages: &[AgentMessage]) -> Result<AppendOutcome> {
         let conversation = self.session(session)?;
-        let prepared: Vec<_> = messages
-            .iter()
-            .map(|m| prepare(m, self.config.large_file_threshold_tokens))
-            .collect();
+        let prepared: Vec<_> = messages.iter().map(|m| prepare(m, self.config.large_file_threshold_tokens)).collect();
         Ok(self.store.append_messages(conversation.id, &prepared)?)
     }
 
@@ -132,36 +113,20 @@ impl ContextEngine {
         messages: &[AgentMessage],
     ) -> Result<Option<AppendOutcome>> {
         if advancement_key.is_empty() {
-            return Err(ContextError::Input(
-                "advancement key must not be empty".into(),
-            ));
+            return Err(ContextError::Input("advancement key must not be empty".into()));
         }
         let conversation = self.session(session)?;
-        let prepared: Vec<_> = messages
-            .iter()
-            .map(|m| prepare(m, self.config.large_file_threshold_tokens))
-            .collect();
-        Ok(self
-            .store
-            .append_turn(conversation.id, advancement_key, &prepared)?)
+        let prepared: Vec<_> = messages.iter().map(|m| prepare(m, self.config.large_file_threshold_tokens)).collect();
+        Ok(self.store.append_turn(conversation.id, advancement_key, &prepared)?)
     }
 
     /// Import a JSONL transcript. Bad lines are reported and skipped; re-importing adds nothing.
     /// Without a session id, the file's OpenClaw session header names the session.
-    pub fn import_jsonl(
-        &self,
-        session_id: Option<&str>,
-        reader: impl BufRead,
-    ) -> Result<ImportReport> {
+    pub fn import_jsonl(&self, session_id: Option<&str>, reader: impl BufRead) -> Result<ImportReport> {
         let parsed = parse_jsonl(reader)?;
-        let session_id = session_id
-            .map(String::from)
-            .or(parsed.header_session_id.clone())
-            .ok_or_else(|| {
-                ContextError::Input(
-                    "no session id given and the transcript has no session header".into(),
-                )
-            })?;
+        let session_id = session_id.map(String::from).or(parsed.header_session_id.clone()).ok_or_else(|| {
+            ContextError::Input("no session id given and the transcript has no session header".into())
+        })?;
         let outcome = self.ingest_batch(&SessionRef::new(&session_id), &parsed.messages)?;
         Ok(ImportReport {
             session_id,
@@ -173,29 +138,14 @@ impl ContextEngine {
     }
 
     /// Compact when over `contextThreshold × budget` (always, with `force`).
-    pub fn compact(
-        &self,
-        session_id: &str,
-        budget: usize,
-        force: bool,
-    ) -> Result<CompactionOutcome> {
+    pub fn compact(&self, session_id: &str, budget: usize, force: bool) -> Result<CompactionOutcome> {
         let conversation = self.existing(session_id)?;
-        Compactor {
-            store: &self.store,
-            config: &self.config,
-            summarizer: &*self.summarizer,
-            bridge: &*self.bridge,
-        }
-        .run(&conversation, budget, force)
+        Compactor { store: &self.store, config: &self.config, summarizer: &*self.summarizer, bridge: &*self.bridge }
+            .run(&conversation, budget, force)
     }
 
     /// The prompt for the next model call within `budget` tokens. Read-only.
-    pub fn assemble(
-        &self,
-        session_id: &str,
-        budget: usize,
-        as_of: Option<i64>,
-    ) -> Result<Assembled> {
+    pub fn assemble(&self, session_id: &str, budget: usize, as_of: Option<i64>) -> Result<Assembled> {
         let conversation = self.existing(session_id)?;
         Assembler {
             store: &self.store,

@@ -6,15 +6,10 @@ use memcc_core::llm::LlmError;
 pub enum StoreError {
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error(
-        "database schema v{found} is newer than this MemCC supports (v{supported}); upgrade MemCC"
-    )]
+    #[error("database schema v{found} is newer than this MemCC supports (v{supported}); upgrade MemCC")]
     NewerSchema { found: i64, supported: i64 },
     #[error("cannot create data directory {path}: {source}")]
-    DataDir {
-        path: String,
-        source: std::io::Error,
-    },
+    DataDir { path: String, source: std::io::Error },
     #[error("corrupt row: {0}")]
     Corrupt(String),
 }

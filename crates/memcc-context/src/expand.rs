@@ -77,34 +77,18 @@ pub fn parse_message_ref(id: &str) -> Option<i64> {
     id.strip_prefix("msg_")?.parse().ok()
 }
 
-pub(crate) fn grep(
-    store: &ContextStore,
-    conversation_id: Option<i64>,
-    req: &GrepRequest,
-) -> Result<Vec<GrepHit>> {
-    let limit = req
-        .limit
-        .unwrap_or(DEFAULT_GREP_LIMIT)
-        .clamp(1, MAX_GREP_LIMIT);
-    let filter = SearchFilter {
-        conversation_id,
-        since: req.since,
-        before: req.before,
-        limit,
-    };
+pub(crate) fn grep(store: &ContextStore, conversation_id: Option<i64>, req: &GrepRequest) -> Result<Vec<GrepHit>> {
+    let limit = req.limit.unwrap_or(DEFAULT_GREP_LIMIT).clamp(1, MAX_GREP_LIMIT);
+    let filter = SearchFilter { conversation_id, since: req.since, before: req.before, limit };
     let mut hits = Vec::new();
     let want_messages = req.scope != GrepScope::Summaries;
     let want_summaries = req.scope != GrepScope::Messages;
     match req.mode {
         GrepMode::Text => {
-            let all_words = match_query(&req.pattern, Combine::All).ok_or_else(|| {
-                ContextError::Input(format!("no searchable words in {:?}", req.pattern))
-            })?;
+            let all_words = match_query(&req.pattern, Combine::All)
+                .ok_or_else(|| ContextError::Input(format!("no searchable words in {:?}", req.pattern)))?;
             // The exact phrase ranks first; messages with all the words anywhere follow.
-            let queries: Vec<String> = phrase_query(&req.pattern)
-                .into_iter()
-                .chain([all_words])
-                .collect();
+            let queries: Vec<String> = phrase_query(&req.pattern).into_iter().chain([all_words]).collect();
             let needles: Vec<String> = terms(&req.pattern)
                 .into_iter()
                 .map(|t| match t {
@@ -210,33 +194,19 @@ pub struct Description {
 }
 
 pub(crate) fn describe(store: &ContextStore, id: &str) -> Result<Description> {
-    let summary = store
-        .summary(id)?
-        .ok_or_else(|| ContextError::NotFound(format!("summary {id}")))?;
+    let summary = store.summary(id)?.ok_or_else(|| ContextError::NotFound(format!("summary {id}")))?;
     let (messages, child_summaries) = store.summary_children(id)?;
     let mut children = Vec::new();
     for m in store.messages(&messages)? {
-        children.push(ChildRef {
-            id: message_ref(m.id),
-            kind: format!("message:{}", m.role),
-            tokens: m.token_count,
-        });
+        children.push(ChildRef { id: message_ref(m.id), kind: format!("message:{}", m.role), tokens: m.token_count });
     }
     for c in child_summaries {
         if let Some(s) = store.summary(&c)? {
-            children.push(ChildRef {
-                id: s.id,
-                kind: format!("summary:{}", s.kind.as_str()),
-                tokens: s.token_count,
-            });
+            children.push(ChildRef { id: s.id, kind: format!("summary:{}", s.kind.as_str()), tokens: s.token_count });
         }
     }
     let parents = store.summary_parents(id)?;
-    Ok(Description {
-        summary,
-        children,
-        parents,
-    })
+    Ok(Description { summary, children, parents })
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -278,40 +248,20 @@ pub struct Expansion {
 
 pub const DEFAULT_EXPAND_TOKENS: usize = 4000;
 
-pub(crate) fn expand(
-    store: &ContextStore,
-    conversation_id: Option<i64>,
-    req: &ExpandRequest,
-) -> Result<Expansion> {
+pub(crate) fn expand(store: &ContextStore, conversation_id: Option<i64>, req: &ExpandRequest) -> Result<Expansion> {
     let max_tokens = req.max_tokens.unwrap_or(DEFAULT_EXPAND_TOKENS).max(1);
     let mut ids = req.ids.clone();
     if ids.is_empty() {
         let q = req.query.as_deref().unwrap_or("").trim();
         if q.is_empty() {
-            return Err(ContextError::Input(
-                "lcm_expand_query needs ids or a query".into(),
-            ));
+            return Err(ContextError::Input("lcm_expand_query needs ids or a query".into()));
         }
-        let grep_req = GrepRequest {
-            pattern: q.to_string(),
-            limit: Some(3),
-            scope: GrepScope::Summaries,
-            ..Default::default()
-        };
-        ids = grep(store, conversation_id, &grep_req)?
-            .into_iter()
-            .map(|h| h.id)
-            .collect();
+        let grep_req =
+            GrepRequest { pattern: q.to_string(), limit: Some(3), scope: GrepScope::Summaries, ..Default::default() };
+        ids = grep(store, conversation_id, &grep_req)?.into_iter().map(|h| h.id).collect();
         if ids.is_empty() {
-            let grep_req = GrepRequest {
-                scope: GrepScope::Messages,
-                limit: Some(10),
-                ..grep_req
-            };
-            ids = grep(store, conversation_id, &grep_req)?
-                .into_iter()
-                .map(|h| h.id)
-                .collect();
+            let grep_req = GrepRequest { scope: GrepScope::Messages, limit: Some(10), ..grep_req };
+            ids = grep(store, conversation_id, &grep_req)?.into_iter().map(|h| h.id).collect();
         }
     }
     let mut items = Vec::new();
@@ -339,12 +289,7 @@ pub(crate) fn expand(
         out.push(item);
     }
     let omitted = total - out.len();
-    Ok(Expansion {
-        items: out,
-        tokens: used,
-        truncated: truncated || omitted > 0,
-        omitted,
-    })
+    Ok(Expansion { items: out, tokens: used, truncated: truncated || omitted > 0, omitted })
 }
 
 /// Depth guard: the DAG is acyclic by construction, but a corrupt file must not recurse forever.
@@ -359,22 +304,17 @@ fn collect(
     depth: usize,
 ) -> Result<()> {
     if depth > MAX_EXPAND_DEPTH {
-        return Err(ContextError::Store(crate::error::StoreError::Corrupt(
-            format!("summary DAG deeper than {MAX_EXPAND_DEPTH} at {id}"),
-        )));
+        return Err(ContextError::Store(crate::error::StoreError::Corrupt(format!(
+            "summary DAG deeper than {MAX_EXPAND_DEPTH} at {id}"
+        ))));
     }
     if let Some(mid) = parse_message_ref(id) {
-        let m = store
-            .messages(&[mid])?
-            .pop()
-            .ok_or_else(|| ContextError::NotFound(format!("message {id}")))?;
+        let m = store.messages(&[mid])?.pop().ok_or_else(|| ContextError::NotFound(format!("message {id}")))?;
         out.push(message_item(&m, parent));
         return Ok(());
     }
     if id.starts_with("file_") {
-        let f = store
-            .large_file(id)?
-            .ok_or_else(|| ContextError::NotFound(format!("large file {id}")))?;
+        let f = store.large_file(id)?.ok_or_else(|| ContextError::NotFound(format!("large file {id}")))?;
         out.push(ExpandedItem {
             id: f.id.clone(),
             kind: "file".into(),
@@ -387,9 +327,7 @@ fn collect(
         return Ok(());
     }
     if store.summary(id)?.is_none() {
-        return Err(ContextError::NotFound(format!(
-            "no summary, message or file with id {id:?}"
-        )));
+        return Err(ContextError::NotFound(format!("no summary, message or file with id {id:?}")));
     }
     let (messages, children) = store.summary_children(id)?;
     for m in store.messages(&messages)? {

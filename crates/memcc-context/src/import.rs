@@ -61,9 +61,7 @@ fn entry(value: Value, parsed: &mut ParsedTranscript) -> Result<(), String> {
             parsed.other_entries += 1;
             Ok(())
         }
-        None => {
-            Err("neither a message (no \"role\") nor a typed transcript entry (no \"type\")".into())
-        }
+        None => Err("neither a message (no \"role\") nor a typed transcript entry (no \"type\")".into()),
     }
 }
 
@@ -81,10 +79,9 @@ pub fn parse_jsonl(mut reader: impl BufRead) -> std::io::Result<ParsedTranscript
         let text = match std::str::from_utf8(&buf) {
             Ok(t) => t.trim(),
             Err(e) => {
-                parsed.errors.push(LineError {
-                    line: line_no,
-                    error: format!("invalid UTF-8 at byte {}", e.valid_up_to()),
-                });
+                parsed
+                    .errors
+                    .push(LineError { line: line_no, error: format!("invalid UTF-8 at byte {}", e.valid_up_to()) });
                 continue;
             }
         };
@@ -95,10 +92,7 @@ pub fn parse_jsonl(mut reader: impl BufRead) -> std::io::Result<ParsedTranscript
             .map_err(|e| format!("malformed JSON: {e}"))
             .and_then(|v| entry(v, &mut parsed));
         if let Err(error) = result {
-            parsed.errors.push(LineError {
-                line: line_no,
-                error,
-            });
+            parsed.errors.push(LineError { line: line_no, error });
         }
     }
     Ok(parsed)
@@ -111,13 +105,9 @@ mod tests {
     #[test]
     fn reads_both_formats_and_reports_bad_lines() {
         let mut data = Vec::new();
-        data.extend_from_slice(
-            b"{\"type\":\"session\",\"id\":\"s-1\",\"timestamp\":\"2026-01-01T00:00:00Z\"}\n",
-        );
+        data.extend_from_slice(b"{\"type\":\"session\",\"id\":\"s-1\",\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
         data.extend_from_slice(b"{\"type\":\"message\",\"timestamp\":\"2026-01-01T00:00:01Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n");
-        data.extend_from_slice(
-            b"{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}\n",
-        );
+        data.extend_from_slice(b"{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}\n");
         data.extend_from_slice(b"{\"role\": \"user\", \"content\": \"unterminated\n");
         data.extend_from_slice(b"\xff\xfe not utf8\n");
         data.extend_from_slice(b"\n[1,2]\n");

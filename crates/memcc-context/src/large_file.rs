@@ -33,12 +33,7 @@ fn pointer_text(file: &LargeFile) -> String {
 }
 
 /// Replace `text` with a pointer when it is over `threshold` tokens.
-fn externalize(
-    text: &mut String,
-    name: &str,
-    threshold: usize,
-    files: &mut Vec<LargeFile>,
-) -> Option<String> {
+fn externalize(text: &mut String, name: &str, threshold: usize, files: &mut Vec<LargeFile>) -> Option<String> {
     let tokens = estimate_tokens(text);
     if tokens <= threshold {
         return None;
@@ -112,10 +107,7 @@ pub fn prepare(message: &AgentMessage, threshold: usize) -> NewMessage {
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let large_file_id = replaced
-                .iter()
-                .find(|(idx, _)| *idx == i)
-                .map(|(_, id)| id.clone());
+            let large_file_id = replaced.iter().find(|(idx, _)| *idx == i).map(|(_, id)| id.clone());
             match p {
                 ContentPart::Known(KnownPart::Text { text, .. }) => {
                     part("text", Some(text.clone()), None, None, large_file_id)
@@ -123,27 +115,12 @@ pub fn prepare(message: &AgentMessage, threshold: usize) -> NewMessage {
                 ContentPart::Known(KnownPart::Thinking { thinking, .. }) => {
                     part("thinking", Some(thinking.clone()), None, None, None)
                 }
-                ContentPart::Known(KnownPart::Image { .. }) => {
-                    part("image", None, None, None, None)
+                ContentPart::Known(KnownPart::Image { .. }) => part("image", None, None, None, None),
+                ContentPart::Known(KnownPart::ToolCall { id, name, arguments, .. }) => {
+                    part("toolCall", Some(arguments.to_string()), Some(id.clone()), Some(name.clone()), None)
                 }
-                ContentPart::Known(KnownPart::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                    ..
-                }) => part(
-                    "toolCall",
-                    Some(arguments.to_string()),
-                    Some(id.clone()),
-                    Some(name.clone()),
-                    None,
-                ),
                 ContentPart::Unknown(v) => {
-                    let kind = v
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .unwrap_or("unknown")
-                        .to_string();
+                    let kind = v.get("type").and_then(Value::as_str).unwrap_or("unknown").to_string();
                     part(&kind, Some(v.to_string()), None, None, None)
                 }
             }
@@ -163,20 +140,8 @@ pub fn prepare(message: &AgentMessage, threshold: usize) -> NewMessage {
     }
 }
 
-fn part(
-    kind: &str,
-    text: Option<String>,
-    call: Option<String>,
-    tool: Option<String>,
-    file: Option<String>,
-) -> NewPart {
-    NewPart {
-        kind: kind.to_string(),
-        text,
-        tool_call_id: call,
-        tool_name: tool,
-        large_file_id: file,
-    }
+fn part(kind: &str, text: Option<String>, call: Option<String>, tool: Option<String>, file: Option<String>) -> NewPart {
+    NewPart { kind: kind.to_string(), text, tool_call_id: call, tool_name: tool, large_file_id: file }
 }
 
 #[cfg(test)]
@@ -194,15 +159,8 @@ mod tests {
         assert!(file.id.starts_with("file_") && file.id.len() == 21);
         assert_eq!(file.name, "bash output");
         assert!(prepared.raw.contains(&file.id));
-        assert!(
-            prepared.token_count < 500,
-            "pointer stays small: {}",
-            prepared.token_count
-        );
-        assert_eq!(
-            prepared.parts[0].large_file_id.as_deref(),
-            Some(file.id.as_str())
-        );
+        assert!(prepared.token_count < 500, "pointer stays small: {}", prepared.token_count);
+        assert_eq!(prepared.parts[0].large_file_id.as_deref(), Some(file.id.as_str()));
         // Identity is of the original message, so re-sending the big one is recognised.
         assert_eq!(prepare(&msg, 25_000).identity_hash, prepared.identity_hash);
     }
@@ -212,9 +170,6 @@ mod tests {
         let msg = AgentMessage::user("hello");
         let prepared = prepare(&msg, 25_000);
         assert!(prepared.large_files.is_empty());
-        assert_eq!(
-            serde_json::from_str::<Value>(&prepared.raw).unwrap(),
-            msg.to_value()
-        );
+        assert_eq!(serde_json::from_str::<Value>(&prepared.raw).unwrap(), msg.to_value());
     }
 }

@@ -52,19 +52,11 @@ pub enum ContentPart {
 
 impl ContentPart {
     pub fn text(text: impl Into<String>) -> Self {
-        ContentPart::Known(KnownPart::Text {
-            text: text.into(),
-            extra: Extra::new(),
-        })
+        ContentPart::Known(KnownPart::Text { text: text.into(), extra: Extra::new() })
     }
 
     pub fn tool_call(id: &str, name: &str, arguments: Value) -> Self {
-        ContentPart::Known(KnownPart::ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments,
-            extra: Extra::new(),
-        })
+        ContentPart::Known(KnownPart::ToolCall { id: id.into(), name: name.into(), arguments, extra: Extra::new() })
     }
 }
 
@@ -151,17 +143,11 @@ impl AgentMessage {
     }
 
     pub fn user(text: &str) -> Self {
-        AgentMessage::User(UserMessage {
-            content: Content::Text(text.into()),
-            extra: Extra::new(),
-        })
+        AgentMessage::User(UserMessage { content: Content::Text(text.into()), extra: Extra::new() })
     }
 
     pub fn assistant(parts: Vec<ContentPart>) -> Self {
-        AgentMessage::Assistant(AssistantMessage {
-            content: parts,
-            extra: Extra::new(),
-        })
+        AgentMessage::Assistant(AssistantMessage { content: parts, extra: Extra::new() })
     }
 
     pub fn tool_result(tool_call_id: &str, tool_name: &str, text: &str) -> Self {
@@ -214,12 +200,9 @@ impl AgentMessage {
             AgentMessage::User(_) => "user".into(),
             AgentMessage::Assistant(_) => "assistant".into(),
             AgentMessage::ToolResult(_) => "toolResult".into(),
-            AgentMessage::Unknown(v) => v
-                .get("role")
-                .or_else(|| v.get("type"))
-                .and_then(Value::as_str)
-                .unwrap_or("unknown")
-                .to_string(),
+            AgentMessage::Unknown(v) => {
+                v.get("role").or_else(|| v.get("type")).and_then(Value::as_str).unwrap_or("unknown").to_string()
+            }
         }
     }
 
@@ -227,9 +210,7 @@ impl AgentMessage {
     pub fn timestamp(&self) -> Option<i64> {
         match self.field("timestamp")? {
             Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
-            Value::String(s) => chrono::DateTime::parse_from_rfc3339(s)
-                .ok()
-                .map(|d| d.timestamp_millis()),
+            Value::String(s) => chrono::DateTime::parse_from_rfc3339(s).ok().map(|d| d.timestamp_millis()),
             _ => None,
         }
     }
@@ -247,9 +228,7 @@ impl AgentMessage {
     }
 
     pub fn is_error(&self) -> bool {
-        self.field("isError")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        self.field("isError").and_then(Value::as_bool).unwrap_or(false)
     }
 
     /// All content parts (a string content is one text part).
@@ -301,9 +280,7 @@ impl AgentMessage {
                 ContentPart::Known(KnownPart::Text { text, .. }) => text.clone(),
                 ContentPart::Known(KnownPart::Thinking { .. }) => continue,
                 ContentPart::Known(KnownPart::Image { .. }) => "[image]".into(),
-                ContentPart::Known(KnownPart::ToolCall {
-                    name, arguments, ..
-                }) => {
+                ContentPart::Known(KnownPart::ToolCall { name, arguments, .. }) => {
                     format!("[tool call {name} {arguments}]")
                 }
                 ContentPart::Unknown(v) => v.to_string(),
@@ -318,18 +295,12 @@ impl AgentMessage {
 
     /// Estimated tokens of the message as the model will see it.
     pub fn token_count(&self) -> usize {
-        let images = self
-            .parts()
-            .iter()
-            .filter(|p| matches!(p, ContentPart::Known(KnownPart::Image { .. })))
-            .count();
+        let images = self.parts().iter().filter(|p| matches!(p, ContentPart::Known(KnownPart::Image { .. }))).count();
         let thinking: usize = self
             .parts()
             .iter()
             .map(|p| match p {
-                ContentPart::Known(KnownPart::Thinking { thinking, .. }) => {
-                    memcc_core::estimate_tokens(thinking)
-                }
+                ContentPart::Known(KnownPart::Thinking { thinking, .. }) => memcc_core::estimate_tokens(thinking),
                 _ => 0,
             })
             .sum();
@@ -415,8 +386,7 @@ mod tests {
         assert!(matches!(custom, AgentMessage::Unknown(_)));
         assert_eq!(custom.role(), "bashExecution");
 
-        let odd_part =
-            round_trip(json!({"role": "assistant", "content": [{"type": "audio", "data": "x"}]}));
+        let odd_part = round_trip(json!({"role": "assistant", "content": [{"type": "audio", "data": "x"}]}));
         assert!(matches!(odd_part, AgentMessage::Assistant(_)));
 
         // A known role with a broken shape is kept, not rejected.

@@ -113,10 +113,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if current > SCHEMA_VERSION {
-        return Err(StoreError::NewerSchema {
-            found: current,
-            supported: SCHEMA_VERSION,
-        });
+        return Err(StoreError::NewerSchema { found: current, supported: SCHEMA_VERSION });
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         let tx = conn.transaction()?;

@@ -121,17 +121,8 @@ pub struct NewSummary {
 /// What a context item stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ItemRef {
-    Message {
-        id: i64,
-        seq: i64,
-        role: String,
-        tool_call_ids: Vec<String>,
-        tool_result_for: Option<String>,
-    },
-    Summary {
-        id: String,
-        depth: u32,
-    },
+    Message { id: i64, seq: i64, role: String, tool_call_ids: Vec<String>, tool_result_for: Option<String> },
+    Summary { id: String, depth: u32 },
 }
 
 /// One entry of the ordered list that currently stands in for a conversation.
@@ -187,10 +178,8 @@ impl ContextStore {
     /// Open (creating directories and the file as needed) and migrate.
     pub fn open(path: &Path) -> Result<Self> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
-                path: dir.display().to_string(),
-                source,
-            })?;
+            std::fs::create_dir_all(dir)
+                .map_err(|source| StoreError::DataDir { path: dir.display().to_string(), source })?;
         }
         let conn = Connection::open(path)?;
         Self::init(conn, Some(path.to_path_buf()))
@@ -207,10 +196,7 @@ impl ContextStore {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         schema::migrate(&mut conn)?;
-        Ok(ContextStore {
-            conn: Mutex::new(conn),
-            path,
-        })
+        Ok(ContextStore { conn: Mutex::new(conn), path })
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -225,9 +211,7 @@ impl ContextStore {
 
     /// `PRAGMA integrity_check` — "ok" when healthy.
     pub fn integrity_check(&self) -> Result<String> {
-        Ok(self
-            .conn()
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+        Ok(self.conn().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
     }
 
     pub fn find_conversation(&self, session_id: &str) -> Result<Option<Conversation>> {
@@ -236,12 +220,7 @@ impl ContextStore {
     }
 
     /// The conversation of `session_id`, created on first use.
-    pub fn conversation(
-        &self,
-        session_id: &str,
-        session_key: Option<&str>,
-        agent_id: &str,
-    ) -> Result<Conversation> {
+    pub fn conversation(&self, session_id: &str, session_key: Option<&str>, agent_id: &str) -> Result<Conversation> {
         let conn = self.conn();
         if let Some(c) = find_conversation(&conn, session_id)? {
             if session_key.is_some() && c.session_key.as_deref() != session_key {
@@ -249,10 +228,7 @@ impl ContextStore {
                     "UPDATE conversations SET session_key = ?1, updated_at = ?2 WHERE id = ?3",
                     params![session_key, now_ms(), c.id],
                 )?;
-                return Ok(Conversation {
-                    session_key: session_key.map(String::from),
-                    ..c
-                });
+                return Ok(Conversation { session_key: session_key.map(String::from), ..c });
             }
             return Ok(c);
         }
@@ -271,9 +247,7 @@ impl ContextStore {
 
     pub fn conversations(&self) -> Result<Vec<Conversation>> {
         let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT id, session_id, session_key, agent_id FROM conversations ORDER BY id",
-        )?;
+        let mut stmt = conn.prepare("SELECT id, session_id, session_key, agent_id FROM conversations ORDER BY id")?;
         let rows = stmt.query_map([], conversation_from_row)?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
@@ -281,11 +255,7 @@ impl ContextStore {
     /// Append messages in one transaction. A message whose identity hash already occurs in the
     /// conversation at least as often as it has occurred so far in this batch is a duplicate
     /// (a retried turn, a re-imported file) and is skipped.
-    pub fn append_messages(
-        &self,
-        conversation_id: i64,
-        messages: &[NewMessage],
-    ) -> Result<AppendOutcome> {
+    pub fn append_messages(&self, conversation_id: i64, messages: &[NewMessage]) -> Result<AppendOutcome> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let outcome = append_in(&tx, conversation_id, messages)?;
@@ -334,24 +304,24 @@ impl ContextStore {
                         id,
                         seq: r.get(4)?,
                         role: r.get(5)?,
-                        tool_call_ids: calls
-                            .and_then(|c| serde_json::from_str(&c).ok())
-                            .unwrap_or_default(),
+                        tool_call_ids: calls.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default(),
                         tool_result_for: r.get(7)?,
                     }
                 }
-                None => ItemRef::Summary {
-                    id: r.get(3)?,
-                    depth: r.get::<_, i64>(8)? as u32,
-                },
+                None => ItemRef::Summary { id: r.get(3)?, depth: r.get::<_, i64>(8)? as u32 },
             };
-            Ok(ContextItem {
-                ordinal,
-                tokens: tokens as usize,
-                item,
-            })
+            Ok(ContextItem { ordinal, tokens: tokens as usize, item })
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    pub fn context_item_count(&self, conversation_id: i64) -> Result<usize> {
+        let conn = self.conn();
+        let n: i64 =
+            conn.query_row("SELECT COUNT(*) FROM context_items WHERE conversation_id = ?1", [conversation_id], |r| {
+                r.get(0)
+            })?;
+        Ok(n as usize)
     }
 
     pub fn context_tokens(&self, conversation_id: i64) -> Result<usize> {
@@ -377,12 +347,7 @@ impl ContextStore {
     }
 
     /// Messages of a conversation with `from <= seq <= to`, in order.
-    pub fn messages_in_range(
-        &self,
-        conversation_id: i64,
-        from: i64,
-        to: i64,
-    ) -> Result<Vec<StoredMessage>> {
+    pub fn messages_in_range(&self, conversation_id: i64, from: i64, to: i64) -> Result<Vec<StoredMessage>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
             "{MESSAGE_SELECT} WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq"
@@ -393,11 +358,10 @@ impl ContextStore {
 
     pub fn message_count(&self, conversation_id: i64) -> Result<usize> {
         let conn = self.conn();
-        let n: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM messages WHERE conversation_id = ?1",
-            [conversation_id],
-            |r| r.get(0),
-        )?;
+        let n: i64 =
+            conn.query_row("SELECT COUNT(*) FROM messages WHERE conversation_id = ?1", [conversation_id], |r| {
+                r.get(0)
+            })?;
         Ok(n as usize)
     }
 
@@ -409,9 +373,8 @@ impl ContextStore {
 
     pub fn summaries(&self, conversation_id: i64) -> Result<Vec<Summary>> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached(&format!(
-            "{SUMMARY_SELECT} WHERE conversation_id = ?1 ORDER BY first_seq, depth"
-        ))?;
+        let mut stmt =
+            conn.prepare_cached(&format!("{SUMMARY_SELECT} WHERE conversation_id = ?1 ORDER BY first_seq, depth"))?;
         let rows = stmt.query_map([conversation_id], summary_from_row)?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
@@ -419,26 +382,19 @@ impl ContextStore {
     /// Direct children of a summary: message ids (leaf) and child summary ids (condensed).
     pub fn summary_children(&self, id: &str) -> Result<(Vec<i64>, Vec<String>)> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT message_id FROM summary_messages WHERE summary_id = ?1 ORDER BY ord",
-        )?;
-        let messages = stmt
-            .query_map([id], |r| r.get(0))?
-            .collect::<std::result::Result<_, _>>()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT summary_id FROM summary_parents WHERE parent_id = ?1 ORDER BY ord",
-        )?;
-        let children = stmt
-            .query_map([id], |r| r.get(0))?
-            .collect::<std::result::Result<_, _>>()?;
+        let mut stmt =
+            conn.prepare_cached("SELECT message_id FROM summary_messages WHERE summary_id = ?1 ORDER BY ord")?;
+        let messages = stmt.query_map([id], |r| r.get(0))?.collect::<std::result::Result<_, _>>()?;
+        let mut stmt =
+            conn.prepare_cached("SELECT summary_id FROM summary_parents WHERE parent_id = ?1 ORDER BY ord")?;
+        let children = stmt.query_map([id], |r| r.get(0))?.collect::<std::result::Result<_, _>>()?;
         Ok((messages, children))
     }
 
     /// Summaries that directly contain `id`.
     pub fn summary_parents(&self, id: &str) -> Result<Vec<String>> {
         let conn = self.conn();
-        let mut stmt =
-            conn.prepare_cached("SELECT parent_id FROM summary_parents WHERE summary_id = ?1")?;
+        let mut stmt = conn.prepare_cached("SELECT parent_id FROM summary_parents WHERE summary_id = ?1")?;
         let rows = stmt.query_map([id], |r| r.get(0))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
@@ -446,31 +402,22 @@ impl ContextStore {
     pub fn large_file(&self, id: &str) -> Result<Option<LargeFile>> {
         let conn = self.conn();
         Ok(conn
-            .query_row(
-                "SELECT id, name, byte_size, token_count, content FROM large_files WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok(LargeFile {
-                        id: r.get(0)?,
-                        name: r.get(1)?,
-                        byte_size: r.get::<_, i64>(2)? as usize,
-                        token_count: r.get::<_, i64>(3)? as usize,
-                        content: r.get(4)?,
-                    })
-                },
-            )
+            .query_row("SELECT id, name, byte_size, token_count, content FROM large_files WHERE id = ?1", [id], |r| {
+                Ok(LargeFile {
+                    id: r.get(0)?,
+                    name: r.get(1)?,
+                    byte_size: r.get::<_, i64>(2)? as usize,
+                    token_count: r.get::<_, i64>(3)? as usize,
+                    content: r.get(4)?,
+                })
+            })
             .optional()?)
     }
 
     /// Replace the context items at `ordinals` (which must still be exactly `expected`) with the
     /// new summary, writing the summary, its edges and its FTS row in the same transaction.
     /// Returns `false` (and writes nothing) when the items changed underneath.
-    pub fn commit_summary(
-        &self,
-        new: &NewSummary,
-        ordinals: &[i64],
-        expected: &[ItemRef],
-    ) -> Result<bool> {
+    pub fn commit_summary(&self, new: &NewSummary, ordinals: &[i64], expected: &[ItemRef]) -> Result<bool> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let s = &new.summary;
@@ -479,11 +426,8 @@ impl ContextStore {
                 "SELECT message_id, summary_id FROM context_items WHERE conversation_id = ?1 AND ordinal = ?2",
             )?;
             for (ordinal, want) in ordinals.iter().zip(expected) {
-                let found: Option<(Option<i64>, Option<String>)> = check
-                    .query_row(params![s.conversation_id, ordinal], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })
-                    .optional()?;
+                let found: Option<(Option<i64>, Option<String>)> =
+                    check.query_row(params![s.conversation_id, ordinal], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
                 let same = match (found, want) {
                     (Some((Some(m), None)), ItemRef::Message { id, .. }) => m == *id,
                     (Some((None, Some(sid))), ItemRef::Summary { id, .. }) => sid == *id,
@@ -521,9 +465,7 @@ impl ContextStore {
                 params![s.id, child, ord as i64],
             )?;
         }
-        let mut del = tx.prepare_cached(
-            "DELETE FROM context_items WHERE conversation_id = ?1 AND ordinal = ?2",
-        )?;
+        let mut del = tx.prepare_cached("DELETE FROM context_items WHERE conversation_id = ?1 AND ordinal = ?2")?;
         for ordinal in ordinals {
             del.execute(params![s.conversation_id, ordinal])?;
         }
@@ -538,11 +480,7 @@ impl ContextStore {
     }
 
     /// Full-text search over messages; `query` must already be a safe FTS5 expression.
-    pub fn search_messages_fts(
-        &self,
-        query: &str,
-        filter: &SearchFilter,
-    ) -> Result<Vec<StoredMessage>> {
+    pub fn search_messages_fts(&self, query: &str, filter: &SearchFilter) -> Result<Vec<StoredMessage>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
             "SELECT m.id, m.conversation_id, m.seq, m.role, m.content, m.raw, m.token_count, m.timestamp
@@ -554,13 +492,7 @@ impl ContextStore {
              ORDER BY f.rank LIMIT ?5",
         )?;
         let rows = stmt.query_map(
-            params![
-                query,
-                filter.conversation_id,
-                filter.since,
-                filter.before,
-                filter.limit as i64
-            ],
+            params![query, filter.conversation_id, filter.since, filter.before, filter.limit as i64],
             message_from_row,
         )?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
@@ -580,24 +512,14 @@ impl ContextStore {
              ORDER BY f.rank LIMIT ?5",
         )?;
         let rows = stmt.query_map(
-            params![
-                query,
-                filter.conversation_id,
-                filter.since,
-                filter.before,
-                filter.limit as i64
-            ],
+            params![query, filter.conversation_id, filter.since, filter.before, filter.limit as i64],
             summary_from_row,
         )?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
     /// Visit messages matching the filter in order, until `visit` returns `false`.
-    pub fn scan_messages(
-        &self,
-        filter: &SearchFilter,
-        mut visit: impl FnMut(StoredMessage) -> bool,
-    ) -> Result<()> {
+    pub fn scan_messages(&self, filter: &SearchFilter, mut visit: impl FnMut(StoredMessage) -> bool) -> Result<()> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
             "{MESSAGE_SELECT} WHERE (?1 IS NULL OR conversation_id = ?1)
@@ -613,11 +535,7 @@ impl ContextStore {
     }
 
     /// Visit summaries matching the filter in order, until `visit` returns `false`.
-    pub fn scan_summaries(
-        &self,
-        filter: &SearchFilter,
-        mut visit: impl FnMut(Summary) -> bool,
-    ) -> Result<()> {
+    pub fn scan_summaries(&self, filter: &SearchFilter, mut visit: impl FnMut(Summary) -> bool) -> Result<()> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
             "{SUMMARY_SELECT} WHERE (?1 IS NULL OR conversation_id = ?1)
@@ -635,41 +553,23 @@ impl ContextStore {
     pub fn stats(&self, conversation_id: Option<i64>) -> Result<StoreStats> {
         let conn = self.conn();
         let one = |sql: &str| -> Result<i64> {
-            Ok(conn
-                .query_row(sql, params![conversation_id], |r| {
-                    r.get::<_, Option<i64>>(0)
-                })?
-                .unwrap_or(0))
+            Ok(conn.query_row(sql, params![conversation_id], |r| r.get::<_, Option<i64>>(0))?.unwrap_or(0))
         };
         Ok(StoreStats {
             conversations: one("SELECT COUNT(*) FROM conversations WHERE ?1 IS NULL OR id = ?1")?,
-            messages: one(
-                "SELECT COUNT(*) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1",
-            )?,
-            message_tokens: one(
-                "SELECT SUM(token_count) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1",
-            )?,
-            summaries: one(
-                "SELECT COUNT(*) FROM summaries WHERE ?1 IS NULL OR conversation_id = ?1",
-            )?,
+            messages: one("SELECT COUNT(*) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            message_tokens: one("SELECT SUM(token_count) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            summaries: one("SELECT COUNT(*) FROM summaries WHERE ?1 IS NULL OR conversation_id = ?1")?,
             leaf_summaries: one(
                 "SELECT COUNT(*) FROM summaries WHERE kind = 'leaf' AND (?1 IS NULL OR conversation_id = ?1)",
             )?,
             condensed_summaries: one(
                 "SELECT COUNT(*) FROM summaries WHERE kind = 'condensed' AND (?1 IS NULL OR conversation_id = ?1)",
             )?,
-            max_depth: one(
-                "SELECT MAX(depth) FROM summaries WHERE ?1 IS NULL OR conversation_id = ?1",
-            )?,
-            context_items: one(
-                "SELECT COUNT(*) FROM context_items WHERE ?1 IS NULL OR conversation_id = ?1",
-            )?,
-            context_tokens: one(
-                "SELECT SUM(token_count) FROM context_items WHERE ?1 IS NULL OR conversation_id = ?1",
-            )?,
-            large_files: one(
-                "SELECT COUNT(*) FROM large_files WHERE ?1 IS NULL OR conversation_id = ?1",
-            )?,
+            max_depth: one("SELECT MAX(depth) FROM summaries WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            context_items: one("SELECT COUNT(*) FROM context_items WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            context_tokens: one("SELECT SUM(token_count) FROM context_items WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            large_files: one("SELECT COUNT(*) FROM large_files WHERE ?1 IS NULL OR conversation_id = ?1")?,
         })
     }
 }
@@ -685,19 +585,10 @@ fn find_conversation(conn: &Connection, session_id: &str) -> Result<Option<Conve
 }
 
 fn conversation_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Conversation> {
-    Ok(Conversation {
-        id: r.get(0)?,
-        session_id: r.get(1)?,
-        session_key: r.get(2)?,
-        agent_id: r.get(3)?,
-    })
+    Ok(Conversation { id: r.get(0)?, session_id: r.get(1)?, session_key: r.get(2)?, agent_id: r.get(3)? })
 }
 
-fn append_in(
-    tx: &Transaction<'_>,
-    conversation_id: i64,
-    messages: &[NewMessage],
-) -> Result<AppendOutcome> {
+fn append_in(tx: &Transaction<'_>, conversation_id: i64, messages: &[NewMessage]) -> Result<AppendOutcome> {
     let mut outcome = AppendOutcome::default();
     let mut seq: i64 = tx.query_row(
         "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE conversation_id = ?1",
@@ -711,14 +602,12 @@ fn append_in(
     )?;
     let mut seen_in_batch: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
     let now = now_ms();
-    let mut count_stmt = tx.prepare_cached(
-        "SELECT COUNT(*) FROM messages WHERE conversation_id = ?1 AND identity_hash = ?2",
-    )?;
+    let mut count_stmt =
+        tx.prepare_cached("SELECT COUNT(*) FROM messages WHERE conversation_id = ?1 AND identity_hash = ?2")?;
     for m in messages {
         let occurrence = seen_in_batch.entry(m.identity_hash.as_str()).or_insert(0);
         *occurrence += 1;
-        let stored: i64 =
-            count_stmt.query_row(params![conversation_id, m.identity_hash], |r| r.get(0))?;
+        let stored: i64 = count_stmt.query_row(params![conversation_id, m.identity_hash], |r| r.get(0))?;
         if stored >= *occurrence {
             outcome.duplicates += 1;
             continue;
@@ -738,8 +627,17 @@ fn append_in(
                                    tool_result_for, timestamp, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
-                conversation_id, seq, m.role, m.content, m.raw, m.token_count as i64, m.identity_hash, calls,
-                m.tool_result_for, m.timestamp, now
+                conversation_id,
+                seq,
+                m.role,
+                m.content,
+                m.raw,
+                m.token_count as i64,
+                m.identity_hash,
+                calls,
+                m.tool_result_for,
+                m.timestamp,
+                now
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -748,20 +646,9 @@ fn append_in(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         for (idx, p) in m.parts.iter().enumerate() {
-            part_stmt.execute(params![
-                id,
-                idx as i64,
-                p.kind,
-                p.text,
-                p.tool_call_id,
-                p.tool_name,
-                p.large_file_id
-            ])?;
+            part_stmt.execute(params![id, idx as i64, p.kind, p.text, p.tool_call_id, p.tool_name, p.large_file_id])?;
         }
-        tx.execute(
-            "INSERT INTO messages_fts (rowid, body) VALUES (?1, ?2)",
-            params![id, fts_document(&m.content)],
-        )?;
+        tx.execute("INSERT INTO messages_fts (rowid, body) VALUES (?1, ?2)", params![id, fts_document(&m.content)])?;
         ordinal += 1;
         tx.execute(
             "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) VALUES (?1, ?2, ?3, ?4)",
@@ -770,10 +657,7 @@ fn append_in(
         outcome.inserted.push(id);
     }
     if !outcome.inserted.is_empty() {
-        tx.execute(
-            "UPDATE conversations SET updated_at = ?1 WHERE id = ?2",
-            params![now, conversation_id],
-        )?;
+        tx.execute("UPDATE conversations SET updated_at = ?1 WHERE id = ?2", params![now, conversation_id])?;
     }
     Ok(outcome)
 }
@@ -794,7 +678,8 @@ fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredMessage> {
     })
 }
 
-const SUMMARY_SELECT: &str = "SELECT id, conversation_id, kind, depth, content, token_count, earliest, latest, first_seq,
+const SUMMARY_SELECT: &str =
+    "SELECT id, conversation_id, kind, depth, content, token_count, earliest, latest, first_seq,
     last_seq, descendant_messages, descendant_summaries, source_tokens, method, created_at FROM summaries";
 
 fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
@@ -802,11 +687,7 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
     Ok(Summary {
         id: r.get(0)?,
         conversation_id: r.get(1)?,
-        kind: if kind == "leaf" {
-            SummaryKind::Leaf
-        } else {
-            SummaryKind::Condensed
-        },
+        kind: if kind == "leaf" { SummaryKind::Leaf } else { SummaryKind::Condensed },
         depth: r.get::<_, i64>(3)? as u32,
         content: r.get(4)?,
         token_count: r.get::<_, i64>(5)? as usize,
@@ -826,9 +707,7 @@ impl ContextStore {
     /// The leaf summary covering message `id`, if it has been compacted.
     pub fn leaf_of_message(&self, id: i64) -> Result<Option<String>> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT summary_id FROM summary_messages WHERE message_id = ?1 LIMIT 1",
-        )?;
+        let mut stmt = conn.prepare_cached("SELECT summary_id FROM summary_messages WHERE message_id = ?1 LIMIT 1")?;
         Ok(stmt.query_row([id], |r| r.get(0)).optional()?)
     }
 }

@@ -45,9 +45,8 @@ pub const EXPAND_FOOTER: &str = "Expand for details about:";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ExtractiveSummarizer;
 
-static LINE_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:- )?(\[[^\]]{1,40}\] [^:\n]{1,40}:)\s?(.*)$").expect("static regex")
-});
+static LINE_PREFIX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:- )?(\[[^\]]{1,40}\] [^:\n]{1,40}:)\s?(.*)$").expect("static regex"));
 static SENTENCE_END: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[.!?;](?:\s+|$)|[。！？；]").expect("static regex"));
 static DIGIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\d").expect("static regex"));
@@ -61,11 +60,10 @@ static CAPITALISED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)*").expect("static regex"));
 
 const COMMON_CAPS: &[&str] = &[
-    "The", "This", "That", "There", "Then", "They", "What", "When", "Where", "Which", "Who", "Why",
-    "How", "And", "But", "Yes", "Yeah", "Okay", "Thanks", "Thank", "Hey", "Hello", "Sure", "Well",
-    "Also", "Just", "Wow", "Great", "Let", "Our", "Your", "You", "Its", "Not", "Can", "For",
-    "With", "Have", "Has", "Had", "Are", "Was", "Were", "Expand", "Good", "Nice", "Oh", "Sounds",
-    "Really", "That's", "It's", "I'm", "Any", "Some", "She", "His", "Her",
+    "The", "This", "That", "There", "Then", "They", "What", "When", "Where", "Which", "Who", "Why", "How", "And",
+    "But", "Yes", "Yeah", "Okay", "Thanks", "Thank", "Hey", "Hello", "Sure", "Well", "Also", "Just", "Wow", "Great",
+    "Let", "Our", "Your", "You", "Its", "Not", "Can", "For", "With", "Have", "Has", "Had", "Are", "Was", "Were",
+    "Expand", "Good", "Nice", "Oh", "Sounds", "Really", "That's", "It's", "I'm", "Any", "Some", "She", "His", "Her",
 ];
 
 struct Sentence {
@@ -82,10 +80,7 @@ fn score_sentence(s: &str, first_in_group: bool) -> f64 {
         score += 3.0;
     }
     score += 2.5 * CUE.find_iter(s).count().min(2) as f64;
-    let names = CAPITALISED
-        .find_iter(s)
-        .filter(|m| m.start() > 0 && !COMMON_CAPS.contains(&m.as_str()))
-        .count();
+    let names = CAPITALISED.find_iter(s).filter(|m| m.start() > 0 && !COMMON_CAPS.contains(&m.as_str())).count();
     score += 1.5 * names.min(3) as f64;
     if s.trim_end().ends_with('?') || s.trim_end().ends_with('？') {
         score += 2.0;
@@ -93,11 +88,7 @@ fn score_sentence(s: &str, first_in_group: bool) -> f64 {
     if first_in_group {
         score += 1.0;
     }
-    let words = s.split_whitespace().count()
-        + s.chars()
-            .filter(|c| memcc_core::text::is_cjk_letter(*c))
-            .count()
-            / 2;
+    let words = s.split_whitespace().count() + s.chars().filter(|c| memcc_core::text::is_cjk_letter(*c)).count() / 2;
     if words < 4 {
         score -= 2.0;
     }
@@ -115,10 +106,7 @@ pub fn keywords(text: &str, max: usize) -> Vec<String> {
         e.0 += w;
     };
     for line in text.lines().filter(|l| !l.starts_with(EXPAND_FOOTER)) {
-        let body = LINE_PREFIX
-            .captures(line)
-            .and_then(|c| c.get(2))
-            .map_or(line, |m| m.as_str());
+        let body = LINE_PREFIX.captures(line).and_then(|c| c.get(2)).map_or(line, |m| m.as_str());
         for m in CAPITALISED.find_iter(body) {
             if !COMMON_CAPS.contains(&m.as_str()) {
                 bump(m.as_str().to_string(), 3);
@@ -136,8 +124,7 @@ pub fn keywords(text: &str, max: usize) -> Vec<String> {
             }
         }
     }
-    let mut ranked: Vec<(String, (usize, usize))> =
-        freq.into_iter().filter(|(_, (n, _))| *n >= 2).collect();
+    let mut ranked: Vec<(String, (usize, usize))> = freq.into_iter().filter(|(_, (n, _))| *n >= 2).collect();
     ranked.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
     ranked.into_iter().take(max).map(|(k, _)| k).collect()
 }
@@ -153,33 +140,21 @@ pub fn footer(source: &str) -> String {
 }
 
 /// Split `block` into scored sentences, each under its line's `[date] role:` prefix.
-fn split_sentences(
-    block: &str,
-    max_chars: usize,
-    groups: &mut Vec<String>,
-    sentences: &mut Vec<Sentence>,
-) {
+fn split_sentences(block: &str, max_chars: usize, groups: &mut Vec<String>, sentences: &mut Vec<Sentence>) {
     for line in block.lines() {
         let line = line.trim();
         if line.is_empty() || line.starts_with(EXPAND_FOOTER) {
             continue;
         }
         let (prefix, body) = match LINE_PREFIX.captures(line) {
-            Some(c) => (
-                c.get(1).map_or("", |m| m.as_str()).to_string(),
-                c.get(2).map_or("", |m| m.as_str()),
-            ),
+            Some(c) => (c.get(1).map_or("", |m| m.as_str()).to_string(), c.get(2).map_or("", |m| m.as_str())),
             None => (String::new(), line),
         };
         groups.push(prefix);
         let group = groups.len() - 1;
         let mut start = 0;
         let mut first = true;
-        let ends: Vec<usize> = SENTENCE_END
-            .find_iter(body)
-            .map(|m| m.end())
-            .chain([body.len()])
-            .collect();
+        let ends: Vec<usize> = SENTENCE_END.find_iter(body).map(|m| m.end()).chain([body.len()]).collect();
         for end in ends {
             if end <= start {
                 continue;
@@ -198,13 +173,7 @@ fn split_sentences(
             let score = score_sentence(&text, first);
             first = false;
             let tokens = estimate_tokens(&text) + 1;
-            sentences.push(Sentence {
-                group,
-                order: sentences.len(),
-                text,
-                score,
-                tokens,
-            });
+            sentences.push(Sentence { group, order: sentences.len(), text, score, tokens });
         }
     }
 }
@@ -218,52 +187,39 @@ impl Summarizer for ExtractiveSummarizer {
         }
         .saturating_sub(estimate_tokens(&foot) + 2)
         .max(16);
-        let max_sentence_chars = if input.mode == SummaryMode::Aggressive {
-            200
-        } else {
-            600
-        };
+        let max_sentence_chars = if input.mode == SummaryMode::Aggressive { 200 } else { 600 };
 
         // Blocks (separated by blank lines: one per child of a condensed summary) get equal shares
         // of the budget, so a summary of a long span covers all of it, not just its start.
-        let blocks: Vec<&str> = input
-            .text
-            .split("\n\n")
-            .filter(|b| !b.trim().is_empty())
-            .collect();
+        let blocks: Vec<&str> = input.text.split("\n\n").filter(|b| !b.trim().is_empty()).collect();
         let share = (target / blocks.len().max(1)).max(8);
         let mut groups: Vec<String> = Vec::new();
         let mut sentences: Vec<Sentence> = Vec::new();
         let mut chosen: Vec<usize> = Vec::new();
         let mut used = 0usize;
+        // A sentence said again (a repeated question, a child summary's echo) is kept once.
+        let mut seen_texts: std::collections::HashSet<String> = std::collections::HashSet::new();
         for block in blocks {
             let first_sentence = sentences.len();
             split_sentences(block, max_sentence_chars, &mut groups, &mut sentences);
             let mut ranked: Vec<usize> = (first_sentence..sentences.len()).collect();
             ranked.sort_by(|&a, &b| {
-                sentences[b]
-                    .score
-                    .partial_cmp(&sentences[a].score)
-                    .unwrap_or(std::cmp::Ordering::Equal)
-                    .then(a.cmp(&b))
+                sentences[b].score.partial_cmp(&sentences[a].score).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
             });
             let mut block_used = 0usize;
-            let mut groups_used: std::collections::HashSet<usize> =
-                std::collections::HashSet::new();
+            let mut groups_used: std::collections::HashSet<usize> = std::collections::HashSet::new();
             for idx in ranked {
                 let s = &sentences[idx];
                 if s.score <= 0.0 {
                     break;
                 }
-                let prefix_cost = if groups_used.contains(&s.group) {
-                    0
-                } else {
-                    estimate_tokens(&groups[s.group]) + 2
-                };
+                let prefix_cost =
+                    if groups_used.contains(&s.group) { 0 } else { estimate_tokens(&groups[s.group]) + 2 };
                 let cost = s.tokens + prefix_cost;
-                if block_used + cost > share || used + cost > target {
+                if block_used + cost > share || used + cost > target || seen_texts.contains(&s.text.to_lowercase()) {
                     continue;
                 }
+                seen_texts.insert(s.text.to_lowercase());
                 block_used += cost;
                 used += cost;
                 groups_used.insert(s.group);
@@ -341,11 +297,7 @@ fn llm_system_prompt(input: &SummaryInput<'_>) -> String {
 
 impl Summarizer for LlmSummarizer {
     fn summarize(&self, input: &SummaryInput<'_>) -> Result<String, LlmError> {
-        let request = ChatRequest::simple(
-            &llm_system_prompt(input),
-            input.text,
-            (input.target_tokens as u32).max(64),
-        );
+        let request = ChatRequest::simple(&llm_system_prompt(input), input.text, (input.target_tokens as u32).max(64));
         let mut text = self.model.complete(&request)?.trim().to_string();
         if !text.contains(EXPAND_FOOTER) {
             text.push('\n');
@@ -365,9 +317,7 @@ impl Summarizer for LlmSummarizer {
 /// Deterministic last resort: head and tail of the source, strictly under `max_tokens`.
 pub fn truncate_summary(source: &str, max_tokens: usize) -> String {
     let foot = footer(source);
-    let budget_tokens = max_tokens
-        .saturating_sub(estimate_tokens(&foot) + 12)
-        .max(8);
+    let budget_tokens = max_tokens.saturating_sub(estimate_tokens(&foot) + 12).max(8);
     // ~4 chars per token for Latin; CJK is denser, so shrink until it fits.
     let chars: Vec<char> = source.chars().collect();
     let mut keep = (budget_tokens * 4).min(chars.len());
@@ -407,23 +357,12 @@ pub fn summarize_escalating(
     target_tokens: usize,
 ) -> Produced {
     let fits = |t: &str| !t.trim().is_empty() && estimate_tokens(t) < source_tokens;
-    let input = |mode| SummaryInput {
-        kind,
-        mode,
-        text: source,
-        target_tokens,
-    };
+    let input = |mode| SummaryInput { kind, mode, text: source, target_tokens };
     let mut broken = false;
-    for (mode, method) in [
-        (SummaryMode::Normal, "normal"),
-        (SummaryMode::Aggressive, "aggressive"),
-    ] {
+    for (mode, method) in [(SummaryMode::Normal, "normal"), (SummaryMode::Aggressive, "aggressive")] {
         match primary.summarize(&input(mode)) {
             Ok(text) if fits(&text) => {
-                return Produced {
-                    text,
-                    method: method.into(),
-                };
+                return Produced { text, method: method.into() };
             }
             Ok(_) => {}
             Err(e) => {
@@ -436,18 +375,12 @@ pub fn summarize_escalating(
     if broken {
         if let Ok(text) = ExtractiveSummarizer.summarize(&input(SummaryMode::Normal)) {
             if fits(&text) {
-                return Produced {
-                    text,
-                    method: "extractive-fallback".into(),
-                };
+                return Produced { text, method: "extractive-fallback".into() };
             }
         }
     }
     let max = target_tokens.min(source_tokens.saturating_sub(1)).max(1);
-    Produced {
-        text: truncate_summary(source, max),
-        method: "truncated".into(),
-    }
+    Produced { text: truncate_summary(source, max), method: "truncated".into() }
 }
 
 #[cfg(test)]
@@ -463,50 +396,27 @@ mod tests {
 
     #[test]
     fn extractive_keeps_names_numbers_dates_and_decisions() {
-        let input = SummaryInput {
-            kind: SummaryKind::Leaf,
-            mode: SummaryMode::Normal,
-            text: SOURCE,
-            target_tokens: 90,
-        };
+        let input =
+            SummaryInput { kind: SummaryKind::Leaf, mode: SummaryMode::Normal, text: SOURCE, target_tokens: 90 };
         let out = ExtractiveSummarizer.summarize(&input).unwrap();
         assert!(out.contains("7 May 2023"), "{out}");
         assert!(out.contains("Hope Adoption"), "{out}");
         assert!(out.contains("June 30"), "{out}");
-        assert!(
-            out.contains("[2023-05-08 14:00] user:"),
-            "dates and speakers are kept: {out}"
-        );
+        assert!(out.contains("[2023-05-08 14:00] user:"), "dates and speakers are kept: {out}");
         assert!(!out.contains("user: ok"), "fillers are dropped: {out}");
-        assert!(
-            out.trim_end()
-                .lines()
-                .last()
-                .unwrap()
-                .starts_with(EXPAND_FOOTER)
-        );
+        assert!(out.trim_end().lines().last().unwrap().starts_with(EXPAND_FOOTER));
         assert!(out.contains("Caroline") || out.contains("Boston"));
         assert!(estimate_tokens(&out) <= 90, "{}", estimate_tokens(&out));
     }
 
     #[test]
     fn extractive_is_deterministic_and_shrinks_when_aggressive() {
-        let normal = SummaryInput {
-            kind: SummaryKind::Leaf,
-            mode: SummaryMode::Normal,
-            text: SOURCE,
-            target_tokens: 200,
-        };
+        let normal =
+            SummaryInput { kind: SummaryKind::Leaf, mode: SummaryMode::Normal, text: SOURCE, target_tokens: 200 };
         let a = ExtractiveSummarizer.summarize(&normal).unwrap();
         assert_eq!(a, ExtractiveSummarizer.summarize(&normal).unwrap());
-        let aggressive = SummaryInput {
-            mode: SummaryMode::Aggressive,
-            ..normal
-        };
-        assert!(
-            estimate_tokens(&ExtractiveSummarizer.summarize(&aggressive).unwrap())
-                <= estimate_tokens(&a)
-        );
+        let aggressive = SummaryInput { mode: SummaryMode::Aggressive, ..normal };
+        assert!(estimate_tokens(&ExtractiveSummarizer.summarize(&aggressive).unwrap()) <= estimate_tokens(&a));
     }
 
     #[test]
@@ -515,10 +425,7 @@ mod tests {
             let src = "word ".repeat(n);
             let tokens = estimate_tokens(&src);
             let out = truncate_summary(&src, tokens / 2);
-            assert!(
-                estimate_tokens(&out) <= (tokens / 2).max(1) || tokens < 40,
-                "n={n}"
-            );
+            assert!(estimate_tokens(&out) <= (tokens / 2).max(1) || tokens < 40, "n={n}");
             assert!(out.contains(EXPAND_FOOTER));
         }
         let cjk = "我住在北京，我喜欢喝茶。".repeat(300);

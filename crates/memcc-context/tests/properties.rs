@@ -25,13 +25,8 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 fn words(n: usize, seed: usize) -> String {
-    let vocab = [
-        "alpha", "北京", "meeting", "42", "Lisbon", "decided", "我们", "tomorrow", "x",
-    ];
-    (0..n)
-        .map(|i| vocab[(i * 7 + seed) % vocab.len()])
-        .collect::<Vec<_>>()
-        .join(" ")
+    let vocab = ["alpha", "北京", "meeting", "42", "Lisbon", "decided", "我们", "tomorrow", "x"];
+    (0..n).map(|i| vocab[(i * 7 + seed) % vocab.len()]).collect::<Vec<_>>().join(" ")
 }
 
 proptest! {

@@ -12,9 +12,7 @@ fn seeded(dir: &tempfile::TempDir) -> memcc_context::ContextEngine {
     let engine = engine_at(dir);
     let mut rng = Lcg(11);
     for i in 0..80 {
-        engine
-            .ingest_batch(&SessionRef::new("s"), &turn(i, &mut rng, 1_700_000_000_000))
-            .unwrap();
+        engine.ingest_batch(&SessionRef::new("s"), &turn(i, &mut rng, 1_700_000_000_000)).unwrap();
     }
     engine.compact("s", 4_000, false).unwrap();
     engine
@@ -43,10 +41,7 @@ fn hostile_fts_syntax_is_searched_as_words() {
         "((((((((((",
         &"x ".repeat(5000),
     ] {
-        match engine.grep(&GrepRequest {
-            pattern: pattern.to_string(),
-            ..Default::default()
-        }) {
+        match engine.grep(&GrepRequest { pattern: pattern.to_string(), ..Default::default() }) {
             Ok(_) => {}
             Err(ContextError::Input(msg)) => {
                 assert!(msg.contains("no searchable words"), "{pattern:?}: {msg}")
@@ -54,12 +49,7 @@ fn hostile_fts_syntax_is_searched_as_words() {
             Err(e) => panic!("{pattern:?} leaked a non-input error: {e}"),
         }
     }
-    let hits = engine
-        .grep(&GrepRequest {
-            pattern: "Paris) AND (".into(),
-            ..Default::default()
-        })
-        .unwrap();
+    let hits = engine.grep(&GrepRequest { pattern: "Paris) AND (".into(), ..Default::default() }).unwrap();
     assert!(!hits.is_empty(), "the words still match");
     assert_eq!(engine.stats(None).unwrap(), before);
 }
@@ -69,31 +59,15 @@ fn bad_regex_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let engine = seeded(&dir);
     let err = engine
-        .grep(&GrepRequest {
-            pattern: "(unclosed".into(),
-            mode: GrepMode::Regex,
-            ..Default::default()
-        })
+        .grep(&GrepRequest { pattern: "(unclosed".into(), mode: GrepMode::Regex, ..Default::default() })
         .unwrap_err();
-    assert!(
-        matches!(err, ContextError::Input(ref m) if m.contains("invalid regex")),
-        "{err}"
-    );
+    assert!(matches!(err, ContextError::Input(ref m) if m.contains("invalid regex")), "{err}");
     let err = engine
-        .grep(&GrepRequest {
-            pattern: "a{1000}{1000}".into(),
-            mode: GrepMode::Regex,
-            ..Default::default()
-        })
+        .grep(&GrepRequest { pattern: "a{1000}{1000}".into(), mode: GrepMode::Regex, ..Default::default() })
         .unwrap_err();
     assert!(matches!(err, ContextError::Input(_)), "{err}");
-    let hits = engine
-        .grep(&GrepRequest {
-            pattern: r"QX0001\d".into(),
-            mode: GrepMode::Regex,
-            ..Default::default()
-        })
-        .unwrap();
+    let hits =
+        engine.grep(&GrepRequest { pattern: r"QX0001\d".into(), mode: GrepMode::Regex, ..Default::default() }).unwrap();
     assert_eq!(hits.iter().filter(|h| h.kind == "message").count(), 10);
 }
 
@@ -106,49 +80,24 @@ fn fifty_megabyte_tool_output_is_stored_once_behind_a_pointer() {
     let out = engine.ingest(&SessionRef::new("s"), &msg).unwrap();
     assert_eq!(out.inserted.len(), 1);
     // The same output again (a retried turn) is not stored twice.
-    assert_eq!(
-        engine
-            .ingest(&SessionRef::new("s"), &msg)
-            .unwrap()
-            .duplicates,
-        1
-    );
+    assert_eq!(engine.ingest(&SessionRef::new("s"), &msg).unwrap().duplicates, 1);
     let stats = engine.stats(Some("s")).unwrap();
     assert_eq!(stats.large_files, 1);
     let a = engine.assemble("s", 8_000, None).unwrap();
     assert!(a.estimated_tokens <= 8_000);
     let text = serde_json::to_string(&a.messages).unwrap();
-    assert!(
-        text.contains("MemCC large file file_"),
-        "the pointer stands in for the blob"
-    );
+    assert!(text.contains("MemCC large file file_"), "the pointer stands in for the blob");
     assert!(text.len() < 200_000);
     let file_id = text.split("MemCC large file ").nth(1).unwrap()[..21].to_string();
-    let expanded = engine
-        .expand(&ExpandRequest {
-            ids: vec![file_id],
-            max_tokens: Some(2_000),
-            ..Default::default()
-        })
-        .unwrap();
+    let expanded =
+        engine.expand(&ExpandRequest { ids: vec![file_id], max_tokens: Some(2_000), ..Default::default() }).unwrap();
     assert!(expanded.truncated);
-    assert!(
-        expanded.items[0]
-            .text
-            .starts_with("log line with some detail")
-    );
+    assert!(expanded.items[0].text.starts_with("log line with some detail"));
     assert!(expanded.tokens <= 2_000);
     let conv = engine.store().find_conversation("s").unwrap().unwrap();
-    let stored = engine
-        .store()
-        .large_file(&expanded.items[0].id)
-        .unwrap()
-        .unwrap();
+    let stored = engine.store().large_file(&expanded.items[0].id).unwrap().unwrap();
     assert_eq!(stored.content.len(), big.len(), "the whole blob is kept");
-    assert_eq!(
-        engine.store().message_count(conv.id).unwrap(),
-        stats.messages as usize
-    );
+    assert_eq!(engine.store().message_count(conv.id).unwrap(), stats.messages as usize);
 }
 
 #[test]
@@ -157,18 +106,13 @@ fn malformed_and_non_utf8_lines_are_reported_and_skipped() {
     let engine = seeded(&dir);
     let before = engine.stats(Some("s")).unwrap().messages;
     let mut data = Vec::new();
-    data.extend_from_slice(
-        b"{\"role\":\"user\",\"content\":\"fresh line one\",\"timestamp\":1800000000000}\n",
-    );
+    data.extend_from_slice(b"{\"role\":\"user\",\"content\":\"fresh line one\",\"timestamp\":1800000000000}\n");
     data.extend_from_slice(b"{\"role\":\"user\",\"content\":\n");
     data.extend_from_slice(b"\xc3\x28 broken utf8\n");
     data.extend_from_slice(b"{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"fresh line two\"}],\"timestamp\":1800000000001}\n");
     let report = engine.import_jsonl(Some("s"), &data[..]).unwrap();
     assert_eq!(report.added, 2);
-    assert_eq!(
-        report.errors.iter().map(|e| e.line).collect::<Vec<_>>(),
-        vec![2, 3]
-    );
+    assert_eq!(report.errors.iter().map(|e| e.line).collect::<Vec<_>>(), vec![2, 3]);
     assert_eq!(engine.stats(Some("s")).unwrap().messages, before + 2);
     // Importing the same file again adds nothing.
     let again = engine.import_jsonl(Some("s"), &data[..]).unwrap();
@@ -181,10 +125,7 @@ fn import_is_idempotent_even_with_repeated_messages() {
     let engine = engine_at(&dir);
     let lines = "{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}\n{\"role\":\"user\",\"content\":\"ok\"}\n";
     let first = engine.import_jsonl(Some("r"), lines.as_bytes()).unwrap();
-    assert_eq!(
-        first.added, 3,
-        "a message repeated within one file is kept each time"
-    );
+    assert_eq!(first.added, 3, "a message repeated within one file is kept each time");
     let second = engine.import_jsonl(Some("r"), lines.as_bytes()).unwrap();
     assert_eq!((second.added, second.duplicates), (0, 3));
 }
@@ -197,18 +138,9 @@ fn commit_turn_is_idempotent_on_its_key() {
     let msgs = turn(0, &mut rng, 0);
     let s = SessionRef::new("t");
     assert!(engine.commit_turn(&s, "turn-1", &msgs).unwrap().is_some());
-    assert!(
-        engine.commit_turn(&s, "turn-1", &msgs).unwrap().is_none(),
-        "a retried commit is a no-op"
-    );
-    assert_eq!(
-        engine.stats(Some("t")).unwrap().messages as usize,
-        msgs.len()
-    );
-    assert!(matches!(
-        engine.commit_turn(&s, "", &msgs),
-        Err(ContextError::Input(_))
-    ));
+    assert!(engine.commit_turn(&s, "turn-1", &msgs).unwrap().is_none(), "a retried commit is a no-op");
+    assert_eq!(engine.stats(Some("t")).unwrap().messages as usize, msgs.len());
+    assert!(matches!(engine.commit_turn(&s, "", &msgs), Err(ContextError::Input(_))));
 }
 
 #[test]
@@ -217,10 +149,7 @@ fn reopened_store_keeps_its_dag_and_continues() {
     let (items, stats) = {
         let engine = seeded(&dir);
         let conv = engine.store().find_conversation("s").unwrap().unwrap();
-        (
-            engine.store().context_items(conv.id).unwrap(),
-            engine.stats(None).unwrap(),
-        )
+        (engine.store().context_items(conv.id).unwrap(), engine.stats(None).unwrap())
     };
     let engine = engine_at(&dir);
     let conv = engine.store().find_conversation("s").unwrap().unwrap();
@@ -229,9 +158,7 @@ fn reopened_store_keeps_its_dag_and_continues() {
     assert_eq!(engine.store().integrity_check().unwrap(), "ok");
     let mut rng = Lcg(99);
     for i in 80..160 {
-        engine
-            .ingest_batch(&SessionRef::new("s"), &turn(i, &mut rng, 1_700_000_000_000))
-            .unwrap();
+        engine.ingest_batch(&SessionRef::new("s"), &turn(i, &mut rng, 1_700_000_000_000)).unwrap();
     }
     assert!(engine.compact("s", 4_000, false).unwrap().compacted);
     assert_lossless(&engine, "s");
@@ -241,28 +168,14 @@ fn reopened_store_keeps_its_dag_and_continues() {
 fn unknown_session_and_bad_config_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine_at(&dir);
-    assert!(matches!(
-        engine.assemble("nope", 1000, None),
-        Err(ContextError::UnknownSession(_))
-    ));
-    assert!(matches!(
-        engine.ingest(&SessionRef::new(" "), &AgentMessage::user("x")),
-        Err(ContextError::Input(_))
-    ));
-    let bad = memcc_context::ContextConfig {
-        context_threshold: f64::NAN,
-        ..Default::default()
-    };
+    assert!(matches!(engine.assemble("nope", 1000, None), Err(ContextError::UnknownSession(_))));
+    assert!(matches!(engine.ingest(&SessionRef::new(" "), &AgentMessage::user("x")), Err(ContextError::Input(_))));
+    let bad = memcc_context::ContextConfig { context_threshold: f64::NAN, ..Default::default() };
     let store = memcc_context::ContextStore::open_in_memory().unwrap();
-    assert!(matches!(
-        memcc_context::ContextEngine::new(store, bad),
-        Err(ContextError::Config(_))
-    ));
-    let parsed: Result<memcc_context::ContextConfig, _> =
-        serde_json::from_str("{\"freshTailCount\": -1}");
+    assert!(matches!(memcc_context::ContextEngine::new(store, bad), Err(ContextError::Config(_))));
+    let parsed: Result<memcc_context::ContextConfig, _> = serde_json::from_str("{\"freshTailCount\": -1}");
     assert!(parsed.is_err());
-    let parsed: Result<memcc_context::ContextConfig, _> =
-        serde_json::from_str("{\"freshTailCuont\": 3}");
+    let parsed: Result<memcc_context::ContextConfig, _> = serde_json::from_str("{\"freshTailCuont\": 3}");
     assert!(parsed.unwrap_err().to_string().contains("unknown field"));
 }
 
@@ -271,27 +184,12 @@ fn chinese_text_is_searchable_by_two_character_words() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine_at(&dir);
     let s = SessionRef::new("zh");
-    engine
-        .ingest(&s, &AgentMessage::user("我住在北京，下个月搬到上海。"))
-        .unwrap();
-    engine
-        .ingest(&s, &AgentMessage::user("我喜欢喝茶"))
-        .unwrap();
-    for (q, expect) in [
-        ("北京", 1),
-        ("上海", 1),
-        ("喝茶", 1),
-        ("茶", 1),
-        ("我", 2),
-        ("北京大学", 0),
-        ("住在北京", 1),
-    ] {
+    engine.ingest(&s, &AgentMessage::user("我住在北京，下个月搬到上海。")).unwrap();
+    engine.ingest(&s, &AgentMessage::user("我喜欢喝茶")).unwrap();
+    for (q, expect) in [("北京", 1), ("上海", 1), ("喝茶", 1), ("茶", 1), ("我", 2), ("北京大学", 0), ("住在北京", 1)]
+    {
         let hits = engine
-            .grep(&GrepRequest {
-                pattern: q.into(),
-                session_id: Some("zh".into()),
-                ..Default::default()
-            })
+            .grep(&GrepRequest { pattern: q.into(), session_id: Some("zh".into()), ..Default::default() })
             .unwrap();
         assert_eq!(hits.len(), expect, "{q}");
     }
@@ -306,8 +204,5 @@ fn newer_schema_is_refused_without_touching_the_file() {
     conn.pragma_update(None, "user_version", 999).unwrap();
     drop(conn);
     let err = memcc_context::ContextStore::open(&path).err().unwrap();
-    assert!(
-        err.to_string().contains("newer than this MemCC supports"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("newer than this MemCC supports"), "{err}");
 }

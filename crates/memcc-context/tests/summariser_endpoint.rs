@@ -37,57 +37,30 @@ fn run(engine: &ContextEngine) -> Vec<String> {
     }
     let out = engine.compact("s", 4_000, false).unwrap();
     assert!(out.compacted, "{out:?}");
-    assert_eq!(
-        engine.store().message_count(1).unwrap(),
-        count,
-        "no message lost"
-    );
+    assert_eq!(engine.store().message_count(1).unwrap(), count, "no message lost");
     assert_lossless(engine, "s");
     let a = engine.assemble("s", 4_000, None).unwrap();
     assert!(a.estimated_tokens <= 4_000);
     let conv = engine.store().find_conversation("s").unwrap().unwrap();
-    engine
-        .store()
-        .summaries(conv.id)
-        .unwrap()
-        .into_iter()
-        .map(|s| s.method)
-        .collect()
+    engine.store().summaries(conv.id).unwrap().into_iter().map(|s| s.method).collect()
 }
 
 #[test]
 fn working_endpoint_writes_the_summaries() {
-    let server = MockServer::always(Reply::Chat(
-        "- [2023-11-14] Alice flies to Paris on day 3 (QX00002).".into(),
-    ));
+    let server = MockServer::always(Reply::Chat("- [2023-11-14] Alice flies to Paris on day 3 (QX00002).".into()));
     let dir = tempfile::tempdir().unwrap();
     let engine = engine_with(&server, &dir);
     let methods = run(&engine);
-    assert!(
-        methods.iter().all(|m| m == "llm:openai:mock-model:normal"),
-        "{methods:?}"
-    );
+    assert!(methods.iter().all(|m| m == "llm:openai:mock-model:normal"), "{methods:?}");
     let requests = server.requests();
     assert!(!requests.is_empty());
     let first = &requests[0];
     assert_eq!(first.path, "/v1/chat/completions");
     assert_eq!(first.body["model"], "mock-model");
-    assert!(
-        first.body["messages"][1]["content"]
-            .as_str()
-            .unwrap()
-            .contains("QX00000"),
-        "the source is sent"
-    );
+    assert!(first.body["messages"][1]["content"].as_str().unwrap().contains("QX00000"), "the source is sent");
     // The model's text is kept and the footer added.
     let conv = engine.store().find_conversation("s").unwrap().unwrap();
-    let leaf = engine
-        .store()
-        .summaries(conv.id)
-        .unwrap()
-        .into_iter()
-        .find(|s| s.kind == SummaryKind::Leaf)
-        .unwrap();
+    let leaf = engine.store().summaries(conv.id).unwrap().into_iter().find(|s| s.kind == SummaryKind::Leaf).unwrap();
     assert!(leaf.content.starts_with("- [2023-11-14] Alice flies"));
     assert!(leaf.content.contains("Expand for details about:"));
 }
@@ -97,12 +70,7 @@ fn erroring_endpoint_falls_back_and_retries() {
     let server = MockServer::always(Reply::Raw(500, "{\"error\":\"boom\"}".into()));
     let dir = tempfile::tempdir().unwrap();
     let methods = run(&engine_with(&server, &dir));
-    assert!(
-        methods
-            .iter()
-            .all(|m| m.ends_with("extractive-fallback") || m.ends_with("truncated")),
-        "{methods:?}"
-    );
+    assert!(methods.iter().all(|m| m.ends_with("extractive-fallback") || m.ends_with("truncated")), "{methods:?}");
     // 1 retry per summary: requests come in pairs.
     assert_eq!(server.requests().len() % 2, 0);
 }
@@ -113,30 +81,19 @@ fn hanging_endpoint_times_out_and_falls_back() {
     let dir = tempfile::tempdir().unwrap();
     let started = std::time::Instant::now();
     let methods = run(&engine_with(&server, &dir));
-    assert!(
-        methods
-            .iter()
-            .all(|m| m.ends_with("extractive-fallback") || m.ends_with("truncated")),
-        "{methods:?}"
-    );
+    assert!(methods.iter().all(|m| m.ends_with("extractive-fallback") || m.ends_with("truncated")), "{methods:?}");
     // Each summary costs at most (1 + retries) timeouts, not the server's 3 s.
     assert!(started.elapsed() < Duration::from_secs(3 * methods.len() as u64));
 }
 
 #[test]
 fn garbage_answers_fall_back() {
-    for body in [
-        "this is not json",
-        "{\"choices\": []}",
-        "{\"choices\":[{\"message\":{\"content\":\"   \"}}]}",
-    ] {
+    for body in ["this is not json", "{\"choices\": []}", "{\"choices\":[{\"message\":{\"content\":\"   \"}}]}"] {
         let server = MockServer::always(Reply::Raw(200, body.into()));
         let dir = tempfile::tempdir().unwrap();
         let methods = run(&engine_with(&server, &dir));
         assert!(
-            methods
-                .iter()
-                .all(|m| m.ends_with("extractive-fallback") || m.ends_with("truncated")),
+            methods.iter().all(|m| m.ends_with("extractive-fallback") || m.ends_with("truncated")),
             "{body}: {methods:?}"
         );
     }
@@ -148,17 +105,8 @@ fn a_summary_longer_than_its_source_escalates() {
     let server = MockServer::always(Reply::Chat("blah ".repeat(20_000)));
     let dir = tempfile::tempdir().unwrap();
     let methods = run(&engine_with(&server, &dir));
-    assert!(
-        methods.iter().all(|m| m.ends_with("truncated")),
-        "{methods:?}"
-    );
+    assert!(methods.iter().all(|m| m.ends_with("truncated")), "{methods:?}");
     let bodies = server.requests();
-    let prompts: Vec<&str> = bodies
-        .iter()
-        .filter_map(|r| r.body["messages"][0]["content"].as_str())
-        .collect();
-    assert!(
-        prompts.iter().any(|p| p.starts_with("Compress")),
-        "the aggressive prompt was tried"
-    );
+    let prompts: Vec<&str> = bodies.iter().filter_map(|r| r.body["messages"][0]["content"].as_str()).collect();
+    assert!(prompts.iter().any(|p| p.starts_with("Compress")), "the aggressive prompt was tried");
 }

@@ -75,11 +75,7 @@ pub trait MemoryBridge: Send + Sync {
 
     /// Recalled sections for `query`, together using at most `budget` tokens. Must be read-only:
     /// the host assembles several times per turn.
-    fn retrieve(
-        &self,
-        query: &RecallQuery,
-        budget: usize,
-    ) -> Result<Vec<RecallSection>, BridgeError>;
+    fn retrieve(&self, query: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>, BridgeError>;
 }
 
 /// The bridge to no memory at all.
@@ -91,11 +87,7 @@ impl MemoryBridge for NoopBridge {
         Ok(())
     }
 
-    fn retrieve(
-        &self,
-        _query: &RecallQuery,
-        _budget: usize,
-    ) -> Result<Vec<RecallSection>, BridgeError> {
+    fn retrieve(&self, _query: &RecallQuery, _budget: usize) -> Result<Vec<RecallSection>, BridgeError> {
         Ok(Vec::new())
     }
 }

@@ -10,7 +10,5 @@ pub mod paths;
 pub mod text;
 pub mod tokens;
 
-pub use bridge::{
-    BridgeError, MemoryBridge, NoopBridge, RecallQuery, RecallSection, SummaryPayload,
-};
+pub use bridge::{BridgeError, MemoryBridge, NoopBridge, RecallQuery, RecallSection, SummaryPayload};
 pub use tokens::estimate_tokens;

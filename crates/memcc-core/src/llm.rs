@@ -28,10 +28,7 @@ impl ChatRequest {
     pub fn simple(system: &str, user: &str, max_tokens: u32) -> Self {
         ChatRequest {
             system: Some(system.to_string()),
-            messages: vec![ChatMessage {
-                role: "user".into(),
-                content: user.to_string(),
-            }],
+            messages: vec![ChatMessage { role: "user".into(), content: user.to_string() }],
             max_tokens: Some(max_tokens),
             temperature: Some(0.0),
         }
@@ -43,11 +40,7 @@ pub enum LlmError {
     #[error("chat endpoint {url} unreachable or timed out: {detail}")]
     Transport { url: String, detail: String },
     #[error("chat endpoint {url} answered HTTP {status}: {body}")]
-    Status {
-        url: String,
-        status: u16,
-        body: String,
-    },
+    Status { url: String, status: u16, body: String },
     #[error("chat endpoint {url} returned an unusable response: {detail}")]
     BadResponse { url: String, detail: String },
     #[error("host model failed: {0}")]
@@ -82,9 +75,7 @@ impl OpenAiConfig {
     pub fn new(base_url: &str, model: &str) -> Self {
         OpenAiConfig {
             base_url: base_url.to_string(),
-            api_key: std::env::var("OPENAI_API_KEY")
-                .ok()
-                .filter(|k| !k.is_empty()),
+            api_key: std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty()),
             model: model.to_string(),
             timeout: Duration::from_secs(60),
             max_retries: 2,
@@ -95,11 +86,7 @@ impl OpenAiConfig {
     /// `base_url` joined with an endpoint path such as `chat/completions`.
     pub fn endpoint(&self, path: &str) -> String {
         let base = self.base_url.trim_end_matches('/');
-        if base.ends_with(path) {
-            base.to_string()
-        } else {
-            format!("{base}/{path}")
-        }
+        if base.ends_with(path) { base.to_string() } else { format!("{base}/{path}") }
     }
 }
 
@@ -131,41 +118,25 @@ pub fn post_json_with_retry(
     }
 }
 
-fn send_once(
-    agent: &ureq::Agent,
-    config: &OpenAiConfig,
-    url: &str,
-    payload: &str,
-) -> Result<String, LlmError> {
+fn send_once(agent: &ureq::Agent, config: &OpenAiConfig, url: &str, payload: &str) -> Result<String, LlmError> {
     let mut request = agent.post(url).header("Content-Type", "application/json");
     if let Some(key) = &config.api_key {
         request = request.header("Authorization", &format!("Bearer {key}"));
     }
-    let transport = |e: ureq::Error| LlmError::Transport {
-        url: url.to_string(),
-        detail: e.to_string(),
-    };
+    let transport = |e: ureq::Error| LlmError::Transport { url: url.to_string(), detail: e.to_string() };
     let mut response = request.send(payload).map_err(transport)?;
     let status = response.status().as_u16();
     let text = response.body_mut().read_to_string().map_err(transport)?;
     if !(200..300).contains(&status) {
         let body: String = text.chars().take(500).collect();
-        return Err(LlmError::Status {
-            url: url.to_string(),
-            status,
-            body,
-        });
+        return Err(LlmError::Status { url: url.to_string(), status, body });
     }
     Ok(text)
 }
 
 /// Build a ureq agent whose every request is bounded by `timeout`.
 pub fn http_agent(timeout: Duration) -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        .http_status_as_error(false)
-        .build()
-        .into()
+    ureq::Agent::config_builder().timeout_global(Some(timeout)).http_status_as_error(false).build().into()
 }
 
 /// An OpenAI-compatible chat-completions client.
@@ -215,8 +186,7 @@ impl ChatModel for OpenAiChat {
         for m in &request.messages {
             messages.push(serde_json::json!({"role": m.role, "content": m.content}));
         }
-        let mut body =
-            serde_json::json!({"model": self.config.model, "messages": messages, "stream": false});
+        let mut body = serde_json::json!({"model": self.config.model, "messages": messages, "stream": false});
         if let Some(max) = request.max_tokens {
             body["max_tokens"] = max.into();
         }
@@ -224,10 +194,7 @@ impl ChatModel for OpenAiChat {
             body["temperature"] = t.into();
         }
         let text = post_json_with_retry(&self.agent, &self.config, &url, &body)?;
-        let bad = |detail: String| LlmError::BadResponse {
-            url: url.clone(),
-            detail,
-        };
+        let bad = |detail: String| LlmError::BadResponse { url: url.clone(), detail };
         let parsed: CompletionResponse =
             serde_json::from_str(&text).map_err(|e| bad(format!("not a chat completion: {e}")))?;
         let content = parsed

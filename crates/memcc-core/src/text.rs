@@ -162,11 +162,7 @@ pub fn snippet(text: &str, needles: &[String], max_chars: usize) -> String {
     // Byte offsets of `lower` and `text` differ only when lowercasing changes length; fall back
     // to the start in that case rather than slicing at a wrong boundary.
     let hit = if lower.len() == text.len() {
-        needles
-            .iter()
-            .filter(|n| !n.is_empty())
-            .filter_map(|n| lower.find(&n.to_lowercase()))
-            .min()
+        needles.iter().filter(|n| !n.is_empty()).filter_map(|n| lower.find(&n.to_lowercase())).min()
     } else {
         None
     };
@@ -174,9 +170,7 @@ pub fn snippet(text: &str, needles: &[String], max_chars: usize) -> String {
     if chars.len() <= max_chars {
         return text.to_string();
     }
-    let hit_char = hit
-        .map(|b| chars.partition_point(|(i, _)| *i < b))
-        .unwrap_or(0);
+    let hit_char = hit.map(|b| chars.partition_point(|(i, _)| *i < b)).unwrap_or(0);
     let start = hit_char.saturating_sub(max_chars / 3);
     let end = (start + max_chars).min(chars.len());
     let start = end.saturating_sub(max_chars);
@@ -198,41 +192,23 @@ mod tests {
     #[test]
     fn cjk_runs_become_bigrams_plus_last_char() {
         assert_eq!(fts_document("北京大学").trim(), "北京 京大 大学 学");
-        assert_eq!(
-            fts_document("I live in 北京.").trim(),
-            "I live in  北京 京 ."
-        );
+        assert_eq!(fts_document("I live in 北京.").trim(), "I live in  北京 京 .");
     }
 
     #[test]
     fn queries_are_quoted_and_cjk_phrased() {
-        assert_eq!(
-            match_query("北京", Combine::All).as_deref(),
-            Some("\"北京\"")
-        );
-        assert_eq!(
-            match_query("北京大学", Combine::All).as_deref(),
-            Some("\"北京 京大 大学\"")
-        );
+        assert_eq!(match_query("北京", Combine::All).as_deref(), Some("\"北京\""));
+        assert_eq!(match_query("北京大学", Combine::All).as_deref(), Some("\"北京 京大 大学\""));
         assert_eq!(match_query("京", Combine::All).as_deref(), Some("\"京\"*"));
-        assert_eq!(
-            match_query("\"foo AND (", Combine::All).as_deref(),
-            Some("\"foo\" AND \"and\"")
-        );
+        assert_eq!(match_query("\"foo AND (", Combine::All).as_deref(), Some("\"foo\" AND \"and\""));
         assert_eq!(match_query("((( )))", Combine::Any), None);
-        assert_eq!(
-            match_query("Foo foo FOO", Combine::Any).as_deref(),
-            Some("\"foo\"")
-        );
+        assert_eq!(match_query("Foo foo FOO", Combine::Any).as_deref(), Some("\"foo\""));
     }
 
     #[test]
     fn phrases_mirror_the_document_shape() {
         assert_eq!(phrase_query("Turn 17").as_deref(), Some("\"turn 17\""));
-        assert_eq!(
-            phrase_query("住在北京").as_deref(),
-            Some("\"住在 在北 北京 京\"")
-        );
+        assert_eq!(phrase_query("住在北京").as_deref(), Some("\"住在 在北 北京 京\""));
         assert_eq!(phrase_query("single"), None);
     }
 

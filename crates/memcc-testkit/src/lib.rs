@@ -39,8 +39,7 @@ pub struct MockServer {
 impl MockServer {
     /// Start a server; `handler(path, body, n)` decides the reply to the n-th request (0-based).
     pub fn start(handler: impl Fn(&str, &Value, usize) -> Reply + Send + Sync + 'static) -> Self {
-        let server = tiny_http::Server::http("127.0.0.1:0")
-            .unwrap_or_else(|e| panic!("cannot bind 127.0.0.1: {e}"));
+        let server = tiny_http::Server::http("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind 127.0.0.1: {e}"));
         let port = server.server_addr().to_ip().map(|a| a.port()).unwrap_or(0);
         let log = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
@@ -56,22 +55,14 @@ impl MockServer {
                 let _ = request.as_reader().read_to_string(&mut text);
                 let body: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
                 let path = request.url().to_string();
-                log2.lock().unwrap_or_else(|p| p.into_inner()).push(Logged {
-                    path: path.clone(),
-                    body: body.clone(),
-                });
+                log2.lock().unwrap_or_else(|p| p.into_inner()).push(Logged { path: path.clone(), body: body.clone() });
                 let reply = handler(&path, &body, n);
                 n += 1;
                 // One thread per request, so a hanging reply does not block the next request.
                 std::thread::spawn(move || respond(request, reply));
             }
         });
-        MockServer {
-            port,
-            log,
-            stop,
-            thread: Some(thread),
-        }
+        MockServer { port, log, stop, thread: Some(thread) }
     }
 
     /// A server that always answers with the same reply.
@@ -109,8 +100,7 @@ pub fn chat_completion(text: &str) -> String {
 }
 
 fn respond(request: tiny_http::Request, reply: Reply) {
-    let json_header =
-        tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..]).ok();
+    let json_header = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..]).ok();
     let (status, body) = match reply {
         Reply::Chat(text) => (200, chat_completion(&text)),
         Reply::Raw(status, body) => (status, body),

@@ -19,10 +19,7 @@ pub fn engine_at(dir: &tempfile::TempDir) -> ContextEngine {
 pub struct Lcg(pub u64);
 impl Lcg {
     pub fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     pub fn below(&mut self, n: u64) -> u64 {
@@ -39,8 +36,7 @@ pub fn turn(i: usize, rng: &mut Lcg, t0: i64) -> Vec<AgentMessage> {
     let t = t0 + i as i64 * 60_000;
     let name = NAMES[rng.below(NAMES.len() as u64) as usize];
     let place = PLACES[rng.below(PLACES.len() as u64) as usize];
-    let filler =
-        "and then we talked about the schedule for a while ".repeat(rng.below(12) as usize);
+    let filler = "and then we talked about the schedule for a while ".repeat(rng.below(12) as usize);
     let mut out = vec![
         AgentMessage::user(&format!(
             "Turn {i}: {name} will fly to {place} on day {} (code QX{i:05}). {filler}",
@@ -68,10 +64,8 @@ pub fn turn(i: usize, rng: &mut Lcg, t0: i64) -> Vec<AgentMessage> {
         );
     }
     out.push(
-        AgentMessage::assistant(vec![ContentPart::text(format!(
-            "Booked {name} to {place} (ref R{i:05}). {filler}"
-        ))])
-        .with_timestamp(t + 3000),
+        AgentMessage::assistant(vec![ContentPart::text(format!("Booked {name} to {place} (ref R{i:05}). {filler}"))])
+            .with_timestamp(t + 3000),
     );
     out
 }
@@ -86,18 +80,12 @@ pub fn assert_pairs_intact(a: &Assembled) {
             calls.insert(id);
         }
         if let Some(id) = msg.tool_result_for() {
-            assert!(
-                calls.contains(id),
-                "tool result {id} without its call in the assembled prompt"
-            );
+            assert!(calls.contains(id), "tool result {id} without its call in the assembled prompt");
             results.insert(id.to_string());
         }
     }
     for c in calls {
-        assert!(
-            results.contains(&c),
-            "tool call {c} without its result in the assembled prompt"
-        );
+        assert!(results.contains(&c), "tool call {c} without its result in the assembled prompt");
     }
 }
 
@@ -113,10 +101,7 @@ pub fn assert_lossless(engine: &ContextEngine, session: &str) {
 pub fn locomo_path() -> Option<PathBuf> {
     let candidates = [
         std::env::var_os("MEMCC_LOCOMO").map(PathBuf::from),
-        Some(
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../../shared/data/locomo/locomo7-dev.json"),
-        ),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/locomo/locomo7-dev.json")),
     ];
     candidates.into_iter().flatten().find(|p| p.exists())
 }
