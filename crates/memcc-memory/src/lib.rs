@@ -1,0 +1,3 @@
+//! MemCC's long-term memory runtime.
+
+pub mod embed;
