@@ -1,3 +1,23 @@
-//! MemCC's long-term memory runtime.
+//! MemCC's long-term memory runtime: what the agent learned in one session, recalled in the
+//! next. Summaries arrive through [`memcc_core::MemoryBridge`] (implemented by
+//! [`MemoryRuntime`]); recall is layered L0–L3. This crate never depends on the context engine.
 
+pub mod chunk;
+pub mod classify;
+pub mod config;
 pub mod embed;
+pub mod error;
+pub mod extract;
+pub mod recall;
+pub mod record;
+pub mod runtime;
+mod schema;
+pub mod store;
+pub mod vector;
+
+pub use config::MemoryConfig;
+pub use error::MemoryError;
+pub use recall::SearchHit;
+pub use record::{MemoryRecord, RecordKind};
+pub use runtime::{IngestReport, MemoryRuntime};
+pub use schema::SCHEMA_VERSION;

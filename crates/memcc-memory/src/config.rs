@@ -1,0 +1,114 @@
+//! Settings of the memory runtime, with the seed's defaults.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::WingRule;
+
+pub const DEFAULT_DEDUP_THRESHOLD: f64 = 0.95;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// The agent's directory; its identity files are layer L0.
+    pub agent_dir: Option<PathBuf>,
+    /// Files of `agentDir` recalled verbatim as identity.
+    pub identity_files: Vec<String>,
+    /// Smaller injections: L1 400 tokens, no L2, top 3 in L3.
+    pub context_optimization: bool,
+    /// Rerank L3 with a chat model when one is configured.
+    pub llm_rerank: bool,
+    pub rerank_model: String,
+    /// Skip a new record whose vector is this close to a stored one of the same agent.
+    pub vector_dedup_enabled: bool,
+    pub vector_dedup_threshold: f64,
+    /// Agents whose records every agent may read (isolation is the default).
+    pub shared_agents: Vec<String>,
+    /// Records of at least this weight are "essential" (L1) even when not pinned.
+    pub essential_min_weight: f64,
+    /// Half-life of the recency boost, in days.
+    pub recency_half_life_days: f64,
+    /// Topic lexicons for the classifier; the built-in ones when empty.
+    pub wings: Vec<WingRule>,
+    /// Verbatim chunks are cut at about this many tokens.
+    pub chunk_tokens: usize,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            agent_dir: None,
+            identity_files: vec!["IDENTITY.md".into(), "SOUL.md".into(), "USER.md".into()],
+            context_optimization: false,
+            llm_rerank: false,
+            rerank_model: "gpt-4o-mini".into(),
+            vector_dedup_enabled: false,
+            vector_dedup_threshold: DEFAULT_DEDUP_THRESHOLD,
+            shared_agents: Vec::new(),
+            essential_min_weight: 2.0,
+            recency_half_life_days: 30.0,
+            wings: Vec::new(),
+            chunk_tokens: 300,
+        }
+    }
+}
+
+impl MemoryConfig {
+    /// Replace out-of-range values by their defaults; returns one warning per fix.
+    pub fn sanitize(&mut self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let t = self.vector_dedup_threshold;
+        if !(0.0..=1.0).contains(&t) {
+            warnings.push(format!(
+                "vectorDedupThreshold {t} is outside [0, 1]; using the default {DEFAULT_DEDUP_THRESHOLD}"
+            ));
+            self.vector_dedup_threshold = DEFAULT_DEDUP_THRESHOLD;
+        }
+        if !(self.recency_half_life_days.is_finite() && self.recency_half_life_days > 0.0) {
+            warnings.push(format!("recencyHalfLifeDays {} must be positive; using 30", self.recency_half_life_days));
+            self.recency_half_life_days = 30.0;
+        }
+        if !self.essential_min_weight.is_finite() {
+            warnings.push("essentialMinWeight must be a number; using 2".into());
+            self.essential_min_weight = 2.0;
+        }
+        if self.chunk_tokens < 32 {
+            warnings.push(format!("chunkTokens {} is too small; using 300", self.chunk_tokens));
+            self.chunk_tokens = 300;
+        }
+        warnings
+    }
+
+    pub fn essential_budget(&self) -> usize {
+        if self.context_optimization { 400 } else { 800 }
+    }
+
+    pub fn context_budget(&self) -> usize {
+        if self.context_optimization { 0 } else { 500 }
+    }
+
+    pub fn recall_top_k(&self) -> usize {
+        if self.context_optimization { 3 } else { 10 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dedup_threshold_is_validated() {
+        for bad in [f64::NAN, -0.1, 1.5, f64::INFINITY] {
+            let mut c = MemoryConfig { vector_dedup_threshold: bad, ..Default::default() };
+            let w = c.sanitize();
+            assert_eq!(c.vector_dedup_threshold, DEFAULT_DEDUP_THRESHOLD);
+            assert_eq!(w.len(), 1, "{bad}: {w:?}");
+        }
+        for good in [0.0, 0.5, 1.0] {
+            let mut c = MemoryConfig { vector_dedup_threshold: good, ..Default::default() };
+            assert!(c.sanitize().is_empty());
+            assert_eq!(c.vector_dedup_threshold, good);
+        }
+    }
+}

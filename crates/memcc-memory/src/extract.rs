@@ -1,0 +1,544 @@
+//! Mining what the user said: preferences (≥ 27 English and 12 Chinese patterns) become
+//! synthetic "User …" documents so paraphrased questions recall them; rule-based triples fill
+//! the knowledge graph. Only the user's own words are mined.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::record::NewTriple;
+
+/// What kind of statement a pattern recognises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrefCategory {
+    Like,
+    Dislike,
+    Habit,
+    Goal,
+    Bio,
+    Nostalgia,
+}
+
+/// One preference pattern: `{}` in `template` is replaced by the captured object.
+pub struct PrefPattern {
+    pub name: &'static str,
+    pub category: PrefCategory,
+    pub regex: Regex,
+    pub template: &'static str,
+    /// Predicate for supersession; `{}` is replaced by the normalised object. `None`: never superseded.
+    pub predicate: Option<&'static str>,
+    pub chinese: bool,
+}
+
+/// A preference found in a sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preference {
+    pub pattern: &'static str,
+    pub category: PrefCategory,
+    pub object: String,
+    /// The synthetic document, e.g. "User likes hiking in the Alps."
+    pub document: String,
+    pub predicate: Option<String>,
+}
+
+fn re(s: &str) -> Regex {
+    Regex::new(s).expect("static preference regex")
+}
+
+macro_rules! pat {
+    ($name:expr, $cat:ident, $re:expr, $tpl:expr, $pred:expr, $zh:expr) => {
+        PrefPattern {
+            name: $name,
+            category: PrefCategory::$cat,
+            regex: re($re),
+            template: $tpl,
+            predicate: $pred,
+            chinese: $zh,
+        }
+    };
+}
+
+pub static PATTERNS: LazyLock<Vec<PrefPattern>> = LazyLock::new(|| {
+    const I: &str = r"(?i)(?:^|[\s,;:(])I";
+    vec![
+        // English — likes
+        pat!(
+            "like",
+            Like,
+            &format!(r"{I} (?:really |truly |absolutely |just )?like (?P<o>.+)"),
+            "User likes {}.",
+            Some("sentiment:{}"),
+            false
+        ),
+        pat!(
+            "love",
+            Like,
+            &format!(r"{I} (?:really |absolutely |just )?love (?P<o>.+)"),
+            "User loves {}.",
+            Some("sentiment:{}"),
+            false
+        ),
+        pat!(
+            "enjoy",
+            Like,
+            &format!(r"{I} (?:really |truly )?enjoy (?P<o>.+)"),
+            "User enjoys {}.",
+            Some("sentiment:{}"),
+            false
+        ),
+        pat!(
+            "prefer",
+            Like,
+            &format!(r"{I} (?:would |'d |usually )?prefer (?P<o>.+)"),
+            "User prefers {}.",
+            None,
+            false
+        ),
+        pat!(
+            "fan_of",
+            Like,
+            &format!(r"{I}'?m a (?:big |huge |real )?fan of (?P<o>.+)"),
+            "User is a fan of {}.",
+            Some("sentiment:{}"),
+            false
+        ),
+        pat!(
+            "favorite",
+            Like,
+            r"(?i)\bmy (?:all-time )?favou?rite (?P<k>[a-z]+(?: [a-z]+)?) (?:is|are) (?P<o>.+)",
+            "User's favorite {k} is {}.",
+            Some("favorite:{k}"),
+            false
+        ),
+        pat!(
+            "into",
+            Like,
+            &format!(r"{I}'?m (?:really |so )?into (?P<o>.+)"),
+            "User is into {}.",
+            Some("sentiment:{}"),
+            false
+        ),
+        pat!(
+            "passionate",
+            Like,
+            &format!(r"{I}'?m (?:really )?passionate about (?P<o>.+)"),
+            "User is passionate about {}.",
+            Some("sentiment:{}"),
+            false
+        ),
+        // English — dislikes
+        pat!(
+            "dont_like",
+            Dislike,
+            &format!(r"{I} (?:really )?(?:don't|do not|dont) (?:like|enjoy) (?P<o>.+)"),
+            "User dislikes {}.",
+            Some("sentiment:{}"),
+            false
+        ),
+        pat!(
+            "hate",
+            Dislike,
+            &format!(r"{I} (?:really |absolutely )?(?:hate|detest) (?P<o>.+)"),
+            "User hates {}.",
+            Some("sentiment:{}"),
+            false
+        ),
+        pat!(
+            "cant_stand",
+            Dislike,
+            &format!(r"{I} (?:can't|cannot|can not) stand (?P<o>.+)"),
+            "User can't stand {}.",
+            Some("sentiment:{}"),
+            false
+        ),
+        pat!(
+            "not_fan",
+            Dislike,
+            &format!(r"{I}'?m not (?:a |really a )?(?:big )?fan of (?P<o>.+)"),
+            "User is not a fan of {}.",
+            Some("sentiment:{}"),
+            false
+        ),
+        pat!("avoid", Dislike, &format!(r"{I} (?:try to |always )?avoid (?P<o>.+)"), "User avoids {}.", None, false),
+        pat!(
+            "allergic",
+            Bio,
+            &format!(r"{I}'?m (?:very |severely )?allergic to (?P<o>.+)"),
+            "User is allergic to {}.",
+            None,
+            false
+        ),
+        // English — habits
+        pat!("usually", Habit, &format!(r"{I} usually (?P<o>.+)"), "User usually {}.", None, false),
+        pat!("always", Habit, &format!(r"{I} always (?P<o>.+)"), "User always {}.", None, false),
+        pat!(
+            "every",
+            Habit,
+            r"(?i)\bevery (?P<k>day|morning|evening|night|week|weekend|sunday|monday|saturday) I (?P<o>.+)",
+            "Every {k} user {}.",
+            None,
+            false
+        ),
+        pat!("tend_to", Habit, &format!(r"{I} tend to (?P<o>.+)"), "User tends to {}.", None, false),
+        pat!("often", Habit, &format!(r"{I} (?:often|regularly) (?P<o>.+)"), "User often {}.", None, false),
+        // English — goals
+        pat!("want_to", Goal, &format!(r"{I} (?:really )?want to (?P<o>.+)"), "User wants to {}.", None, false),
+        pat!(
+            "plan_to",
+            Goal,
+            &format!(r"{I}(?:'m| am)? plan(?:ning)? (?:to|on) (?P<o>.+)"),
+            "User plans to {}.",
+            None,
+            false
+        ),
+        pat!("hope_to", Goal, &format!(r"{I} hope to (?P<o>.+)"), "User hopes to {}.", None, false),
+        pat!(
+            "my_goal",
+            Goal,
+            r"(?i)\bmy (?:goal|dream|ambition) is (?:to )?(?P<o>.+)",
+            "User's goal is to {}.",
+            None,
+            false
+        ),
+        // English — biography
+        pat!(
+            "work_as",
+            Bio,
+            &format!(r"{I} work (?:as an?|as) (?P<o>.+)"),
+            "User works as {}.",
+            Some("occupation"),
+            false
+        ),
+        pat!(
+            "live_in",
+            Bio,
+            &format!(r"{I} (?:live|'m living|am living) in (?P<o>.+)"),
+            "User lives in {}.",
+            Some("lives_in"),
+            false
+        ),
+        pat!(
+            "from",
+            Bio,
+            &format!(r"{I}(?:'m| am) (?:originally )?from (?P<o>.+)"),
+            "User is from {}.",
+            Some("origin"),
+            false
+        ),
+        pat!("name", Bio, r"(?i)\bmy name is (?P<o>.+)", "User's name is {}.", Some("name"), false),
+        pat!(
+            "grew_up",
+            Bio,
+            &format!(r"{I} grew up (?:in|on|near) (?P<o>.+)"),
+            "User grew up in {}.",
+            Some("grew_up_in"),
+            false
+        ),
+        // English — nostalgia
+        pat!("miss", Nostalgia, &format!(r"{I} (?:really )?miss (?P<o>.+)"), "User misses {}.", None, false),
+        pat!(
+            "remember",
+            Nostalgia,
+            &format!(r"{I} (?:still |fondly )?remember (?:when )?(?P<o>.+)"),
+            "User fondly remembers {}.",
+            None,
+            false
+        ),
+        pat!("used_to", Nostalgia, &format!(r"{I} used to (?P<o>.+)"), "User used to {}.", None, false),
+        // Chinese
+        pat!(
+            "zh_like",
+            Like,
+            r"我(?:很|非常|特别|真的|一直)?喜欢(?P<o>.+)",
+            "用户喜欢{}。",
+            Some("sentiment:{}"),
+            true
+        ),
+        pat!("zh_love", Like, r"我(?:很|非常|特别)?(?:爱|热爱)(?P<o>.+)", "用户热爱{}。", Some("sentiment:{}"), true),
+        pat!(
+            "zh_favorite",
+            Like,
+            r"我最(?:喜欢|爱)的(?P<k>.{1,6}?)是(?P<o>.+)",
+            "用户最喜欢的{k}是{}。",
+            Some("favorite:{k}"),
+            true
+        ),
+        pat!(
+            "zh_dislike",
+            Dislike,
+            r"我(?:很|非常|特别)?不(?:喜欢|爱)(?P<o>.+)",
+            "用户不喜欢{}。",
+            Some("sentiment:{}"),
+            true
+        ),
+        pat!("zh_hate", Dislike, r"我(?:很|非常|特别)?讨厌(?P<o>.+)", "用户讨厌{}。", Some("sentiment:{}"), true),
+        pat!("zh_allergic", Bio, r"我对(?P<o>.{1,12}?)过敏", "用户对{}过敏。", None, true),
+        pat!("zh_usually", Habit, r"我(?:通常|一般|平时|经常)(?P<o>.+)", "用户通常{}。", None, true),
+        pat!("zh_every", Habit, r"我每(?P<k>天|周|个周末|晚|天早上)(?P<o>.+)", "用户每{k}{}。", None, true),
+        pat!("zh_habit", Habit, r"我习惯(?P<o>.+)", "用户习惯{}。", None, true),
+        pat!("zh_want", Goal, r"我(?:想要|希望|梦想)(?P<o>.+)", "用户希望{}。", None, true),
+        pat!("zh_plan", Goal, r"我(?:打算|计划|准备)(?P<o>.+)", "用户打算{}。", None, true),
+        pat!("zh_live", Bio, r"我(?:现在)?住在(?P<o>.+)", "用户住在{}。", Some("lives_in"), true),
+        pat!("zh_work", Bio, r"我在(?P<o>.{1,15}?)(?:工作|上班)", "用户在{}工作。", Some("works_at"), true),
+        pat!("zh_miss", Nostalgia, r"我(?:很)?(?:怀念|想念)(?P<o>.+)", "用户怀念{}。", None, true),
+    ]
+});
+
+/// Objects that make a pattern hit meaningless ("I like it", "I want to say…").
+const VAGUE: &[&str] = &[
+    "it", "that", "this", "you", "your", "how", "what", "when", "the way", "so", "them", "him", "her", "those",
+    "these", // goals that are only turns of phrase ("I want to say…")
+    "say", "to say", "know", "to know", "ask", "to ask", "thank", "to thank", "tell", "to tell", "let", "to let",
+    "hear", "to hear", "mention", "add",
+];
+
+static CLAUSE_END: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)[.!?;,。！？；，]|\s(?:but|because|although|though|and then|so that|since|which|when|if)\s|但是|因为|不过|所以|而且",
+    )
+});
+
+/// Trim the captured object at the end of its clause and check CJK-aware length bounds.
+fn clean_object(raw: &str, chinese: bool) -> Option<String> {
+    let cut = CLAUSE_END.find(raw).map_or(raw, |m| &raw[..m.start()]);
+    let obj = cut.trim().trim_end_matches(['"', '\'', ')', '”']).trim();
+    let lower = obj.to_lowercase();
+    if VAGUE.iter().any(|v| lower == *v || lower.starts_with(&format!("{v} "))) {
+        return None;
+    }
+    let chars = obj.chars().count();
+    let cjk = obj.chars().filter(|c| memcc_core::text::is_cjk_letter(*c)).count();
+    let ok = if chinese || cjk * 2 > chars {
+        (1..=20).contains(&chars)
+    } else {
+        (2..=80).contains(&chars) && obj.split_whitespace().count() <= 12
+    };
+    ok.then(|| obj.to_string())
+}
+
+/// Sentences of `text` (questions excluded: "do I like…?" states nothing).
+fn statements(text: &str) -> Vec<&str> {
+    static SPLIT: LazyLock<Regex> = LazyLock::new(|| re(r"[.!?。！？\n]+"));
+    let mut out = Vec::new();
+    let mut start = 0;
+    for m in SPLIT.find_iter(text) {
+        if !m.as_str().contains(['?', '？']) {
+            out.push(&text[start..m.start()]);
+        }
+        start = m.end();
+    }
+    out.push(&text[start..]);
+    out.into_iter().map(str::trim).filter(|s| !s.is_empty()).collect()
+}
+
+/// Preferences stated in `text` (the user's own words).
+pub fn preferences(text: &str) -> Vec<Preference> {
+    let mut out: Vec<Preference> = Vec::new();
+    for sentence in statements(text) {
+        for p in PATTERNS.iter() {
+            let Some(c) = p.regex.captures(sentence) else { continue };
+            let Some(raw) = c.name("o") else { continue };
+            let Some(object) = clean_object(raw.as_str(), p.chinese) else { continue };
+            let k = c.name("k").map_or("", |m| m.as_str()).to_lowercase();
+            let document = p.template.replace("{k}", &k).replace("{}", &object);
+            let predicate = p.predicate.map(|t| t.replace("{k}", &k).replace("{}", &object.to_lowercase()));
+            if !out.iter().any(|o| o.document == document) {
+                out.push(Preference { pattern: p.name, category: p.category, object, document, predicate });
+            }
+        }
+    }
+    out
+}
+
+static EN_TRIPLES: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+    let subj = r"(?P<s>\bI\b|\b[A-Z][a-z]+(?: [A-Z][a-z]+)?)";
+    vec![
+        (re(&format!(r"{subj}(?:'m| am| is)? (?:works?|working) (?:at|for) (?P<o>[A-Z][\w&.\- ]+)")), "works_at"),
+        (re(&format!(r"{subj} (?:live|lives|'m living|am living|is living) in (?P<o>[A-Z][\w\- ]+)")), "lives_in"),
+        (
+            re(&format!(
+                r"{subj} (?:moved|relocated) to (?P<o>[A-Z][\w\- ]+?)(?: (?:on|in) (?P<d>[\w ,]+))?(?:[.,;!]|$)"
+            )),
+            "lives_in",
+        ),
+        (re(&format!(r"{subj}(?:'m| am| is) (?:very |severely )?allergic to (?P<o>[\w\- ]+)")), "allergic_to"),
+        (re(&format!(r"{subj}(?:'s| is) married to (?P<o>[A-Z][a-z]+)")), "married_to"),
+        (re(r"(?P<s>\b[Mm]y|\b[A-Z][a-z]+'s) birthday is (?:on )?(?P<o>[\w ,]+)"), "birthday"),
+        (
+            re(
+                r"\b[Mm]y (?P<p>sister|brother|daughter|son|wife|husband|mom|mother|dad|father|friend|partner|boss|cat|dog) (?P<o>[A-Z][a-z]+)",
+            ),
+            "has_",
+        ),
+    ]
+});
+
+static ZH_TRIPLES: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+    vec![
+        (re(r"我(?:现在)?住在(?P<o>[^，。！？,.!?\s]{1,12})"), "lives_in"),
+        (re(r"我(?:已经)?搬(?:到|去)了?(?P<o>[^，。！？,.!?\s]{1,12})"), "lives_in"),
+        (re(r"我在(?P<o>[^，。！？,.!?\s]{1,12}?)(?:工作|上班)"), "works_at"),
+        (re(r"我对(?P<o>[^，。！？,.!?\s]{1,12}?)过敏"), "allergic_to"),
+        (re(r"我的生日是(?P<o>[^，。！？,.!?\s]{1,12})"), "birthday"),
+    ]
+});
+
+fn subject_of(s: &str) -> String {
+    match s.to_lowercase().as_str() {
+        "i" | "my" | "me" => "user".into(),
+        other => other.trim_end_matches("'s").to_string(),
+    }
+}
+
+/// Rule-based (subject, predicate, object) facts in `text`; "I"/"my"/"我" is the user.
+pub fn triples(text: &str) -> Vec<NewTriple> {
+    let mut out: Vec<NewTriple> = Vec::new();
+    let mut push = |t: NewTriple| {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    };
+    for sentence in statements(text) {
+        for (regex, predicate) in EN_TRIPLES.iter() {
+            for c in regex.captures_iter(sentence) {
+                let Some(o) = c.name("o") else { continue };
+                let object: String = o.as_str().split_whitespace().take(5).collect::<Vec<_>>().join(" ");
+                let object = object.trim_end_matches(['.', ',']).to_string();
+                if object.is_empty() {
+                    continue;
+                }
+                let predicate = match c.name("p") {
+                    Some(p) => format!("{predicate}{}", p.as_str().to_lowercase()),
+                    None => predicate.to_string(),
+                };
+                let subject = c.name("s").map_or_else(|| "user".to_string(), |s| subject_of(s.as_str()));
+                push(NewTriple { subject, predicate, object, valid_from: None });
+            }
+        }
+        for (regex, predicate) in ZH_TRIPLES.iter() {
+            if let Some(o) = regex.captures(sentence).and_then(|c| c.name("o")) {
+                push(NewTriple {
+                    subject: "user".into(),
+                    predicate: predicate.to_string(),
+                    object: o.as_str().to_string(),
+                    valid_from: None,
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (pattern, positive example, expected object) for every pattern; negatives below.
+    const POSITIVES: &[(&str, &str, &str)] = &[
+        ("like", "I really like hiking in the Alps, it's calming.", "hiking in the Alps"),
+        ("love", "Honestly I love Italian food.", "Italian food"),
+        ("enjoy", "I enjoy painting sunsets on weekends", "painting sunsets on weekends"),
+        ("prefer", "I prefer trains to planes.", "trains to planes"),
+        ("fan_of", "I'm a big fan of jazz", "jazz"),
+        ("favorite", "My favorite color is teal.", "teal"),
+        ("into", "I'm really into pottery these days", "pottery these days"),
+        ("passionate", "I'm passionate about LGBTQ rights.", "LGBTQ rights"),
+        ("dont_like", "I don't like horror movies.", "horror movies"),
+        ("hate", "I hate waking up early", "waking up early"),
+        ("cant_stand", "I can't stand loud music", "loud music"),
+        ("not_fan", "I'm not a fan of spicy food", "spicy food"),
+        ("avoid", "I try to avoid sugar.", "sugar"),
+        ("allergic", "I'm allergic to peanuts.", "peanuts"),
+        ("usually", "I usually run before work.", "run before work"),
+        ("always", "I always drink tea in the afternoon", "drink tea in the afternoon"),
+        ("every", "Every morning I meditate for ten minutes.", "meditate for ten minutes"),
+        ("tend_to", "I tend to work late", "work late"),
+        ("often", "I often visit my grandma", "visit my grandma"),
+        ("want_to", "I want to learn the guitar.", "learn the guitar"),
+        ("plan_to", "I'm planning to adopt a child", "adopt a child"),
+        ("hope_to", "I hope to run a marathon", "run a marathon"),
+        ("my_goal", "My goal is to become a counselor.", "become a counselor"),
+        ("work_as", "I work as a nurse at the clinic", "nurse at the clinic"),
+        ("live_in", "I live in Lisbon.", "Lisbon"),
+        ("from", "I'm originally from Sweden", "Sweden"),
+        ("name", "My name is Caroline.", "Caroline"),
+        ("grew_up", "I grew up in a small town", "a small town"),
+        ("miss", "I miss my old neighbourhood", "my old neighbourhood"),
+        ("remember", "I still remember when we camped by the lake", "we camped by the lake"),
+        ("used_to", "I used to play the violin.", "play the violin"),
+        ("zh_like", "我很喜欢喝茶。", "喝茶"),
+        ("zh_love", "我热爱摄影", "摄影"),
+        ("zh_favorite", "我最喜欢的水果是芒果。", "芒果"),
+        ("zh_dislike", "我不喜欢咖啡，太苦了。", "咖啡"),
+        ("zh_hate", "我讨厌早起", "早起"),
+        ("zh_allergic", "我对花生过敏", "花生"),
+        ("zh_usually", "我通常七点起床", "七点起床"),
+        ("zh_every", "我每天跑步五公里", "跑步五公里"),
+        ("zh_habit", "我习惯睡前看书", "睡前看书"),
+        ("zh_want", "我希望明年去日本", "明年去日本"),
+        ("zh_plan", "我打算学西班牙语", "学西班牙语"),
+        ("zh_live", "我住在北京", "北京"),
+        ("zh_work", "我在腾讯工作", "腾讯"),
+        ("zh_miss", "我很怀念大学时光", "大学时光"),
+    ];
+
+    #[test]
+    fn every_pattern_has_a_positive_example() {
+        let english = PATTERNS.iter().filter(|p| !p.chinese).count();
+        let chinese = PATTERNS.iter().filter(|p| p.chinese).count();
+        assert!(english >= 27 && chinese >= 12, "{english} English, {chinese} Chinese patterns");
+        for p in PATTERNS.iter() {
+            assert!(POSITIVES.iter().any(|(name, _, _)| *name == p.name), "pattern {} has no positive example", p.name);
+        }
+        for (name, text, object) in POSITIVES {
+            let found = preferences(text);
+            assert!(found.iter().any(|f| f.pattern == *name && f.object == *object), "{name}: {text:?} gave {found:?}");
+        }
+    }
+
+    #[test]
+    fn negatives_are_not_preferences() {
+        for text in [
+            "Do I like it?",                           // a question
+            "I like that you asked.",                  // vague object
+            "I like it",                               // vague object
+            "Would you like some tea?",                // not first person
+            "She loves hiking.",                       // someone else
+            "I want to say thank you",                 // vague goal
+            "I'd like to order now",                   // polite request
+            "I like",                                  // no object
+            "他喜欢喝茶",                              // someone else (Chinese)
+            "你住在哪里？",                            // a question
+            "I always",                                // no object
+            &format!("I love {}", "very ".repeat(30)), // too long
+        ] {
+            let found = preferences(text);
+            assert!(found.is_empty(), "{text:?} gave {found:?}");
+        }
+    }
+
+    #[test]
+    fn documents_and_predicates() {
+        let p = preferences("My favorite drink is green tea. I hate mornings.");
+        assert_eq!(p[0].document, "User's favorite drink is green tea.");
+        assert_eq!(p[0].predicate.as_deref(), Some("favorite:drink"));
+        assert_eq!(p[1].predicate.as_deref(), Some("sentiment:mornings"));
+        let z = preferences("我最喜欢的水果是芒果");
+        assert_eq!(z[0].document, "用户最喜欢的水果是芒果。");
+    }
+
+    #[test]
+    fn triples_in_english_and_chinese() {
+        let t = triples(
+            "Anna works at Acme Corp. I moved to Berlin on 3 May. My sister Mia is great. I'm allergic to peanuts.",
+        );
+        let has = |s: &str, p: &str, o: &str| t.iter().any(|x| x.subject == s && x.predicate == p && x.object == o);
+        assert!(has("anna", "works_at", "Acme Corp"), "{t:?}");
+        assert!(has("user", "lives_in", "Berlin"), "{t:?}");
+        assert!(has("user", "has_sister", "Mia"), "{t:?}");
+        assert!(has("user", "allergic_to", "peanuts"), "{t:?}");
+        let z = triples("我住在上海，我在阿里巴巴工作。");
+        assert!(z.iter().any(|x| x.predicate == "lives_in" && x.object == "上海"), "{z:?}");
+        assert!(z.iter().any(|x| x.predicate == "works_at" && x.object == "阿里巴巴"), "{z:?}");
+    }
+}

@@ -1,0 +1,144 @@
+//! Memory records and knowledge-graph triples.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordKind {
+    /// A summary the context engine committed.
+    Summary,
+    /// A chunk of the raw exchange a summary covers, in the speakers' own words.
+    Verbatim,
+    /// A synthetic "User prefers …" document mined from what the user said.
+    Preference,
+    /// A fact (e.g. from a knowledge-graph triple) stated as a sentence.
+    Fact,
+    /// Added explicitly to be always recalled.
+    Pinned,
+}
+
+impl RecordKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordKind::Summary => "summary",
+            RecordKind::Verbatim => "verbatim",
+            RecordKind::Preference => "preference",
+            RecordKind::Fact => "fact",
+            RecordKind::Pinned => "pinned",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "summary" => RecordKind::Summary,
+            "verbatim" => RecordKind::Verbatim,
+            "preference" => RecordKind::Preference,
+            "fact" => RecordKind::Fact,
+            "pinned" => RecordKind::Pinned,
+            _ => return None,
+        })
+    }
+}
+
+/// A record as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryRecord {
+    pub id: i64,
+    pub agent_id: String,
+    pub wing: String,
+    pub room: String,
+    pub kind: RecordKind,
+    pub text: String,
+    pub source_summary_ids: Vec<String>,
+    pub source_session_ids: Vec<String>,
+    pub source_message_ids: Vec<i64>,
+    pub created_at: i64,
+    pub event_time: Option<i64>,
+    pub valid_from: Option<i64>,
+    pub valid_until: Option<i64>,
+    pub superseded_by: Option<i64>,
+    pub weight: f64,
+    pub pinned: bool,
+    pub forgotten: bool,
+    pub subject: Option<String>,
+    pub predicate: Option<String>,
+    pub embedded: bool,
+}
+
+impl MemoryRecord {
+    /// The public id, `mem_<n>`.
+    pub fn ref_id(&self) -> String {
+        format!("mem_{}", self.id)
+    }
+
+    /// Current: not forgotten, not superseded, not expired.
+    pub fn is_current(&self) -> bool {
+        !self.forgotten && self.superseded_by.is_none() && self.valid_until.is_none()
+    }
+}
+
+pub fn parse_ref(id: &str) -> Option<i64> {
+    id.strip_prefix("mem_").unwrap_or(id).parse().ok()
+}
+
+/// A record to store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NewRecord {
+    pub agent_id: String,
+    pub wing: String,
+    pub room: String,
+    pub kind: RecordKind,
+    pub text: String,
+    pub source_summary_ids: Vec<String>,
+    pub source_session_ids: Vec<String>,
+    pub source_message_ids: Vec<i64>,
+    pub event_time: Option<i64>,
+    pub weight: f64,
+    pub pinned: bool,
+    pub subject: Option<String>,
+    pub predicate: Option<String>,
+}
+
+impl Default for NewRecord {
+    fn default() -> Self {
+        NewRecord {
+            agent_id: "main".into(),
+            wing: "general".into(),
+            room: "misc".into(),
+            kind: RecordKind::Fact,
+            text: String::new(),
+            source_summary_ids: Vec::new(),
+            source_session_ids: Vec::new(),
+            source_message_ids: Vec::new(),
+            event_time: None,
+            weight: 1.0,
+            pinned: false,
+            subject: None,
+            predicate: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Triple {
+    pub id: i64,
+    pub agent_id: String,
+    pub subject: String,
+    pub predicate: String,
+    pub object: String,
+    pub valid_from: Option<i64>,
+    pub valid_until: Option<i64>,
+    pub superseded_by: Option<i64>,
+    pub source_record: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct NewTriple {
+    pub subject: String,
+    pub predicate: String,
+    pub object: String,
+    pub valid_from: Option<i64>,
+}

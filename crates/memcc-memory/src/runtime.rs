@@ -1,0 +1,421 @@
+//! [`MemoryRuntime`]: the facade over the memory store, the embedder and the vector index; the
+//! real [`MemoryBridge`]; and the API behind `memory_search` / `memory_get`.
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunk::{chunks, date_header};
+use crate::classify::Classifier;
+use crate::config::MemoryConfig;
+use crate::embed::Embedder;
+use crate::error::{MemoryError, Result};
+use crate::extract::{PrefCategory, preferences, triples};
+use crate::recall::SearchHit;
+use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, parse_ref};
+use crate::store::{Insert, Inserted, MemoryStats, MemoryStore};
+use crate::vector::{ExactScan, VectorStore};
+use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
+use memcc_core::llm::ChatModel;
+
+/// What one bridged summary became.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngestReport {
+    pub records: usize,
+    pub duplicates: usize,
+    /// Stored without a vector (embedding failed); queued for retry.
+    pub pending: usize,
+    pub preferences: usize,
+    pub triples: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReport {
+    pub added: usize,
+    pub duplicates: usize,
+    pub skipped_forgotten: usize,
+    pub errors: Vec<(usize, String)>,
+}
+
+/// One line of an export / import file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct Portable {
+    #[serde(flatten)]
+    record: NewRecord,
+    forgotten: bool,
+}
+
+pub struct MemoryRuntime {
+    pub(crate) store: Arc<MemoryStore>,
+    pub(crate) embedder: Arc<dyn Embedder>,
+    pub(crate) index: Arc<dyn VectorStore>,
+    pub(crate) config: MemoryConfig,
+    pub(crate) classifier: Classifier,
+    pub(crate) reranker: Option<Arc<dyn ChatModel>>,
+    pub(crate) rerank_skip_logged: AtomicBool,
+}
+
+impl MemoryRuntime {
+    /// Open `memory.db`, queue records embedded by another model for re-embedding, and load
+    /// the vectors of the current model into the in-memory index.
+    pub fn open(path: &Path, mut config: MemoryConfig, embedder: Arc<dyn Embedder>) -> Result<Self> {
+        for warning in config.sanitize() {
+            tracing::warn!("{warning}");
+        }
+        let store = Arc::new(MemoryStore::open(path)?);
+        let model = embedder.model_id();
+        let requeued = store.requeue_other_models(&model)?;
+        if requeued > 0 {
+            tracing::warn!(
+                requeued,
+                model,
+                "embedding model changed; records queued for re-embedding (memcc memory reembed)"
+            );
+        }
+        let source_store = store.clone();
+        let source_model = model.clone();
+        let index: Arc<dyn VectorStore> = Arc::new(ExactScan::new(
+            embedder.dim(),
+            Some(Box::new(move |ids: &[i64]| source_store.vectors(ids, &source_model).unwrap_or_default())),
+        ));
+        store.for_each_vector(&model, |id, agent, v| index.upsert(id, agent, &v))?;
+        let classifier = if config.wings.is_empty() { Classifier::default() } else { Classifier::new(&config.wings) };
+        Ok(MemoryRuntime {
+            store,
+            embedder,
+            index,
+            config,
+            classifier,
+            reranker: None,
+            rerank_skip_logged: AtomicBool::new(false),
+        })
+    }
+
+    /// The chat model used by `llmRerank`.
+    pub fn with_reranker(mut self, model: Arc<dyn ChatModel>) -> Self {
+        self.reranker = Some(model);
+        self
+    }
+
+    pub fn config(&self) -> &MemoryConfig {
+        &self.config
+    }
+
+    pub fn store(&self) -> &MemoryStore {
+        &self.store
+    }
+
+    pub fn embedder_model(&self) -> String {
+        self.embedder.model_id()
+    }
+
+    pub(crate) fn readable_agents(&self, agent: &str) -> Vec<String> {
+        let mut agents = vec![agent.to_string()];
+        agents.extend(self.config.shared_agents.iter().filter(|a| a.as_str() != agent).cloned());
+        agents
+    }
+
+    pub(crate) fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        Ok(self.embedder.embed(&[text])?.pop().unwrap_or_default())
+    }
+
+    /// Store records, embedding them in one batch; a failed embedding stores them queued.
+    fn store_batch(&self, batch: Vec<(NewRecord, Vec<NewTriple>)>, report: &mut IngestReport) -> Result<Vec<Inserted>> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let texts: Vec<&str> = batch.iter().map(|(r, _)| r.text.as_str()).collect();
+        let model = self.embedder.model_id();
+        let vectors = match self.embedder.embed(&texts) {
+            Ok(v) if v.len() == texts.len() => Some(v),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, records = texts.len(), "embedding failed; records stored and queued for retry");
+                None
+            }
+        };
+        let mut keep = vec![true; batch.len()];
+        if let (Some(vectors), true) = (&vectors, self.config.vector_dedup_enabled) {
+            for (i, ((record, _), v)) in batch.iter().zip(vectors).enumerate() {
+                // Persisted records only: earlier records of this very batch are not compared.
+                let near = self.index.search(v, 1, std::slice::from_ref(&record.agent_id));
+                if near.first().is_some_and(|h| f64::from(h.score) >= self.config.vector_dedup_threshold) {
+                    keep[i] = false;
+                    report.duplicates += 1;
+                }
+            }
+        }
+        let inserts: Vec<Insert<'_>> = batch
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep[*i])
+            .map(|(i, (record, triples))| Insert {
+                record,
+                vector: vectors.as_ref().map(|v| (model.as_str(), v[i].as_slice())),
+                triples,
+            })
+            .collect();
+        let inserted = self.store.insert_many(&inserts)?;
+        for (ins, item) in inserted.iter().zip(&inserts) {
+            if ins.duplicate {
+                report.duplicates += 1;
+                continue;
+            }
+            report.records += 1;
+            report.triples += item.triples.len();
+            match item.vector {
+                Some((_, v)) => self.index.upsert(ins.id, &item.record.agent_id, v),
+                None => report.pending += 1,
+            }
+        }
+        Ok(inserted)
+    }
+
+    /// What the bridge delivers: a committed summary (and, for a leaf, the raw messages it covers).
+    pub fn ingest_summary(&self, s: &SummaryPayload) -> Result<IngestReport> {
+        let mut report = IngestReport::default();
+        // Retry what an earlier failure left queued, before adding more.
+        if let Err(e) = self.process_pending(256, &mut |_, _| {}) {
+            tracing::warn!(error = %e, "pending embeddings still failing");
+        }
+        let base = |kind: RecordKind, text: String, event_time: Option<i64>, message_ids: Vec<i64>| {
+            let (wing, room) = self.classifier.classify(&text);
+            NewRecord {
+                agent_id: s.agent_id.clone(),
+                wing,
+                room,
+                kind,
+                text,
+                source_summary_ids: vec![s.summary_id.clone()],
+                source_session_ids: vec![s.session_id.clone()],
+                source_message_ids: message_ids,
+                event_time,
+                ..NewRecord::default()
+            }
+        };
+        let content: String =
+            s.content.lines().filter(|l| !l.starts_with("Expand for details about:")).collect::<Vec<_>>().join("\n");
+        let mut batch: Vec<(NewRecord, Vec<NewTriple>)> = Vec::new();
+        let summary_ids = s.messages.iter().map(|m| m.message_id).collect();
+        batch.push((
+            base(
+                RecordKind::Summary,
+                format!("{}\n{}", date_header(s.earliest, s.latest), content.trim()),
+                s.earliest,
+                summary_ids,
+            ),
+            Vec::new(),
+        ));
+        for chunk in chunks(&s.messages, self.config.chunk_tokens) {
+            let mut found = Vec::new();
+            for m in s.messages.iter().filter(|m| m.role == "user" && chunk.message_ids.contains(&m.message_id)) {
+                for mut t in triples(&m.text) {
+                    t.valid_from = m.timestamp;
+                    found.push(t);
+                }
+            }
+            batch.push((base(RecordKind::Verbatim, chunk.text, chunk.event_time, chunk.message_ids), found));
+        }
+        for m in s.messages.iter().filter(|m| m.role == "user") {
+            for p in preferences(&m.text) {
+                let weight = match p.category {
+                    PrefCategory::Like | PrefCategory::Dislike | PrefCategory::Bio => 2.0,
+                    _ => 1.5,
+                };
+                let text = format!("{} {}", date_header(m.timestamp, m.timestamp), p.document);
+                let mut record = base(RecordKind::Preference, text, m.timestamp, vec![m.message_id]);
+                record.weight = weight;
+                record.subject = p.predicate.as_ref().map(|_| "user".to_string());
+                record.predicate = p.predicate;
+                batch.push((record, Vec::new()));
+                report.preferences += 1;
+            }
+        }
+        self.store_batch(batch, &mut report)?;
+        Ok(report)
+    }
+
+    /// Embed up to `limit` queued records; `progress(done, total)` after each batch.
+    pub fn process_pending(&self, limit: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<usize> {
+        let pending = self.store.pending(limit)?;
+        let total = pending.len();
+        let model = self.embedder.model_id();
+        let mut done = 0;
+        for batch in pending.chunks(64) {
+            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = match self.embedder.embed(&texts) {
+                Ok(v) => v,
+                Err(e) => {
+                    let ids: Vec<i64> = batch.iter().map(|(id, _)| *id).collect();
+                    self.store.mark_embed_error(&ids, &e.to_string())?;
+                    return Err(e.into());
+                }
+            };
+            for ((id, _), v) in batch.iter().zip(&vectors) {
+                self.store.set_vector(*id, &model, v)?;
+                if let Some(r) = self.store.get(*id)? {
+                    self.index.upsert(*id, &r.agent_id, v);
+                }
+            }
+            done += batch.len();
+            progress(done, total);
+        }
+        Ok(done)
+    }
+
+    /// Add a record by hand (`memcc memory add`, or a host's "remember this").
+    pub fn add(&self, agent: &str, text: &str, kind: RecordKind, pinned: bool, wing: Option<&str>) -> Result<Inserted> {
+        if text.trim().is_empty() {
+            return Err(MemoryError::Input("nothing to remember: empty text".into()));
+        }
+        let (auto_wing, room) = self.classifier.classify(text);
+        let record = NewRecord {
+            agent_id: agent.to_string(),
+            wing: wing.map_or(auto_wing, String::from),
+            room,
+            kind,
+            text: text.to_string(),
+            event_time: Some(crate::store::now_ms()),
+            weight: if pinned { 3.0 } else { 1.0 },
+            pinned,
+            ..NewRecord::default()
+        };
+        let mut report = IngestReport::default();
+        let found = triples(text);
+        let inserted = self.store_batch(vec![(record, found)], &mut report)?;
+        inserted.into_iter().next().ok_or_else(|| MemoryError::Input("a near-identical memory already exists".into()))
+    }
+
+    /// `memory_search`: scored L3 hits for `agent`.
+    pub fn memory_search(
+        &self,
+        agent: &str,
+        query: &str,
+        max_results: usize,
+        min_score: f64,
+        wing: Option<&str>,
+    ) -> Result<Vec<SearchHit>> {
+        if query.trim().is_empty() {
+            return Err(MemoryError::Input("memory_search needs a query".into()));
+        }
+        let hits = self.deep_search(agent, query, None, wing, max_results.clamp(1, 100))?;
+        Ok(hits.into_iter().filter(|h| h.score >= min_score).collect())
+    }
+
+    /// `memory_get`: a record by id (`mem_12` or `12`), if `agent` may read it.
+    pub fn memory_get(&self, agent: &str, id: &str) -> Result<MemoryRecord> {
+        let n = parse_ref(id).ok_or_else(|| MemoryError::Input(format!("{id:?} is not a memory id (mem_<n>)")))?;
+        self.store
+            .get(n)?
+            .filter(|r| self.readable_agents(agent).contains(&r.agent_id))
+            .ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
+    }
+
+    /// Soft delete: never recalled again, kept on disk.
+    pub fn forget(&self, agent: &str, id: &str) -> Result<bool> {
+        let n = parse_ref(id).ok_or_else(|| MemoryError::Input(format!("{id:?} is not a memory id (mem_<n>)")))?;
+        let done = self.store.forget(agent, n)?;
+        if done {
+            self.index.remove(n);
+        }
+        Ok(done)
+    }
+
+    /// The assembler's recall, within `budget` tokens.
+    pub fn retrieve(&self, query: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>> {
+        self.layers(&query.agent_id, &query.text, query.as_of, budget)
+    }
+
+    /// Every record of `agent` (or all) as JSON lines; returns the count.
+    pub fn export_jsonl(&self, agent: Option<&str>, out: &mut dyn Write) -> Result<usize> {
+        let mut n = 0;
+        self.store.for_each_record(agent, |r| {
+            let line = Portable {
+                record: NewRecord {
+                    agent_id: r.agent_id,
+                    wing: r.wing,
+                    room: r.room,
+                    kind: r.kind,
+                    text: r.text,
+                    source_summary_ids: r.source_summary_ids,
+                    source_session_ids: r.source_session_ids,
+                    source_message_ids: r.source_message_ids,
+                    event_time: r.event_time,
+                    weight: r.weight,
+                    pinned: r.pinned,
+                    subject: r.subject,
+                    predicate: r.predicate,
+                },
+                forgotten: r.forgotten,
+            };
+            writeln!(out, "{}", serde_json::to_string(&line).unwrap_or_default())?;
+            n += 1;
+            Ok(())
+        })?;
+        Ok(n)
+    }
+
+    /// Import records from JSON lines (an export, or a legacy store converted to this shape),
+    /// optionally into another agent; embeddings follow with `progress`.
+    pub fn import_jsonl(
+        &self,
+        reader: impl BufRead,
+        into_agent: Option<&str>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<ImportReport> {
+        let mut report = ImportReport::default();
+        let mut batch: Vec<NewRecord> = Vec::new();
+        for (i, line) in reader.split(b'\n').enumerate() {
+            let line = line?;
+            let Ok(text) = std::str::from_utf8(&line) else {
+                report.errors.push((i + 1, "invalid UTF-8".into()));
+                continue;
+            };
+            if text.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Portable>(text) {
+                Ok(p) if p.forgotten => report.skipped_forgotten += 1,
+                Ok(p) if p.record.text.trim().is_empty() => report.errors.push((i + 1, "record without text".into())),
+                Ok(mut p) => {
+                    if let Some(a) = into_agent {
+                        p.record.agent_id = a.to_string();
+                    }
+                    batch.push(p.record);
+                }
+                Err(e) => report.errors.push((i + 1, format!("malformed record: {e}"))),
+            }
+        }
+        for chunk in batch.chunks(500) {
+            let inserts: Vec<Insert<'_>> =
+                chunk.iter().map(|r| Insert { record: r, vector: None, triples: &[] }).collect();
+            for ins in self.store.insert_many(&inserts)? {
+                if ins.duplicate { report.duplicates += 1 } else { report.added += 1 }
+            }
+        }
+        if let Err(e) = self.process_pending(usize::MAX, progress) {
+            tracing::warn!(error = %e, "imported records stay queued for embedding");
+        }
+        Ok(report)
+    }
+
+    pub fn stats(&self) -> Result<MemoryStats> {
+        self.store.stats()
+    }
+}
+
+impl MemoryBridge for MemoryRuntime {
+    fn ingest_summary(&self, summary: &SummaryPayload) -> Result<(), BridgeError> {
+        MemoryRuntime::ingest_summary(self, summary).map(|_| ()).map_err(|e| BridgeError::Failed(e.to_string()))
+    }
+
+    fn retrieve(&self, query: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>, BridgeError> {
+        MemoryRuntime::retrieve(self, query, budget).map_err(|e| BridgeError::Failed(e.to_string()))
+    }
+}

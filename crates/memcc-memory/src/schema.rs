@@ -1,0 +1,78 @@
+//! Schema migrations of `memory.db`, tracked by `PRAGMA user_version`.
+
+use rusqlite::Connection;
+
+use crate::error::MemoryError;
+
+const MIGRATIONS: &[&str] = &[
+    // v1
+    r#"
+    CREATE TABLE records (
+        id                 INTEGER PRIMARY KEY,
+        agent_id           TEXT NOT NULL,
+        wing               TEXT NOT NULL,
+        room               TEXT NOT NULL,
+        kind               TEXT NOT NULL CHECK (kind IN ('summary', 'verbatim', 'preference', 'fact', 'pinned')),
+        text               TEXT NOT NULL,
+        content_hash       TEXT NOT NULL,
+        source_summary_ids TEXT NOT NULL DEFAULT '[]',
+        source_session_ids TEXT NOT NULL DEFAULT '[]',
+        source_message_ids TEXT NOT NULL DEFAULT '[]',
+        created_at         INTEGER NOT NULL,
+        event_time         INTEGER,          -- when what the record says happened / was said
+        valid_from         INTEGER,
+        valid_until        INTEGER,
+        superseded_by      INTEGER REFERENCES records(id),
+        weight             REAL NOT NULL DEFAULT 1.0,
+        pinned             INTEGER NOT NULL DEFAULT 0,
+        forgotten_at       INTEGER,
+        subject            TEXT,             -- with predicate: what a newer record supersedes
+        predicate          TEXT,
+        embed_status       TEXT NOT NULL DEFAULT 'pending' CHECK (embed_status IN ('pending', 'embedded')),
+        embed_error        TEXT
+    );
+    CREATE UNIQUE INDEX records_content ON records (agent_id, content_hash);
+    CREATE INDEX records_wing ON records (agent_id, wing);
+    CREATE INDEX records_pending ON records (embed_status) WHERE embed_status = 'pending';
+    CREATE INDEX records_subject ON records (agent_id, subject, predicate) WHERE subject IS NOT NULL;
+    CREATE TABLE vectors (
+        record_id INTEGER PRIMARY KEY REFERENCES records(id),
+        model     TEXT NOT NULL,
+        dim       INTEGER NOT NULL,
+        data      BLOB NOT NULL           -- little-endian f32 × dim
+    );
+    CREATE TABLE triples (
+        id            INTEGER PRIMARY KEY,
+        agent_id      TEXT NOT NULL,
+        subject       TEXT NOT NULL,
+        predicate     TEXT NOT NULL,
+        object        TEXT NOT NULL,
+        valid_from    INTEGER,
+        valid_until   INTEGER,
+        superseded_by INTEGER REFERENCES triples(id),
+        source_record INTEGER REFERENCES records(id),
+        created_at    INTEGER NOT NULL
+    );
+    CREATE INDEX triples_subject ON triples (agent_id, subject, predicate);
+    CREATE INDEX triples_object ON triples (agent_id, object);
+    -- Contentless; rowid = records.id; text is CJK-segmented (memcc_core::text).
+    CREATE VIRTUAL TABLE records_fts USING fts5 (body, content = '', contentless_delete = 1,
+                                                 tokenize = 'unicode61 remove_diacritics 2');
+    "#,
+];
+
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+pub fn migrate(conn: &mut Connection) -> Result<(), MemoryError> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current > SCHEMA_VERSION {
+        return Err(MemoryError::NewerSchema { found: current, supported: SCHEMA_VERSION });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

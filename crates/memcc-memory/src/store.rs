@@ -1,0 +1,502 @@
+//! SQLite persistence of memory records, their vectors and the knowledge graph.
+//!
+//! A record, its vector (when embedding succeeded), its FTS row, its triples and the
+//! supersession of what it replaces commit in one transaction. Reads go through a small pool of
+//! read connections (WAL) so the retrieval layers can run in parallel.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::{MemoryError, Result};
+use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple};
+use crate::schema;
+use memcc_core::text::fts_document;
+
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// How records are keyed for exact-duplicate detection: agent + normalised text.
+pub fn content_hash(text: &str) -> String {
+    let norm: String = text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    hex::encode(Sha256::digest(norm.as_bytes()))[..32].to_string()
+}
+
+pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// The result of inserting one record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Inserted {
+    pub id: i64,
+    /// The same text was already stored for this agent; `id` is the existing record.
+    pub duplicate: bool,
+}
+
+/// One record to insert, with its vector if it has one, and the triples it states.
+pub struct Insert<'a> {
+    pub record: &'a NewRecord,
+    pub vector: Option<(&'a str, &'a [f32])>,
+    pub triples: &'a [NewTriple],
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryStats {
+    pub records: i64,
+    pub current: i64,
+    pub by_kind: Vec<(String, i64)>,
+    pub by_wing: Vec<(String, i64)>,
+    pub pending_embeddings: i64,
+    pub vectors: i64,
+    pub vector_models: Vec<(String, i64)>,
+    pub triples: i64,
+    pub agents: Vec<String>,
+}
+
+const READERS: usize = 4;
+
+pub struct MemoryStore {
+    writer: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+}
+
+impl MemoryStore {
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|source| MemoryError::DataDir { path: dir.display().to_string(), source })?;
+        }
+        let mut writer = Connection::open(path)?;
+        configure(&writer)?;
+        writer.pragma_update(None, "journal_mode", "WAL")?;
+        writer.pragma_update(None, "synchronous", "NORMAL")?;
+        schema::migrate(&mut writer)?;
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let r =
+                Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+            configure(&r)?;
+            readers.push(Mutex::new(r));
+        }
+        Ok(MemoryStore { writer: Mutex::new(writer), readers })
+    }
+
+    fn writer(&self) -> MutexGuard<'_, Connection> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A free read connection, or the first one when all are busy.
+    fn reader(&self) -> MutexGuard<'_, Connection> {
+        for r in &self.readers {
+            if let Ok(guard) = r.try_lock() {
+                return guard;
+            }
+        }
+        self.readers[0].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn integrity_check(&self) -> Result<String> {
+        Ok(self.writer().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+    }
+
+    /// Insert records in one transaction (see [`Insert`]).
+    pub fn insert_many(&self, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
+        let mut conn = self.writer();
+        let tx = conn.transaction()?;
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            out.push(insert_in(&tx, item)?);
+        }
+        tx.commit()?;
+        Ok(out)
+    }
+
+    pub fn insert(&self, item: Insert<'_>) -> Result<Inserted> {
+        Ok(self.insert_many(std::slice::from_ref(&item))?.remove(0))
+    }
+
+    /// Attach a vector to a pending record (queue processing).
+    pub fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()> {
+        let mut conn = self.writer();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "INSERT OR REPLACE INTO vectors (record_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
+            params![id, model, vector.len() as i64, vector_to_blob(vector)],
+        )?;
+        tx.execute("UPDATE records SET embed_status = 'embedded', embed_error = NULL WHERE id = ?1", [id])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn mark_embed_error(&self, ids: &[i64], error: &str) -> Result<()> {
+        let conn = self.writer();
+        let mut stmt = conn.prepare_cached("UPDATE records SET embed_error = ?2 WHERE id = ?1")?;
+        for id in ids {
+            stmt.execute(params![id, error])?;
+        }
+        Ok(())
+    }
+
+    /// Records waiting for an embedding: (id, text).
+    pub fn pending(&self, limit: usize) -> Result<Vec<(i64, String)>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, text FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL ORDER BY id LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    pub fn pending_count(&self) -> Result<usize> {
+        let conn = self.reader();
+        let n: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
+
+    /// Queue every record whose vector was made by another model than `model` for re-embedding,
+    /// dropping the old vectors so spaces never mix. Returns how many were queued.
+    pub fn requeue_other_models(&self, model: &str) -> Result<usize> {
+        let mut conn = self.writer();
+        let tx = conn.transaction()?;
+        let n = tx.execute(
+            "UPDATE records SET embed_status = 'pending'
+             WHERE id IN (SELECT record_id FROM vectors WHERE model <> ?1)",
+            [model],
+        )?;
+        tx.execute("DELETE FROM vectors WHERE model <> ?1", [model])?;
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Visit every vector of `model` with its record's agent, for building the in-memory index.
+    pub fn for_each_vector(&self, model: &str, mut visit: impl FnMut(i64, &str, Vec<f32>)) -> Result<()> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare(
+            "SELECT v.record_id, r.agent_id, v.data FROM vectors v JOIN records r ON r.id = v.record_id
+             WHERE v.model = ?1 AND r.forgotten_at IS NULL ORDER BY v.record_id",
+        )?;
+        let mut rows = stmt.query([model])?;
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            let agent: String = row.get(1)?;
+            let blob: Vec<u8> = row.get(2)?;
+            visit(id, &agent, blob_to_vector(&blob));
+        }
+        Ok(())
+    }
+
+    /// Exact vectors of `ids` (those that have one of `model`).
+    pub fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached("SELECT data FROM vectors WHERE record_id = ?1 AND model = ?2")?;
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if let Some(blob) = stmt.query_row(params![id, model], |r| r.get::<_, Vec<u8>>(0)).optional()? {
+                out.push((id, blob_to_vector(&blob)));
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn get(&self, id: i64) -> Result<Option<MemoryRecord>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(&format!("{RECORD_SELECT} WHERE id = ?1"))?;
+        Ok(stmt.query_row([id], record_from_row).optional()?)
+    }
+
+    pub fn get_many(&self, ids: &[i64]) -> Result<Vec<MemoryRecord>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(&format!("{RECORD_SELECT} WHERE id = ?1"))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(r) = stmt.query_row([id], record_from_row).optional()? {
+                out.push(r);
+            }
+        }
+        Ok(out)
+    }
+
+    /// BM25 full-text search (safe `MATCH` expression) among the current records of `agents`.
+    /// Returns (id, bm25) with higher = better.
+    pub fn fts(
+        &self,
+        match_expr: &str,
+        agents: &[String],
+        wing: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
+        let conn = self.reader();
+        let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
+        let mut stmt = conn.prepare_cached(
+            "SELECT r.id, -bm25(records_fts) FROM records_fts JOIN records r ON r.id = records_fts.rowid
+             WHERE records_fts MATCH ?1
+               AND r.agent_id IN (SELECT value FROM json_each(?2))
+               AND r.forgotten_at IS NULL
+               AND (?3 IS NULL OR r.wing = ?3)
+             ORDER BY bm25(records_fts) LIMIT ?4",
+        )?;
+        let rows =
+            stmt.query_map(params![match_expr, agents_json, wing, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Pinned or high-weight current records of `agents`, heaviest and newest first.
+    pub fn essentials(&self, agents: &[String], min_weight: f64, limit: usize) -> Result<Vec<MemoryRecord>> {
+        let conn = self.reader();
+        let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
+        let mut stmt = conn.prepare_cached(&format!(
+            "{RECORD_SELECT} WHERE agent_id IN (SELECT value FROM json_each(?1)) AND forgotten_at IS NULL
+               AND superseded_by IS NULL AND valid_until IS NULL AND (pinned = 1 OR weight >= ?2)
+             ORDER BY pinned DESC, weight DESC, COALESCE(event_time, created_at) DESC LIMIT ?3"
+        ))?;
+        let rows = stmt.query_map(params![agents_json, min_weight, limit as i64], record_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// The newest current records of one wing.
+    pub fn recent_in_wing(
+        &self,
+        agents: &[String],
+        wing: &str,
+        kinds: &[RecordKind],
+        limit: usize,
+    ) -> Result<Vec<MemoryRecord>> {
+        let conn = self.reader();
+        let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
+        let kinds_json =
+            serde_json::to_string(&kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>()).unwrap_or_default();
+        let mut stmt = conn.prepare_cached(&format!(
+            "{RECORD_SELECT} WHERE agent_id IN (SELECT value FROM json_each(?1)) AND wing = ?2
+               AND kind IN (SELECT value FROM json_each(?3)) AND forgotten_at IS NULL AND superseded_by IS NULL
+             ORDER BY COALESCE(event_time, created_at) DESC LIMIT ?4"
+        ))?;
+        let rows = stmt.query_map(params![agents_json, wing, kinds_json, limit as i64], record_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Current triples of `agents` whose subject or object is one of `entities` (case-insensitive).
+    pub fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>> {
+        if entities.is_empty() {
+            return Ok(Vec::new());
+        }
+        let conn = self.reader();
+        let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
+        let lower: Vec<String> = entities.iter().map(|e| e.to_lowercase()).collect();
+        let entities_json = serde_json::to_string(&lower).unwrap_or_else(|_| "[]".into());
+        let mut stmt = conn.prepare_cached(&format!(
+            "{TRIPLE_SELECT} WHERE agent_id IN (SELECT value FROM json_each(?1)) AND superseded_by IS NULL
+               AND (lower(subject) IN (SELECT value FROM json_each(?2)) OR lower(object) IN (SELECT value FROM json_each(?2)))
+             ORDER BY COALESCE(valid_from, created_at) DESC LIMIT ?3"
+        ))?;
+        let rows = stmt.query_map(params![agents_json, entities_json, limit as i64], triple_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// All triples of an agent about `subject`, current and superseded (history).
+    pub fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(&format!(
+            "{TRIPLE_SELECT} WHERE agent_id = ?1 AND lower(subject) = lower(?2) ORDER BY id"
+        ))?;
+        let rows = stmt.query_map(params![agent, subject], triple_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Soft-delete: the record stays on disk (and in exports) but is never recalled.
+    pub fn forget(&self, agent: &str, id: i64) -> Result<bool> {
+        let conn = self.writer();
+        let n = conn.execute(
+            "UPDATE records SET forgotten_at = ?3 WHERE id = ?1 AND agent_id = ?2 AND forgotten_at IS NULL",
+            params![id, agent, now_ms()],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Visit every record of `agent` (all agents when `None`), in id order.
+    pub fn for_each_record(
+        &self,
+        agent: Option<&str>,
+        mut visit: impl FnMut(MemoryRecord) -> Result<()>,
+    ) -> Result<()> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare(&format!("{RECORD_SELECT} WHERE ?1 IS NULL OR agent_id = ?1 ORDER BY id"))?;
+        let mut rows = stmt.query([agent])?;
+        while let Some(row) = rows.next()? {
+            visit(record_from_row(row)?)?;
+        }
+        Ok(())
+    }
+
+    pub fn stats(&self) -> Result<MemoryStats> {
+        let conn = self.reader();
+        let one = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
+        let pairs = |sql: &str| -> Result<Vec<(String, i64)>> {
+            let mut stmt = conn.prepare(sql)?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<std::result::Result<_, _>>()?)
+        };
+        let agents = pairs("SELECT agent_id, COUNT(*) FROM records GROUP BY agent_id ORDER BY agent_id")?;
+        Ok(MemoryStats {
+            records: one("SELECT COUNT(*) FROM records")?,
+            current: one(
+                "SELECT COUNT(*) FROM records WHERE forgotten_at IS NULL AND superseded_by IS NULL AND valid_until IS NULL",
+            )?,
+            by_kind: pairs("SELECT kind, COUNT(*) FROM records GROUP BY kind ORDER BY kind")?,
+            by_wing: pairs("SELECT wing, COUNT(*) FROM records GROUP BY wing ORDER BY COUNT(*) DESC")?,
+            pending_embeddings: one(
+                "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
+            )?,
+            vectors: one("SELECT COUNT(*) FROM vectors")?,
+            vector_models: pairs("SELECT model, COUNT(*) FROM vectors GROUP BY model")?,
+            triples: one("SELECT COUNT(*) FROM triples")?,
+            agents: agents.into_iter().map(|(a, _)| a).collect(),
+        })
+    }
+}
+
+fn insert_in(tx: &Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
+    let r = item.record;
+    if r.text.trim().is_empty() {
+        return Err(MemoryError::Input("a memory record needs text".into()));
+    }
+    let hash = content_hash(&r.text);
+    if let Some(id) = tx
+        .query_row(
+            "SELECT id FROM records WHERE agent_id = ?1 AND content_hash = ?2",
+            params![r.agent_id, hash],
+            |row| row.get::<_, i64>(0),
+        )
+        .optional()?
+    {
+        return Ok(Inserted { id, duplicate: true });
+    }
+    let now = now_ms();
+    tx.execute(
+        "INSERT INTO records (agent_id, wing, room, kind, text, content_hash, source_summary_ids, source_session_ids,
+                              source_message_ids, created_at, event_time, valid_from, weight, pinned, subject, predicate,
+                              embed_status)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15, ?16)",
+        params![
+            r.agent_id,
+            r.wing,
+            r.room,
+            r.kind.as_str(),
+            r.text,
+            hash,
+            json(&r.source_summary_ids),
+            json(&r.source_session_ids),
+            json(&r.source_message_ids),
+            now,
+            r.event_time,
+            r.weight,
+            r.pinned,
+            r.subject,
+            r.predicate,
+            if item.vector.is_some() { "embedded" } else { "pending" },
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    tx.execute("INSERT INTO records_fts (rowid, body) VALUES (?1, ?2)", params![id, fts_document(&r.text)])?;
+    if let Some((model, v)) = item.vector {
+        tx.execute(
+            "INSERT INTO vectors (record_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
+            params![id, model, v.len() as i64, vector_to_blob(v)],
+        )?;
+    }
+    // Supersede, don't pile up: a newer statement about the same subject and predicate closes
+    // the older current ones (kept, inspectable, no longer preferred).
+    if let (Some(subject), Some(predicate)) = (&r.subject, &r.predicate) {
+        tx.execute(
+            "UPDATE records SET superseded_by = ?1, valid_until = COALESCE(?2, ?3)
+             WHERE agent_id = ?4 AND lower(subject) = lower(?5) AND predicate = ?6 AND id <> ?1
+               AND superseded_by IS NULL AND COALESCE(event_time, 0) <= COALESCE(?2, ?3)",
+            params![id, r.event_time, now, r.agent_id, subject, predicate],
+        )?;
+    }
+    for t in item.triples {
+        tx.execute(
+            "INSERT INTO triples (agent_id, subject, predicate, object, valid_from, source_record, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![r.agent_id, t.subject, t.predicate, t.object, t.valid_from.or(r.event_time), id, now],
+        )?;
+        let tid = tx.last_insert_rowid();
+        tx.execute(
+            "UPDATE triples SET superseded_by = ?1, valid_until = COALESCE(?2, ?3)
+             WHERE agent_id = ?4 AND lower(subject) = lower(?5) AND predicate = ?6 AND lower(object) <> lower(?7)
+               AND id <> ?1 AND superseded_by IS NULL",
+            params![tid, t.valid_from.or(r.event_time), now, r.agent_id, t.subject, t.predicate, t.object],
+        )?;
+    }
+    Ok(Inserted { id, duplicate: false })
+}
+
+/// Serialising plain lists of strings or numbers cannot fail.
+fn json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
+}
+
+const RECORD_SELECT: &str = "SELECT id, agent_id, wing, room, kind, text, source_summary_ids, source_session_ids,
+    source_message_ids, created_at, event_time, valid_from, valid_until, superseded_by, weight, pinned, forgotten_at,
+    subject, predicate, embed_status FROM records";
+
+fn record_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryRecord> {
+    let kind: String = r.get(4)?;
+    let list = |i: usize| -> rusqlite::Result<String> { r.get(i) };
+    Ok(MemoryRecord {
+        id: r.get(0)?,
+        agent_id: r.get(1)?,
+        wing: r.get(2)?,
+        room: r.get(3)?,
+        kind: RecordKind::parse(&kind).unwrap_or(RecordKind::Fact),
+        text: r.get(5)?,
+        source_summary_ids: serde_json::from_str(&list(6)?).unwrap_or_default(),
+        source_session_ids: serde_json::from_str(&list(7)?).unwrap_or_default(),
+        source_message_ids: serde_json::from_str(&list(8)?).unwrap_or_default(),
+        created_at: r.get(9)?,
+        event_time: r.get(10)?,
+        valid_from: r.get(11)?,
+        valid_until: r.get(12)?,
+        superseded_by: r.get(13)?,
+        weight: r.get(14)?,
+        pinned: r.get(15)?,
+        forgotten: r.get::<_, Option<i64>>(16)?.is_some(),
+        subject: r.get(17)?,
+        predicate: r.get(18)?,
+        embedded: r.get::<_, String>(19)? == "embedded",
+    })
+}
+
+const TRIPLE_SELECT: &str = "SELECT id, agent_id, subject, predicate, object, valid_from, valid_until, superseded_by, source_record FROM triples";
+
+fn triple_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Triple> {
+    Ok(Triple {
+        id: r.get(0)?,
+        agent_id: r.get(1)?,
+        subject: r.get(2)?,
+        predicate: r.get(3)?,
+        object: r.get(4)?,
+        valid_from: r.get(5)?,
+        valid_until: r.get(6)?,
+        superseded_by: r.get(7)?,
+        source_record: r.get(8)?,
+    })
+}
