@@ -7,8 +7,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 
 use crate::{Cli, emit};
-use memcc_context::expand::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
-use memcc_context::{AgentMessage, SessionRef};
+use memcc::context::expand::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
+use memcc::context::{AgentMessage, SessionRef};
 
 #[derive(Subcommand)]
 pub enum ContextCommand {
@@ -110,14 +110,23 @@ fn parse_time(s: &str) -> Result<i64, String> {
 }
 
 pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
-    let engine = cli.context_engine()?;
+    // Writing and assembling go through the memory bridge; reading the DAG does not need it.
+    let with_memory = matches!(
+        command,
+        ContextCommand::Import { .. }
+            | ContextCommand::Ingest { .. }
+            | ContextCommand::Compact { .. }
+            | ContextCommand::Assemble { .. }
+    );
+    let memcc = cli.open(with_memory)?;
+    let engine = &memcc.context;
     match command {
         ContextCommand::Import { file, session, strict } => {
             let open = || -> Result<BufReader<std::fs::File>> {
                 Ok(BufReader::new(std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?))
             };
             if *strict {
-                let parsed = memcc_context::import::parse_jsonl(open()?)?;
+                let parsed = memcc::context::import::parse_jsonl(open()?)?;
                 if let Some(first) = parsed.errors.first() {
                     bail!(
                         "{} bad line(s); first: line {}: {} (nothing imported)",
@@ -146,7 +155,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 )),
                 None => Box::new(BufReader::new(std::io::stdin())),
             };
-            let parsed = memcc_context::import::parse_jsonl(reader)?;
+            let parsed = memcc::context::import::parse_jsonl(reader)?;
             if let Some(first) = parsed.errors.first() {
                 bail!("line {}: {} (nothing ingested)", first.line, first.error);
             }

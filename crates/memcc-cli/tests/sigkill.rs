@@ -9,7 +9,7 @@ use std::time::Duration;
 const BIN: &str = env!("CARGO_BIN_EXE_memcc");
 
 fn memcc(db: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(BIN).arg("--db").arg(db).args(args).env_remove("MEMCC_HOME").output().unwrap()
+    Command::new(BIN).arg("--home").arg(db).args(["--embedding-model", "hashing"]).args(args).output().unwrap()
 }
 
 fn verify(db: &std::path::Path) -> serde_json::Value {
@@ -23,7 +23,7 @@ fn verify(db: &std::path::Path) -> serde_json::Value {
 #[test]
 fn killed_compaction_loses_nothing_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("context.db");
+    let db = dir.path().join("home");
     let transcript = dir.path().join("t.jsonl");
     let mut f = std::fs::File::create(&transcript).unwrap();
     let n = 6_000;
@@ -44,9 +44,9 @@ fn killed_compaction_loses_nothing_and_resumes() {
     let mut interrupted = 0;
     for delay_ms in [40u64, 90, 160, 250, 400, 700] {
         let mut child = Command::new(BIN)
-            .arg("--db")
+            .arg("--home")
             .arg(&db)
-            .args(["compact", "--session", "k", "--budget", "3000"])
+            .args(["--embedding-model", "hashing", "compact", "--session", "k", "--budget", "3000"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -69,4 +69,55 @@ fn killed_compaction_loses_nothing_and_resumes() {
     let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(outcome["tokensAfter"].as_u64().unwrap() <= 2250, "{outcome}");
     verify(&db);
+}
+
+/// `memcc memory import` killed mid-way: the store opens clean, each record is either fully
+/// there (with its vector when marked embedded) or absent, and a rerun completes the import.
+#[test]
+fn killed_memory_import_leaves_whole_records_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let file = dir.path().join("records.jsonl");
+    let mut f = std::fs::File::create(&file).unwrap();
+    let n = 20_000;
+    for i in 0..n {
+        let line = serde_json::json!({"agentId": "main", "kind": "fact", "text": format!("Record {i}: shelf {} holds box {} of the archive", i % 97, i * 3)});
+        writeln!(f, "{line}").unwrap();
+    }
+    drop(f);
+    let check = || {
+        let store = memcc::memory::store::MemoryStore::open(&home.join("memory.db")).unwrap();
+        assert_eq!(store.integrity_check().unwrap(), "ok");
+        let st = store.stats().unwrap();
+        assert_eq!(st.records % 500, 0, "records land in whole batches: {}", st.records);
+        assert_eq!(st.vectors, st.records - st.pending_embeddings, "embedded records have their vectors: {st:?}");
+        st
+    };
+    let mut interrupted = 0;
+    for delay_ms in [60u64, 150, 300, 600] {
+        let mut child = Command::new(BIN)
+            .arg("--home")
+            .arg(&home)
+            .args(["--embedding-model", "hashing", "memory", "import"])
+            .arg(&file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        if child.try_wait().unwrap().is_none() {
+            interrupted += 1;
+        }
+        child.kill().ok();
+        child.wait().unwrap();
+        if home.join("memory.db").exists() {
+            check();
+        }
+    }
+    assert!(interrupted >= 2, "kills should land mid-import (only {interrupted} did)");
+    let out = memcc(&home, &["memory", "import", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let st = check();
+    assert_eq!(st.records, n as i64);
+    assert_eq!(st.pending_embeddings, 0);
 }

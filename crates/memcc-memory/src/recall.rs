@@ -18,7 +18,7 @@ use crate::runtime::MemoryRuntime;
 use memcc_core::bridge::RecallSection;
 use memcc_core::estimate_tokens;
 use memcc_core::llm::ChatRequest;
-use memcc_core::text::{Combine, Term, match_query, terms};
+use memcc_core::text::{Combine, Term, match_query, snippet, terms};
 
 /// Escape recalled text: it can mention `<memcc-recall>` but never produce the tag.
 pub fn escape(text: &str) -> String {
@@ -42,6 +42,9 @@ pub struct SearchHit {
     #[serde(skip)]
     pub record: Option<MemoryRecord>,
 }
+
+/// Longest recalled line, in characters, before it is cut around the query's words.
+const RECALL_LINE_CHARS: usize = 480;
 
 /// Candidates taken from each retriever before fusion.
 const CANDIDATES: usize = 20;
@@ -280,11 +283,21 @@ impl MemoryRuntime {
             sections.push(section("context", l2_lines));
         }
         let mut l3_lines = Vec::new();
+        // Long records (summaries of hundreds of messages) are cut to the part around the
+        // query's words; `memory_get` returns them whole.
+        let needles: Vec<String> = terms(query)
+            .into_iter()
+            .filter_map(|t| match t {
+                Term::Word(w) if w.len() > 3 => Some(w),
+                Term::Cjk(c) if c.len() > 1 => Some(c.into_iter().collect()),
+                _ => None,
+            })
+            .collect();
         for h in deep.iter().filter(|h| shown.insert(h.id.clone())).take(self.config.recall_top_k()) {
             let date = h.event_time.map(|t| format!("[Date: {}] ", &format_date(t)[..10])).unwrap_or_default();
-            let text = strip_date_header(&h.text);
+            let text = snippet(&strip_date_header(&h.text).replace('\n', " / "), &needles, RECALL_LINE_CHARS);
             let stale = if h.current { "" } else { " (superseded)" };
-            l3_lines.push(format!("- {date}{}{stale}", escape(&text.replace('\n', " / "))));
+            l3_lines.push(format!("- {date}{}{stale} ({})", escape(&text), h.id));
         }
         if !l3_lines.is_empty() {
             sections.push(section("recall", l3_lines));

@@ -12,10 +12,14 @@ use memcc_testkit::{MockServer, Reply};
 use serde_json::{Value, json};
 
 fn embeddings_reply(body: &Value, dim: usize) -> Reply {
-    let inputs: Vec<String> = body["input"].as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default();
+    let inputs: Vec<String> = body["input"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .unwrap_or_default();
     let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
     let vectors = HashingEmbedder { dim }.embed(&refs).unwrap();
-    let data: Vec<Value> = vectors.iter().enumerate().map(|(i, v)| json!({"object": "embedding", "index": i, "embedding": v})).collect();
+    let data: Vec<Value> =
+        vectors.iter().enumerate().map(|(i, v)| json!({"object": "embedding", "index": i, "embedding": v})).collect();
     Reply::Raw(200, json!({"object": "list", "data": data, "model": "mock-embed"}).to_string())
 }
 
@@ -33,7 +37,11 @@ fn embeddings_failing_mid_import_are_queued_and_retried() {
     let flag = down.clone();
     let server = MockServer::start(move |path, body, _| {
         assert_eq!(path, "/v1/embeddings");
-        if flag.load(Ordering::SeqCst) { Reply::Raw(503, "{\"error\":\"overloaded\"}".into()) } else { embeddings_reply(body, 64) }
+        if flag.load(Ordering::SeqCst) {
+            Reply::Raw(503, "{\"error\":\"overloaded\"}".into())
+        } else {
+            embeddings_reply(body, 64)
+        }
     });
     let dir = tempfile::tempdir().unwrap();
     let embedder = Arc::new(OpenAiEmbedder::new(config(&server.base_url()), 64));
@@ -88,7 +96,9 @@ fn llm_rerank_reorders_and_failures_keep_the_hybrid_order() {
         .with_reranker(Arc::new(chat));
     rt.add("main", "Porto offsite on 12 June", RecordKind::Fact, false, None).unwrap();
     rt.add("main", "Lisbon offsite was cancelled", RecordKind::Fact, false, None).unwrap();
-    let plain = MemoryRuntime::open(&dir.path().join("m.db"), MemoryConfig::default(), Arc::new(HashingEmbedder::default())).unwrap();
+    let plain =
+        MemoryRuntime::open(&dir.path().join("m.db"), MemoryConfig::default(), Arc::new(HashingEmbedder::default()))
+            .unwrap();
     let base = plain.memory_search("main", "Porto offsite June", 2, 0.0, None).unwrap();
     let reranked = rt.memory_search("main", "Porto offsite June", 2, 0.0, None).unwrap();
     assert_eq!(reranked[0].id, base[1].id, "the model's order wins");

@@ -58,10 +58,13 @@ fn exact_scan_meets_the_contract() {
         // With an exact-vector source for the rerank, as the runtime builds it.
         let table: Arc<std::sync::Mutex<std::collections::HashMap<i64, Vec<f32>>>> = Arc::default();
         let source = table.clone();
-        let scan = ExactScan::new(dim, Some(Box::new(move |ids: &[i64]| {
-            let t = source.lock().unwrap();
-            ids.iter().filter_map(|id| t.get(id).map(|v| (*id, v.clone()))).collect()
-        })));
+        let scan = ExactScan::new(
+            dim,
+            Some(Box::new(move |ids: &[i64]| {
+                let t = source.lock().unwrap();
+                ids.iter().filter_map(|id| t.get(id).map(|v| (*id, v.clone()))).collect()
+            })),
+        );
         Box::new(Recording { scan, table, dim })
     });
 }

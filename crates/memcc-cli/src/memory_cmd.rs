@@ -1,0 +1,195 @@
+//! Long-term memory subcommands.
+
+use std::io::{BufReader, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::{Cli, emit};
+use memcc::memory::RecordKind;
+
+#[derive(Subcommand)]
+pub enum MemoryCommand {
+    /// Remember a text.
+    Add {
+        text: String,
+        /// Always recall it (layer L1).
+        #[arg(long)]
+        pin: bool,
+        #[arg(long)]
+        wing: Option<String>,
+    },
+    /// Search memory (memory_search).
+    Search {
+        query: String,
+        #[arg(long, default_value_t = 10)]
+        max: usize,
+        #[arg(long, default_value_t = 0.0)]
+        min_score: f64,
+        #[arg(long)]
+        wing: Option<String>,
+    },
+    /// Show one record with its provenance (memory_get).
+    Get { id: String },
+    /// Forget a record (soft delete: never recalled, kept on disk and in exports).
+    Forget { id: String },
+    /// Write records as JSON lines (all agents with --all).
+    Export {
+        #[arg(long)]
+        file: Option<PathBuf>,
+        #[arg(long)]
+        all: bool,
+    },
+    /// Read records from JSON lines (an export), embedding them with a progress bar.
+    Import {
+        file: PathBuf,
+        /// Put every record under this agent (migration).
+        #[arg(long)]
+        into_agent: Option<String>,
+    },
+    /// Counts by kind, wing, model; pending embeddings.
+    Stats,
+    /// Embed what is queued (after a failure or a model change), with a progress bar.
+    Reembed,
+}
+
+fn bar(label: &str) -> ProgressBar {
+    let style = ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} ({eta})")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    ProgressBar::new(0).with_style(style).with_message(label.to_string())
+}
+
+pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
+    let memcc = cli.open(true)?;
+    let rt = memcc.memory()?;
+    let agent = cli.agent.as_str();
+    match command {
+        MemoryCommand::Add { text, pin, wing } => {
+            let kind = if *pin { RecordKind::Pinned } else { RecordKind::Fact };
+            let ins = rt.add(agent, text, kind, *pin, wing.as_deref())?;
+            emit(cli, &ins, || {
+                if ins.duplicate {
+                    format!("already remembered as mem_{}", ins.id)
+                } else {
+                    format!("remembered as mem_{}", ins.id)
+                }
+            })?;
+        }
+        MemoryCommand::Search { query, max, min_score, wing } => {
+            let hits = rt.memory_search(agent, query, *max, *min_score, wing.as_deref())?;
+            emit(cli, &hits, || {
+                if hits.is_empty() {
+                    return "no memories match".into();
+                }
+                hits.iter()
+                    .map(|h| {
+                        format!(
+                            "{:>6.3} {} [{}/{} {}] {}",
+                            h.score,
+                            h.id,
+                            h.wing,
+                            h.room,
+                            h.kind,
+                            h.text.replace('\n', " / ")
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })?;
+        }
+        MemoryCommand::Get { id } => {
+            let r = rt.memory_get(agent, id)?;
+            emit(cli, &r, || {
+                format!(
+                    "{} [{}/{} {}] weight {} pinned {} current {}\nsummaries {:?} sessions {:?} messages {:?}\n{}",
+                    r.ref_id(),
+                    r.wing,
+                    r.room,
+                    r.kind.as_str(),
+                    r.weight,
+                    r.pinned,
+                    r.is_current(),
+                    r.source_summary_ids,
+                    r.source_session_ids,
+                    r.source_message_ids,
+                    r.text
+                )
+            })?;
+        }
+        MemoryCommand::Forget { id } => {
+            if !rt.forget(agent, id)? {
+                bail!("no current memory {id} for agent {agent}");
+            }
+            emit(cli, &serde_json::json!({"forgotten": id}), || format!("forgot {id}"))?;
+        }
+        MemoryCommand::Export { file, all } => {
+            let scope = if *all { None } else { Some(agent) };
+            let n = match file {
+                Some(f) => {
+                    let mut out = std::io::BufWriter::new(
+                        std::fs::File::create(f).with_context(|| format!("creating {}", f.display()))?,
+                    );
+                    let n = rt.export_jsonl(scope, &mut out)?;
+                    out.flush()?;
+                    n
+                }
+                None => rt.export_jsonl(scope, &mut std::io::stdout().lock())?,
+            };
+            if file.is_some() {
+                emit(cli, &serde_json::json!({"exported": n}), || format!("exported {n} records"))?;
+            }
+        }
+        MemoryCommand::Import { file, into_agent } => {
+            let reader =
+                BufReader::new(std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?);
+            let pb = bar("embedding");
+            let report = rt.import_jsonl(reader, into_agent.as_deref(), &mut |done, total| {
+                pb.set_length(total as u64);
+                pb.set_position(done as u64);
+            })?;
+            pb.finish_and_clear();
+            emit(cli, &report, || {
+                let mut s = format!(
+                    "{} added, {} already present, {} forgotten skipped",
+                    report.added, report.duplicates, report.skipped_forgotten
+                );
+                for (line, e) in &report.errors {
+                    s.push_str(&format!("\n  line {line}: {e}"));
+                }
+                s
+            })?;
+        }
+        MemoryCommand::Stats => {
+            let st = rt.stats()?;
+            emit(cli, &st, || {
+                format!(
+                    "{} records ({} current), {} vectors {:?}, {} pending embeddings, {} triples\nkinds {:?}\nwings {:?}\nembedder {}",
+                    st.records,
+                    st.current,
+                    st.vectors,
+                    st.vector_models,
+                    st.pending_embeddings,
+                    st.triples,
+                    st.by_kind,
+                    st.by_wing,
+                    rt.embedder_model()
+                )
+            })?;
+        }
+        MemoryCommand::Reembed => {
+            let pb = bar("re-embedding");
+            let done = rt.process_pending(usize::MAX, &mut |done, total| {
+                pb.set_length(total as u64);
+                pb.set_position(done as u64);
+            })?;
+            pb.finish_and_clear();
+            emit(cli, &serde_json::json!({"embedded": done}), || format!("embedded {done} records"))?;
+        }
+    }
+    for w in &memcc.warnings {
+        eprintln!("memcc: warning: {w}");
+    }
+    Ok(())
+}

@@ -1,0 +1,227 @@
+//! MemCC as hosts use it: the context engine and the memory runtime opened from one
+//! configuration and wired together through the bridge. The CLI and the Node addon are thin
+//! layers over [`Memcc`]; the choices here (which embedder, which summariser, which endpoint)
+//! are made once, for every host.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use memcc_context::{ContextConfig, ContextEngine, ContextStore, ExtractiveSummarizer, LlmSummarizer, Summarizer};
+use memcc_core::llm::{ChatModel, OpenAiChat, OpenAiConfig};
+use memcc_memory::embed::usem3::Usem3;
+use memcc_memory::embed::{Embedder, HashingEmbedder, OpenAiEmbedder};
+use memcc_memory::{MemoryConfig, MemoryRuntime};
+
+pub use memcc_context as context;
+pub use memcc_core as core;
+pub use memcc_memory as memory;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MemccError {
+    #[error(transparent)]
+    Context(#[from] memcc_context::ContextError),
+    #[error(transparent)]
+    Memory(#[from] memcc_memory::MemoryError),
+    #[error(transparent)]
+    Store(#[from] memcc_context::StoreError),
+    #[error("invalid configuration: {0}")]
+    Config(String),
+}
+
+/// The host-facing configuration (the OpenClaw plugin's `configSchema` mirrors it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct MemccConfig {
+    /// Where `context.db`, `memory.db` and `models/` live (default `$MEMCC_HOME`, else `~/.openclaw/memcc`).
+    pub data_dir: Option<PathBuf>,
+    /// Smaller summaries and injections for small context windows.
+    pub context_optimization: bool,
+    /// Chat model that writes summaries; `None`: the host's model when it lends one, else the
+    /// offline extractive summariser.
+    pub compaction_model: Option<String>,
+    /// `usem3` (local default), `hashing`, or an OpenAI embedding model such as `text-embedding-3-small`.
+    pub embedding_model: String,
+    /// Dimension of a remote embedding model the table below does not know.
+    pub embedding_dim: Option<usize>,
+    /// Directory of the local model (default `<dataDir>/models/usem3`, or `$MEMCC_MODEL_DIR`).
+    pub model_dir: Option<PathBuf>,
+    /// OpenAI-compatible base URL for remote models (default `$MEMCC_LLM_BASE_URL`, else
+    /// `$OPENAI_BASE_URL`, else the OpenAI API when `$OPENAI_API_KEY` is set). Key: `$OPENAI_API_KEY`.
+    pub llm_base_url: Option<String>,
+    pub llm_timeout_secs: u64,
+    pub llm_rerank: bool,
+    pub rerank_model: String,
+    pub vector_dedup_enabled: bool,
+    pub vector_dedup_threshold: f64,
+    /// Turn the long-term memory off (context engine only).
+    pub memory_enabled: bool,
+    /// Fine-grained context engine settings.
+    pub context: ContextConfig,
+    /// Fine-grained memory settings (the top-level options above override their twins).
+    pub memory: MemoryConfig,
+}
+
+impl Default for MemccConfig {
+    fn default() -> Self {
+        MemccConfig {
+            data_dir: None,
+            context_optimization: false,
+            compaction_model: None,
+            embedding_model: "usem3".into(),
+            embedding_dim: None,
+            model_dir: None,
+            llm_base_url: None,
+            llm_timeout_secs: 60,
+            llm_rerank: false,
+            rerank_model: "gpt-4o-mini".into(),
+            vector_dedup_enabled: false,
+            vector_dedup_threshold: memcc_memory::config::DEFAULT_DEDUP_THRESHOLD,
+            memory_enabled: true,
+            context: ContextConfig::default(),
+            memory: MemoryConfig::default(),
+        }
+    }
+}
+
+impl MemccConfig {
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(memcc_core::paths::data_dir)
+    }
+
+    pub fn model_dir(&self) -> PathBuf {
+        self.model_dir
+            .clone()
+            .or_else(|| std::env::var_os("MEMCC_MODEL_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))
+            .unwrap_or_else(|| self.data_dir().join("models").join(memcc_memory::embed::usem3::MODEL_ID))
+    }
+
+    /// The OpenAI-compatible endpoint, if one is configured.
+    pub fn endpoint(&self) -> Option<String> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        self.llm_base_url
+            .clone()
+            .or_else(|| env("MEMCC_LLM_BASE_URL"))
+            .or_else(|| env("OPENAI_BASE_URL"))
+            .or_else(|| env("OPENAI_API_KEY").map(|_| "https://api.openai.com/v1".into()))
+    }
+
+    fn openai(&self, model: &str) -> Result<OpenAiConfig, MemccError> {
+        let url = self.endpoint().ok_or_else(|| {
+            MemccError::Config(format!(
+                "model {model:?} needs an endpoint: set llmBaseUrl (or MEMCC_LLM_BASE_URL / OPENAI_API_KEY)"
+            ))
+        })?;
+        let mut c = OpenAiConfig::new(&url, model);
+        c.timeout = Duration::from_secs(self.llm_timeout_secs.max(1));
+        Ok(c)
+    }
+
+    fn effective_memory(&self) -> MemoryConfig {
+        MemoryConfig {
+            context_optimization: self.context_optimization || self.memory.context_optimization,
+            llm_rerank: self.llm_rerank,
+            rerank_model: self.rerank_model.clone(),
+            vector_dedup_enabled: self.vector_dedup_enabled,
+            vector_dedup_threshold: self.vector_dedup_threshold,
+            ..self.memory.clone()
+        }
+    }
+}
+
+/// Dimensions of well-known remote embedding models.
+fn known_dim(model: &str) -> Option<usize> {
+    match model {
+        "text-embedding-3-small" | "text-embedding-ada-002" => Some(1536),
+        "text-embedding-3-large" => Some(3072),
+        _ => None,
+    }
+}
+
+/// MemCC opened: the context engine with the memory runtime behind its bridge.
+pub struct Memcc {
+    pub context: ContextEngine,
+    pub memory: Option<Arc<MemoryRuntime>>,
+    /// Things a user should know (e.g. the local model is missing and hashing is used).
+    pub warnings: Vec<String>,
+    pub config: MemccConfig,
+}
+
+impl Memcc {
+    pub fn open(config: MemccConfig) -> Result<Self, MemccError> {
+        Self::open_with_host_model(config, None)
+    }
+
+    /// `host_model`: a chat model the host lends (OpenClaw's `runtimeContext.llm`), used for
+    /// summaries when no `compactionModel` is configured.
+    pub fn open_with_host_model(
+        config: MemccConfig,
+        host_model: Option<Arc<dyn ChatModel>>,
+    ) -> Result<Self, MemccError> {
+        let mut warnings = Vec::new();
+        let dir = config.data_dir();
+        let mut context_config = config.context.clone();
+        context_config.context_optimization |= config.context_optimization;
+        let store = ContextStore::open(&dir.join("context.db"))?;
+        let summarizer: Arc<dyn Summarizer> = match (&config.compaction_model, host_model) {
+            (Some(model), _) => Arc::new(LlmSummarizer::new(Arc::new(
+                OpenAiChat::new(config.openai(model)?).map_err(|e| MemccError::Config(e.to_string()))?,
+            ))),
+            (None, Some(host)) => Arc::new(LlmSummarizer::new(host)),
+            (None, None) => Arc::new(ExtractiveSummarizer),
+        };
+        let mut context = ContextEngine::new(store, context_config)?.with_summarizer(summarizer);
+        let mut memory = None;
+        if config.memory_enabled {
+            let embedder = Self::embedder(&config, &mut warnings)?;
+            let mut rt = MemoryRuntime::open(&dir.join("memory.db"), config.effective_memory(), embedder)?;
+            if config.llm_rerank {
+                match config.openai(&config.rerank_model) {
+                    Ok(c) => {
+                        rt = rt
+                            .with_reranker(Arc::new(OpenAiChat::new(c).map_err(|e| MemccError::Config(e.to_string()))?))
+                    }
+                    Err(_) => tracing::info!("llmRerank is on but no endpoint is configured; the rerank is skipped"),
+                }
+            }
+            let rt = Arc::new(rt);
+            context = context.with_bridge(rt.clone());
+            memory = Some(rt);
+        }
+        for w in &warnings {
+            tracing::warn!("{w}");
+        }
+        Ok(Memcc { context, memory, warnings, config })
+    }
+
+    fn embedder(config: &MemccConfig, warnings: &mut Vec<String>) -> Result<Arc<dyn Embedder>, MemccError> {
+        Ok(match config.embedding_model.as_str() {
+            "usem3" | "" => match Usem3::load(&config.model_dir()) {
+                Ok(m) => Arc::new(m),
+                Err(e) => {
+                    warnings.push(format!(
+                        "local embedding model unavailable ({e}); using the hashing embedder, which only matches \
+                         shared words. Run scripts/fetch-model.sh for semantic recall."
+                    ));
+                    Arc::new(HashingEmbedder::default())
+                }
+            },
+            "hashing" => Arc::new(HashingEmbedder::default()),
+            remote => {
+                let dim = config.embedding_dim.or_else(|| known_dim(remote)).ok_or_else(|| {
+                    MemccError::Config(format!("embeddingDim is required for the unknown embedding model {remote:?}"))
+                })?;
+                Arc::new(OpenAiEmbedder::new(config.openai(remote)?, dim))
+            }
+        })
+    }
+
+    /// The memory runtime, or a clear error when memory is disabled.
+    pub fn memory(&self) -> Result<&MemoryRuntime, MemccError> {
+        self.memory
+            .as_deref()
+            .ok_or_else(|| MemccError::Config("long-term memory is disabled (memoryEnabled: false)".into()))
+    }
+}

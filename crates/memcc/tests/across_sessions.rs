@@ -1,0 +1,89 @@
+//! Context engine and memory runtime wired through the real bridge: what a compacted session
+//! said is recalled inside `<memcc-recall>` in a new session after a restart.
+
+use memcc::context::SessionRef;
+use memcc::context::message::{AgentMessage, ContentPart};
+use memcc::{Memcc, MemccConfig};
+
+fn config(dir: &tempfile::TempDir) -> MemccConfig {
+    MemccConfig { data_dir: Some(dir.path().to_path_buf()), embedding_model: "hashing".into(), ..Default::default() }
+}
+
+#[test]
+fn compacted_facts_are_recalled_in_a_new_session() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let memcc = Memcc::open(config(&dir)).unwrap();
+        let s = SessionRef::new("first");
+        let t0 = 1_767_261_600_000i64;
+        for i in 0..120i64 {
+            let user = if i == 5 {
+                "Remember this: the storage unit code is 4417 and it is in Harbor Street.".to_string()
+            } else {
+                format!("Filler question number {i} about the museum opening hours and prices?")
+            };
+            memcc.context.ingest(&s, &AgentMessage::user(&user).with_timestamp(t0 + i * 60_000)).unwrap();
+            let answer = format!("Answer {i}: the museum opens at nine and tickets cost twelve euros for adults.");
+            memcc
+                .context
+                .ingest(
+                    &s,
+                    &AgentMessage::assistant(vec![ContentPart::text(answer)]).with_timestamp(t0 + i * 60_000 + 1),
+                )
+                .unwrap();
+            memcc.context.compact("first", 3_000, false).unwrap();
+        }
+        let stats = memcc.memory().unwrap().stats().unwrap();
+        assert!(stats.by_kind.iter().any(|(k, _)| k == "summary"), "summaries reached memory: {stats:?}");
+        assert!(stats.by_kind.iter().any(|(k, _)| k == "verbatim"), "raw exchanges reached memory: {stats:?}");
+    }
+    // New process, new session.
+    let memcc = Memcc::open(config(&dir)).unwrap();
+    let s = SessionRef::new("second");
+    memcc.context.ingest(&s, &AgentMessage::user("What was the storage unit code again?")).unwrap();
+    let a = memcc.context.assemble("second", 8_000, None).unwrap();
+    assert!(a.estimated_tokens <= 8_000);
+    assert!(a.memory_sections.contains(&"recall".to_string()), "{:?}", a.memory_sections);
+    let memory_message = a
+        .messages
+        .iter()
+        .map(|m| AgentMessage::from_value(m.clone()).text())
+        .find(|t| t.contains("<memcc-recall>"))
+        .expect("a memory message");
+    assert!(memory_message.contains("4417"), "{memory_message}");
+    // The memory message sits right before the newest user message.
+    let texts: Vec<String> = a.messages.iter().map(|m| AgentMessage::from_value(m.clone()).text()).collect();
+    assert!(texts[texts.len() - 2].contains("<memcc-recall>"));
+    assert!(texts[texts.len() - 1].contains("storage unit code again"));
+}
+
+#[test]
+fn memory_disabled_means_no_memory_and_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let memcc = Memcc::open(MemccConfig { memory_enabled: false, ..config(&dir) }).unwrap();
+    assert!(memcc.memory().is_err());
+    assert!(!dir.path().join("memory.db").exists());
+}
+
+#[test]
+fn a_missing_local_model_falls_back_loudly() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = MemccConfig { embedding_model: "usem3".into(), model_dir: Some(dir.path().join("nope")), ..config(&dir) };
+    let memcc = Memcc::open(cfg).unwrap();
+    assert!(memcc.warnings.iter().any(|w| w.contains("hashing")), "{:?}", memcc.warnings);
+    assert_eq!(memcc.memory().unwrap().embedder_model(), "hashing-256");
+}
+
+#[test]
+fn remote_models_need_an_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = MemccConfig {
+        embedding_model: "some-unknown-model".into(),
+        llm_base_url: Some("http://127.0.0.1:9/v1".into()),
+        ..config(&dir)
+    };
+    let err = Memcc::open(cfg).err().unwrap();
+    assert!(err.to_string().contains("embeddingDim"), "{err}");
+    let bad: Result<MemccConfig, _> = serde_json::from_str(r#"{"vectorDedupThreshhold": 0.9}"#);
+    assert!(bad.unwrap_err().to_string().contains("unknown field"));
+}
