@@ -1,5 +1,6 @@
 //! `memcc`: a thin command line over the `memcc` crate. Argument parsing and printing only.
 
+mod bench_cmd;
 mod context_cmd;
 mod demo;
 mod memory_cmd;
@@ -52,6 +53,9 @@ enum Command {
     /// Long-term memory: add, search, get, forget, export, import, stats, reembed.
     #[command(subcommand)]
     Memory(memory_cmd::MemoryCommand),
+    /// Retrieval benchmarks (LoCoMo).
+    #[command(subcommand)]
+    Bench(bench_cmd::BenchCommand),
     /// Run the end-to-end demo: compaction of a long conversation, exact recovery, and recall in a new session.
     Demo {
         /// Keep the demo's data here instead of a temporary directory.
@@ -108,6 +112,7 @@ fn main() -> std::process::ExitCode {
     let result = match &cli.command {
         Command::Context(c) => context_cmd::run(&cli, c),
         Command::Memory(c) => memory_cmd::run(&cli, c),
+        Command::Bench(c) => bench_cmd::run(&cli, c),
         Command::Demo { data } => demo::run(data.clone()),
     };
     match result {

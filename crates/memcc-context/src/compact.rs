@@ -36,11 +36,23 @@ pub struct CompactionOutcome {
     pub reason: String,
 }
 
+/// How hard a `compact` call works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Only when over the threshold.
+    Normal,
+    /// Everything outside the fresh tail, whatever the threshold.
+    Force,
+    /// Everything, fresh tail included: a session's end, so that every message reaches memory.
+    Flush,
+}
+
 pub(crate) struct Compactor<'a> {
     pub store: &'a ContextStore,
     pub config: &'a ContextConfig,
     pub summarizer: &'a dyn Summarizer,
     pub bridge: &'a dyn MemoryBridge,
+    pub mode: Mode,
 }
 
 /// Is there a tool call in `items[..boundary]` whose result lies in `items[boundary..]`?
@@ -83,7 +95,9 @@ pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: usize) -> usize
 }
 
 impl Compactor<'_> {
-    pub fn run(&self, conversation: &Conversation, budget: usize, force: bool) -> Result<CompactionOutcome> {
+    pub fn run(&self, conversation: &Conversation, budget: usize) -> Result<CompactionOutcome> {
+        let mode = self.mode;
+        let force = mode != Mode::Normal;
         let threshold = (budget as f64 * self.config.context_threshold).floor() as usize;
         let mut outcome = CompactionOutcome {
             tokens_before: self.store.context_tokens(conversation.id)?,
@@ -98,7 +112,8 @@ impl Compactor<'_> {
         for _ in 0..cap {
             let items = self.store.context_items(conversation.id)?;
             let total: usize = items.iter().map(|i| i.tokens).sum();
-            let tail_start = fresh_tail_start(&items, self.config.fresh_tail_count);
+            let tail_start =
+                if mode == Mode::Flush { items.len() } else { fresh_tail_start(&items, self.config.fresh_tail_count) };
             let over = total > threshold;
             let step = if let Some(run) = fanout_run(&items[..tail_start], self.config.leaf_min_fanout) {
                 Step::Condense(run)
@@ -273,7 +288,10 @@ impl Compactor<'_> {
     ) -> Result<Option<(String, SummaryKind)>> {
         summary.token_count = 4 + estimate_tokens(&render_summary(&summary));
         let source_tokens: usize = replaced.iter().map(|i| i.tokens).sum();
-        if summary.token_count >= source_tokens {
+        // A flush folds every raw message even when a tiny one does not shrink: each step still
+        // consumes raw messages, so it terminates.
+        let flushing_leaf = self.mode == Mode::Flush && !message_ids.is_empty();
+        if summary.token_count >= source_tokens && !flushing_leaf {
             tracing::debug!(id = %summary.id, "summary not smaller than its source; not committed");
             return Ok(None);
         }

@@ -140,8 +140,30 @@ impl ContextEngine {
     /// Compact when over `contextThreshold × budget` (always, with `force`).
     pub fn compact(&self, session_id: &str, budget: usize, force: bool) -> Result<CompactionOutcome> {
         let conversation = self.existing(session_id)?;
-        Compactor { store: &self.store, config: &self.config, summarizer: &*self.summarizer, bridge: &*self.bridge }
-            .run(&conversation, budget, force)
+        let mode = if force { crate::compact::Mode::Force } else { crate::compact::Mode::Normal };
+        Compactor {
+            store: &self.store,
+            config: &self.config,
+            summarizer: &*self.summarizer,
+            bridge: &*self.bridge,
+            mode,
+        }
+        .run(&conversation, budget)
+    }
+
+    /// End of a session: summarise everything, the fresh tail included, so every message has
+    /// been handed to memory. The next assemble then starts from summaries only.
+    pub fn flush(&self, session_id: &str, budget: usize) -> Result<CompactionOutcome> {
+        let conversation = self.existing(session_id)?;
+        let mode = crate::compact::Mode::Flush;
+        Compactor {
+            store: &self.store,
+            config: &self.config,
+            summarizer: &*self.summarizer,
+            bridge: &*self.bridge,
+            mode,
+        }
+        .run(&conversation, budget)
     }
 
     /// The prompt for the next model call within `budget` tokens. Read-only.

@@ -206,3 +206,16 @@ fn newer_schema_is_refused_without_touching_the_file() {
     let err = memcc_context::ContextStore::open(&path).err().unwrap();
     assert!(err.to_string().contains("newer than this MemCC supports"), "{err}");
 }
+
+#[test]
+fn flush_folds_everything_including_the_fresh_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = seeded(&dir);
+    let out = engine.flush("s", 4_000).unwrap();
+    assert!(out.compacted);
+    let conv = engine.store().find_conversation("s").unwrap().unwrap();
+    assert!(engine.store().context_items(conv.id).unwrap().iter().all(|i| !i.is_message()), "no raw message left");
+    assert_lossless(&engine, "s");
+    let a = engine.assemble("s", 4_000, None).unwrap();
+    assert!(a.estimated_tokens <= 4_000 && a.raw_messages_included == 0);
+}

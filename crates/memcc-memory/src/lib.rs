@@ -17,7 +17,7 @@ pub mod vector;
 
 pub use config::MemoryConfig;
 pub use error::MemoryError;
-pub use recall::SearchHit;
+pub use recall::{SearchHit, SearchMode};
 pub use record::{MemoryRecord, RecordKind};
 pub use runtime::{IngestReport, MemoryRuntime};
 pub use schema::SCHEMA_VERSION;

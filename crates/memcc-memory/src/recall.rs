@@ -25,6 +25,18 @@ pub fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
+/// Which retrievers L3 uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// Vector + BM25 candidates, fused, recency for ties, KG merge, optional LLM rerank.
+    Hybrid,
+    /// BM25 only.
+    Lexical,
+    /// Vector similarity only.
+    Dense,
+}
+
 /// A scored L3 result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -59,12 +71,27 @@ impl MemoryRuntime {
         wing: Option<&str>,
         top: usize,
     ) -> Result<Vec<SearchHit>> {
+        self.search_with(agent, query, as_of, wing, top, SearchMode::Hybrid)
+    }
+
+    /// L3 with a choice of retrievers (the benchmark compares them on the same store).
+    pub fn search_with(
+        &self,
+        agent: &str,
+        query: &str,
+        as_of: Option<i64>,
+        wing: Option<&str>,
+        top: usize,
+        mode: SearchMode,
+    ) -> Result<Vec<SearchHit>> {
+        let candidates = if mode == SearchMode::Hybrid { CANDIDATES } else { top.max(CANDIDATES) };
         let agents = self.readable_agents(agent);
         // Vector candidates (skipped, loudly once, if the embedder fails).
         let mut vector_scores: HashMap<i64, f64> = HashMap::new();
-        match self.embed_query(query) {
+        match if mode == SearchMode::Lexical { Ok(Vec::new()) } else { self.embed_query(query) } {
+            Ok(q) if q.is_empty() => {}
             Ok(q) => {
-                for hit in self.index.search(&q, CANDIDATES, &agents) {
+                for hit in self.index.search(&q, candidates, &agents) {
                     vector_scores.insert(hit.id, f64::from(hit.score));
                 }
             }
@@ -72,8 +99,8 @@ impl MemoryRuntime {
         }
         // Lexical candidates.
         let mut lexical: HashMap<i64, f64> = HashMap::new();
-        if let Some(expr) = match_query(query, Combine::Any) {
-            for (id, bm25) in self.store.fts(&expr, &agents, wing, CANDIDATES)? {
+        if let Some(expr) = match_query(query, Combine::Any).filter(|_| mode != SearchMode::Dense) {
+            for (id, bm25) in self.store.fts(&expr, &agents, wing, candidates)? {
                 lexical.insert(id, bm25);
             }
         }
@@ -96,7 +123,11 @@ impl MemoryRuntime {
                 // Both signals count; recency only separates near-ties (≤ 0.05).
                 let age = (now - r.event_time.unwrap_or(r.created_at)).max(0) as f64;
                 let recency = 0.05 * (-age / half_life_ms * std::f64::consts::LN_2).exp();
-                let mut score = 0.55 * cos + 0.45 * lex + recency;
+                let mut score = match mode {
+                    SearchMode::Hybrid => 0.55 * cos + 0.45 * lex + recency,
+                    SearchMode::Lexical => lex,
+                    SearchMode::Dense => cos,
+                };
                 if !r.is_current() {
                     score *= 0.6;
                 }
@@ -114,6 +145,10 @@ impl MemoryRuntime {
             })
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.event_time.cmp(&a.event_time)));
+        if mode != SearchMode::Hybrid {
+            hits.truncate(top);
+            return Ok(hits);
+        }
         self.merge_knowledge_graph(&agents, query, &mut hits)?;
         if self.config.llm_rerank {
             self.llm_rerank(query, &mut hits);
