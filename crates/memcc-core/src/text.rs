@@ -106,19 +106,48 @@ pub enum Combine {
 /// Upper bound on terms taken from one query: keeps hostile or huge queries cheap.
 pub const MAX_QUERY_TERMS: usize = 48;
 
+/// Function words left out of ranked (`Any`) queries: they match nearly every document, add
+/// almost nothing to BM25 and make the query cost grow with the collection.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been", "before", "but",
+    "by", "can", "could", "did", "do", "does", "doing", "for", "from", "had", "has", "have", "he", "her", "here",
+    "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so",
+    "some", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "us", "was", "we",
+    "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your", "s", "t",
+    "的", "了", "是", "吗", "呢", "吧", "啊",
+];
+
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
+}
+
 /// A safe FTS5 `MATCH` expression for free text, or `None` when it has no searchable term.
+/// `Any` queries drop stop words (unless nothing else is left).
 pub fn match_query(text: &str, combine: Combine) -> Option<String> {
+    let all = terms(text);
+    let content: Vec<Term> = all.iter().filter(|t| !matches!(t, Term::Word(w) if is_stop_word(w))).cloned().collect();
+    let chosen = if combine == Combine::Any && !content.is_empty() { content } else { all };
+    combine_terms(&chosen, combine)
+}
+
+/// The FTS5 expression matching one term.
+pub fn term_expr(term: &Term) -> String {
+    match term {
+        // Words only hold alphanumerics, so quoting cannot be escaped out of.
+        Term::Word(w) => format!("\"{w}\""),
+        Term::Cjk(chars) if chars.len() == 1 => format!("\"{}\"*", chars[0]),
+        Term::Cjk(chars) => {
+            let bigrams: Vec<String> = chars.windows(2).map(|p| p.iter().collect()).collect();
+            format!("\"{}\"", bigrams.join(" "))
+        }
+    }
+}
+
+/// `terms` joined into one safe expression (deduplicated, at most [`MAX_QUERY_TERMS`]).
+pub fn combine_terms(terms: &[Term], combine: Combine) -> Option<String> {
     let mut parts: Vec<String> = Vec::new();
-    for term in terms(text) {
-        let part = match term {
-            // Words only hold alphanumerics, so quoting cannot be escaped out of.
-            Term::Word(w) => format!("\"{w}\""),
-            Term::Cjk(chars) if chars.len() == 1 => format!("\"{}\"*", chars[0]),
-            Term::Cjk(chars) => {
-                let bigrams: Vec<String> = chars.windows(2).map(|p| p.iter().collect()).collect();
-                format!("\"{}\"", bigrams.join(" "))
-            }
-        };
+    for term in terms {
+        let part = term_expr(term);
         if !parts.contains(&part) {
             parts.push(part);
         }
@@ -203,6 +232,12 @@ mod tests {
         assert_eq!(match_query("\"foo AND (", Combine::All).as_deref(), Some("\"foo\" AND \"and\""));
         assert_eq!(match_query("((( )))", Combine::Any), None);
         assert_eq!(match_query("Foo foo FOO", Combine::Any).as_deref(), Some("\"foo\""));
+        assert_eq!(
+            match_query("what did we decide about the budget", Combine::Any).as_deref(),
+            Some("\"decide\" OR \"budget\"")
+        );
+        assert_eq!(match_query("what is it", Combine::Any).as_deref(), Some("\"what\" OR \"is\" OR \"it\""));
+        assert_eq!(match_query("the budget", Combine::All).as_deref(), Some("\"the\" AND \"budget\""));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::runtime::MemoryRuntime;
 use memcc_core::bridge::RecallSection;
 use memcc_core::estimate_tokens;
 use memcc_core::llm::ChatRequest;
-use memcc_core::text::{Combine, Term, match_query, snippet, terms};
+use memcc_core::text::{Combine, Term, combine_terms, match_query, snippet, terms};
 
 /// Escape recalled text: it can mention `<memcc-recall>` but never produce the tag.
 pub fn escape(text: &str) -> String {
@@ -99,7 +99,7 @@ impl MemoryRuntime {
         }
         // Lexical candidates.
         let mut lexical: HashMap<i64, f64> = HashMap::new();
-        if let Some(expr) = match_query(query, Combine::Any).filter(|_| mode != SearchMode::Dense) {
+        if let Some(expr) = self.lexical_query(query)?.filter(|_| mode != SearchMode::Dense) {
             for (id, bm25) in self.store.fts(&expr, &agents, wing, candidates)? {
                 lexical.insert(id, bm25);
             }
@@ -155,6 +155,35 @@ impl MemoryRuntime {
         }
         hits.truncate(top);
         Ok(hits)
+    }
+
+    /// The ranked-retrieval query for `query`: content words, minus those so common they match
+    /// a large share of all records (they barely move BM25, yet make its cost grow with the
+    /// collection). When every word is that common, the two rarest are kept.
+    fn lexical_query(&self, query: &str) -> Result<Option<String>> {
+        let content: Vec<Term> = terms(query)
+            .into_iter()
+            .filter(|t| !matches!(t, Term::Word(w) if memcc_core::text::is_stop_word(w)))
+            .take(memcc_core::text::MAX_QUERY_TERMS)
+            .collect();
+        if content.is_empty() {
+            return Ok(match_query(query, Combine::Any));
+        }
+        let cap = (self.store.record_count()? / 20).max(2_000);
+        let mut scored: Vec<(i64, Term)> = Vec::with_capacity(content.len());
+        for t in content {
+            let df = match &t {
+                Term::Word(w) => self.store.doc_freq(w)?,
+                Term::Cjk(_) => 0,
+            };
+            scored.push((df, t));
+        }
+        let mut kept: Vec<Term> = scored.iter().filter(|(df, _)| *df <= cap).map(|(_, t)| t.clone()).collect();
+        if kept.is_empty() {
+            scored.sort_by_key(|(df, _)| *df);
+            kept = scored.into_iter().take(2).map(|(_, t)| t).collect();
+        }
+        Ok(combine_terms(&kept, Combine::Any))
     }
 
     /// Add one synthetic result listing the stored facts about the query's entities, unless the
@@ -266,7 +295,7 @@ impl MemoryRuntime {
                     return Ok(Vec::new());
                 }
                 let mut found = Vec::new();
-                if let Some(expr) = match_query(query, Combine::Any) {
+                if let Some(expr) = self.lexical_query(query)? {
                     let ids: Vec<i64> =
                         self.store.fts(&expr, &agents, Some(&wing), 10)?.into_iter().map(|(id, _)| id).collect();
                     found = self.store.get_many(&ids)?;

@@ -32,7 +32,8 @@ const MIGRATIONS: &[&str] = &[
         embed_error        TEXT
     );
     CREATE UNIQUE INDEX records_content ON records (agent_id, content_hash);
-    CREATE INDEX records_wing ON records (agent_id, wing);
+    CREATE INDEX records_wing ON records (agent_id, wing, event_time);
+    CREATE INDEX records_weight ON records (agent_id, pinned, weight);
     CREATE INDEX records_pending ON records (embed_status) WHERE embed_status = 'pending';
     CREATE INDEX records_subject ON records (agent_id, subject, predicate) WHERE subject IS NOT NULL;
     CREATE TABLE vectors (
@@ -58,6 +59,8 @@ const MIGRATIONS: &[&str] = &[
     -- Contentless; rowid = records.id; text is CJK-segmented (memcc_core::text).
     CREATE VIRTUAL TABLE records_fts USING fts5 (body, content = '', contentless_delete = 1,
                                                  tokenize = 'unicode61 remove_diacritics 2');
+    -- Document frequency per term, to leave near-ubiquitous terms out of ranked queries.
+    CREATE VIRTUAL TABLE records_vocab USING fts5vocab (records_fts, 'row');
     "#,
 ];
 

@@ -236,7 +236,8 @@ impl MemoryStore {
     }
 
     /// BM25 full-text search (safe `MATCH` expression) among the current records of `agents`.
-    /// Returns (id, bm25) with higher = better.
+    /// Returns (id, bm25) with higher = better. Cost grows with the number of matching
+    /// records, which is why queries are built without stop words.
     pub fn fts(
         &self,
         match_expr: &str,
@@ -257,6 +258,18 @@ impl MemoryStore {
         let rows =
             stmt.query_map(params![match_expr, agents_json, wing, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// How many records contain the FTS token `term` (a lowercase word).
+    pub fn doc_freq(&self, term: &str) -> Result<i64> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached("SELECT doc FROM records_vocab WHERE term = ?1")?;
+        Ok(stmt.query_row([term], |r| r.get(0)).optional()?.unwrap_or(0))
+    }
+
+    pub fn record_count(&self) -> Result<i64> {
+        let conn = self.reader();
+        Ok(conn.query_row("SELECT COUNT(*) FROM records", [], |r| r.get(0))?)
     }
 
     /// Pinned or high-weight current records of `agents`, heaviest and newest first.
@@ -287,7 +300,7 @@ impl MemoryStore {
         let mut stmt = conn.prepare_cached(&format!(
             "{RECORD_SELECT} WHERE agent_id IN (SELECT value FROM json_each(?1)) AND wing = ?2
                AND kind IN (SELECT value FROM json_each(?3)) AND forgotten_at IS NULL AND superseded_by IS NULL
-             ORDER BY COALESCE(event_time, created_at) DESC LIMIT ?4"
+             ORDER BY event_time DESC LIMIT ?4"
         ))?;
         let rows = stmt.query_map(params![agents_json, wing, kinds_json, limit as i64], record_from_row)?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
