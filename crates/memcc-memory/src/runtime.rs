@@ -59,6 +59,7 @@ pub struct MemoryRuntime {
     pub(crate) classifier: Classifier,
     pub(crate) reranker: Option<Arc<dyn ChatModel>>,
     pub(crate) rerank_skip_logged: AtomicBool,
+    triple_model: Option<Arc<dyn ChatModel>>,
 }
 
 impl MemoryRuntime {
@@ -94,6 +95,7 @@ impl MemoryRuntime {
             classifier,
             reranker: None,
             rerank_skip_logged: AtomicBool::new(false),
+            triple_model: None,
         })
     }
 
@@ -101,6 +103,50 @@ impl MemoryRuntime {
     pub fn with_reranker(mut self, model: Arc<dyn ChatModel>) -> Self {
         self.reranker = Some(model);
         self
+    }
+
+    /// A chat model that extracts knowledge-graph triples from each leaf, beside the rules.
+    pub fn with_triple_model(mut self, model: Arc<dyn ChatModel>) -> Self {
+        self.triple_model = Some(model);
+        self
+    }
+
+    /// Triples a chat model finds in the user's messages; empty on any failure (logged).
+    fn llm_triples(&self, s: &SummaryPayload) -> Vec<NewTriple> {
+        let Some(model) = &self.triple_model else { return Vec::new() };
+        let said: Vec<&str> = s.messages.iter().filter(|m| m.role == "user").map(|m| m.text.as_str()).collect();
+        if said.is_empty() {
+            return Vec::new();
+        }
+        let request = memcc_core::llm::ChatRequest::simple(
+            "Extract durable facts about people, places and organisations from what the user said, as a JSON array \
+             of [subject, predicate, object] triples in snake_case predicates (e.g. [\"user\", \"lives_in\", \"Berlin\"]). \
+             Use \"user\" for the speaker. Reply with only the JSON array; [] when there are none.",
+            &said.join("\n"),
+            400,
+        );
+        let parsed = model.complete(&request).ok().and_then(|reply| {
+            let start = reply.find('[')?;
+            let end = reply.rfind(']')?;
+            serde_json::from_str::<Vec<Vec<String>>>(reply.get(start..=end)?).ok()
+        });
+        match parsed {
+            Some(rows) => rows
+                .into_iter()
+                .filter(|r| r.len() == 3 && r.iter().all(|x| !x.trim().is_empty() && x.chars().count() <= 80))
+                .take(32)
+                .map(|r| NewTriple {
+                    subject: r[0].trim().to_lowercase(),
+                    predicate: r[1].trim().to_lowercase().replace(' ', "_"),
+                    object: r[2].trim().to_string(),
+                    valid_from: s.latest,
+                })
+                .collect(),
+            None => {
+                tracing::warn!(summary = %s.summary_id, "LLM triple extraction gave nothing usable; rule-based triples only");
+                Vec::new()
+            }
+        }
     }
 
     pub fn config(&self) -> &MemoryConfig {
@@ -203,6 +249,7 @@ impl MemoryRuntime {
             s.content.lines().filter(|l| !l.starts_with("Expand for details about:")).collect::<Vec<_>>().join("\n");
         let mut batch: Vec<(NewRecord, Vec<NewTriple>)> = Vec::new();
         let summary_ids = s.messages.iter().map(|m| m.message_id).collect();
+        let summary_triples = self.llm_triples(s);
         batch.push((
             base(
                 RecordKind::Summary,
@@ -210,7 +257,7 @@ impl MemoryRuntime {
                 s.earliest,
                 summary_ids,
             ),
-            Vec::new(),
+            summary_triples,
         ));
         for chunk in chunks(&s.messages, self.config.chunk_tokens) {
             let mut found = Vec::new();

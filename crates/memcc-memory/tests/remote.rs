@@ -119,3 +119,48 @@ fn llm_rerank_reorders_and_failures_keep_the_hybrid_order() {
     let rt = MemoryRuntime::open(&dir.path().join("m.db"), config, Arc::new(HashingEmbedder::default())).unwrap();
     assert_eq!(rt.memory_search("main", "Porto offsite June", 2, 0.0, None).unwrap().len(), 2);
 }
+
+#[test]
+fn llm_triples_join_the_knowledge_graph_and_bad_answers_are_ignored() {
+    use memcc_core::bridge::{BridgeMessage, SummaryPayload};
+    let payload = |id: &str, text: &str| SummaryPayload {
+        summary_id: id.into(),
+        session_id: "s".into(),
+        session_key: None,
+        agent_id: "main".into(),
+        kind: "leaf".into(),
+        depth: 0,
+        content: text.into(),
+        earliest: Some(1_700_000_000_000),
+        latest: Some(1_700_000_000_000),
+        messages: vec![BridgeMessage {
+            message_id: 1,
+            seq: 1,
+            role: "user".into(),
+            text: text.into(),
+            timestamp: Some(1_700_000_000_000),
+        }],
+        child_summary_ids: Vec::new(),
+    };
+    let server = MockServer::start(|_, body, _| {
+        let said = body["messages"][1]["content"].as_str().unwrap_or_default().to_string();
+        if said.contains("garbage") {
+            Reply::Chat("I cannot do that".into())
+        } else {
+            Reply::Chat("Sure: [[\"Zoe\", \"plays\", \"cello\"]]".into())
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let chat = OpenAiChat::new(OpenAiConfig::new(&server.base_url(), "m")).unwrap();
+    let rt =
+        MemoryRuntime::open(&dir.path().join("m.db"), MemoryConfig::default(), Arc::new(HashingEmbedder::default()))
+            .unwrap()
+            .with_triple_model(Arc::new(chat));
+    rt.ingest_summary(&payload("a", "My friend Zoe is a musician.")).unwrap();
+    rt.ingest_summary(&payload("b", "garbage in")).unwrap();
+    let history = rt.store().triple_history("main", "zoe").unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!((history[0].predicate.as_str(), history[0].object.as_str()), ("plays", "cello"));
+    // Rule-based triples still come alongside.
+    assert!(!rt.store().triple_history("main", "user").unwrap().is_empty());
+}

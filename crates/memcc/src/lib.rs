@@ -165,12 +165,16 @@ impl Memcc {
         let mut context_config = config.context.clone();
         context_config.context_optimization |= config.context_optimization;
         let store = ContextStore::open(&dir.join("context.db"))?;
-        let summarizer: Arc<dyn Summarizer> = match (&config.compaction_model, host_model) {
-            (Some(model), _) => Arc::new(LlmSummarizer::new(Arc::new(
-                OpenAiChat::new(config.openai(model)?).map_err(|e| MemccError::Config(e.to_string()))?,
-            ))),
-            (None, Some(host)) => Arc::new(LlmSummarizer::new(host)),
-            (None, None) => Arc::new(ExtractiveSummarizer),
+        // The chat model for summaries (and knowledge-graph triples): configured, lent, or none.
+        let chat: Option<Arc<dyn ChatModel>> = match (&config.compaction_model, host_model) {
+            (Some(model), _) => {
+                Some(Arc::new(OpenAiChat::new(config.openai(model)?).map_err(|e| MemccError::Config(e.to_string()))?))
+            }
+            (None, host) => host,
+        };
+        let summarizer: Arc<dyn Summarizer> = match &chat {
+            Some(model) => Arc::new(LlmSummarizer::new(model.clone())),
+            None => Arc::new(ExtractiveSummarizer),
         };
         let mut context = ContextEngine::new(store, context_config)?.with_summarizer(summarizer);
         let mut memory = None;
@@ -185,6 +189,9 @@ impl Memcc {
                     }
                     Err(_) => tracing::info!("llmRerank is on but no endpoint is configured; the rerank is skipped"),
                 }
+            }
+            if let Some(model) = &chat {
+                rt = rt.with_triple_model(model.clone());
             }
             let rt = Arc::new(rt);
             context = context.with_bridge(rt.clone());
