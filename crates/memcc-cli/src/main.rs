@@ -18,6 +18,9 @@ pub struct Cli {
     /// Data directory holding context.db, memory.db and models/ (default: $MEMCC_HOME, else ~/.openclaw/memcc).
     #[arg(long, global = true)]
     home: Option<PathBuf>,
+    /// Context database file (default: <data dir>/context.db).
+    #[arg(long, global = true, env = "MEMCC_DB")]
+    db: Option<PathBuf>,
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     json: bool,
@@ -75,6 +78,9 @@ impl Cli {
         };
         if self.home.is_some() {
             config.data_dir = self.home.clone();
+        }
+        if self.db.is_some() {
+            config.context_db = self.db.clone();
         }
         if self.compaction_model.is_some() {
             config.compaction_model = self.compaction_model.clone();

@@ -39,6 +39,8 @@ pub struct MemccConfig {
     pub data_dir: Option<PathBuf>,
     /// Smaller summaries and injections for small context windows.
     pub context_optimization: bool,
+    /// Path of the context database, when not `<dataDir>/context.db`.
+    pub context_db: Option<PathBuf>,
     /// Chat model that writes summaries; `None`: the host's model when it lends one, else the
     /// offline extractive summariser.
     pub compaction_model: Option<String>,
@@ -68,6 +70,7 @@ impl Default for MemccConfig {
     fn default() -> Self {
         MemccConfig {
             data_dir: None,
+            context_db: None,
             context_optimization: false,
             compaction_model: None,
             embedding_model: "usem3".into(),
@@ -164,7 +167,7 @@ impl Memcc {
         let dir = config.data_dir();
         let mut context_config = config.context.clone();
         context_config.context_optimization |= config.context_optimization;
-        let store = ContextStore::open(&dir.join("context.db"))?;
+        let store = ContextStore::open(&config.context_db.clone().unwrap_or_else(|| dir.join("context.db")))?;
         // The chat model for summaries (and knowledge-graph triples): configured, lent, or none.
         let chat: Option<Arc<dyn ChatModel>> = match (&config.compaction_model, host_model) {
             (Some(model), _) => {
