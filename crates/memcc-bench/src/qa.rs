@@ -1,0 +1,171 @@
+//! Optional QA mode: answer each question from the prompt MemCC assembles (full pipeline), then
+//! have a judge model grade the answer, as LongMemEval and LoCoMo evaluations do. Needs an
+//! OpenAI-compatible endpoint; accuracy is reported per question type.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::{BenchError, Dataset, Options, dedup_in_order, load, open, replay};
+use memcc::MemccConfig;
+use memcc::context::SessionRef;
+use memcc::context::message::AgentMessage;
+use memcc::core::llm::{ChatMessage, ChatModel, ChatRequest, OpenAiChat, OpenAiConfig};
+
+const ANSWER_SYSTEM: &str = "You answer questions about the user's past conversations. Use only the conversation \
+memory and history provided. Answer briefly. If the memory does not contain the answer, say that you don't know.";
+
+/// The LongMemEval-style judge: does the response contain the correct answer?
+fn judge_prompt_lme(question: &str, answer: &str, response: &str, abstention: bool) -> String {
+    if abstention {
+        format!(
+            "I will give you an unanswerable question, an explanation, and a response from a model. Answer yes if the \
+             model correctly identifies the question as unanswerable (it may say the information is missing or \
+             incomplete). Otherwise answer no.\n\nQuestion: {question}\n\nExplanation: {answer}\n\nModel Response: \
+             {response}\n\nDoes the model correctly identify the question as unanswerable? Answer yes or no only."
+        )
+    } else {
+        format!(
+            "I will give you a question, a correct answer, and a response from a model. Answer yes if the response \
+             contains the correct answer, or is equivalent to it, or contains all the intermediate steps to get it. \
+             If the response only contains a subset of the information required, answer no.\n\nQuestion: {question}\n\n\
+             Correct Answer: {answer}\n\nModel Response: {response}\n\nIs the model response correct? Answer yes or no only."
+        )
+    }
+}
+
+/// The LoCoMo-style judge: generous on wording, strict on the fact.
+fn judge_prompt_locomo(question: &str, answer: &str, response: &str) -> String {
+    format!(
+        "Label the generated answer CORRECT or WRONG against the gold answer. Be generous: an answer that names the same \
+         fact, date or entity in other words is CORRECT; a different or missing fact is WRONG.\n\nQuestion: {question}\n\
+         Gold answer: {answer}\nGenerated answer: {response}\n\nReply with one word: CORRECT or WRONG."
+    )
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct QaCategory {
+    pub questions: usize,
+    pub correct: usize,
+    pub accuracy: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QaReport {
+    pub model: String,
+    pub judge_model: String,
+    pub overall: QaCategory,
+    pub by_category: Vec<(String, QaCategory)>,
+    /// Questions whose answer or judgement failed (counted wrong).
+    pub failures: usize,
+}
+
+/// Answer and judge every question with an answer. `model`/`judge` are chat model names on
+/// `options.llm_base_url`.
+pub fn run_qa(
+    path: &Path,
+    options: &Options,
+    model: &str,
+    judge: &str,
+    progress: &mut dyn FnMut(usize, usize, &str),
+) -> Result<QaReport, BenchError> {
+    let base = MemccConfig {
+        embedding_model: options.embedding_model.clone(),
+        model_dir: options.model_dir.clone(),
+        llm_base_url: options.llm_base_url.clone(),
+        ..Default::default()
+    };
+    let url = base
+        .endpoint()
+        .ok_or_else(|| BenchError::Qa("QA mode needs an OpenAI-compatible endpoint (--llm-base-url)".into()))?;
+    let chat = |name: &str| -> Result<Arc<dyn ChatModel>, BenchError> {
+        let mut c = OpenAiConfig::new(&url, name);
+        c.timeout = Duration::from_secs(120);
+        Ok(Arc::new(OpenAiChat::new(c).map_err(|e| BenchError::Qa(e.to_string()))?))
+    };
+    let (answerer, grader) = (chat(model)?, chat(judge)?);
+    let mut issues = Vec::new();
+    let mut haystacks = load(options.dataset, path, &mut issues)?;
+    if let Some(n) = options.limit {
+        haystacks.truncate(n);
+    }
+    let mut warnings = Vec::new();
+    let embedder = memcc::Memcc::embedder(&base, &mut warnings)?;
+    let mut tally: HashMap<String, QaCategory> = HashMap::new();
+    let mut failures = 0;
+    for (hi, h) in haystacks.iter().enumerate() {
+        progress(hi, haystacks.len(), &format!("QA {}", h.id));
+        let dir = tempfile::tempdir()?;
+        let memcc = open(options, dir.path(), &embedder, false)?;
+        replay(&memcc, h, options.budget, &mut HashMap::new())?;
+        for (qi, q) in h.questions.iter().enumerate() {
+            let Some(answer) = q.answer.as_deref() else { continue };
+            let session = format!("{}/qa-{qi}", h.id);
+            memcc.context.ingest(
+                &SessionRef::new(&session),
+                &AgentMessage::user(&q.text).with_timestamp(q.as_of.unwrap_or(0)),
+            )?;
+            let assembled = memcc.context.assemble(&session, options.budget, q.as_of)?;
+            let messages: Vec<ChatMessage> = assembled
+                .messages
+                .iter()
+                .map(|m| {
+                    let msg = AgentMessage::from_value(m.clone());
+                    let role = if msg.role() == "assistant" { "assistant" } else { "user" };
+                    ChatMessage { role: role.into(), content: msg.text() }
+                })
+                .collect();
+            let system = match &assembled.system_prompt_addition {
+                Some(extra) => format!("{ANSWER_SYSTEM}\n\n{extra}"),
+                None => ANSWER_SYSTEM.to_string(),
+            };
+            let request = ChatRequest { system: Some(system), messages, max_tokens: Some(200), temperature: Some(0.0) };
+            let verdict = answerer.complete(&request).and_then(|response| {
+                let prompt = match options.dataset {
+                    Dataset::Longmemeval => judge_prompt_lme(&q.text, answer, &response, q.abstention),
+                    Dataset::Locomo => judge_prompt_locomo(&q.text, answer, &response),
+                };
+                grader.complete(&ChatRequest::simple("You are a strict, fair grader.", &prompt, 10))
+            });
+            let entry = tally.entry(q.category.clone()).or_default();
+            entry.questions += 1;
+            match verdict {
+                Ok(v) => {
+                    let v = v.trim().to_lowercase();
+                    if v.starts_with("yes") || v.starts_with("correct") {
+                        entry.correct += 1;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(question = %q.id, error = %e, "QA request failed; counted wrong");
+                    failures += 1;
+                }
+            }
+        }
+    }
+    progress(haystacks.len(), haystacks.len(), "done");
+    let mut categories: Vec<String> = dedup_in_order(tally.keys().cloned());
+    categories.sort();
+    let finish = |mut c: QaCategory| {
+        c.accuracy = if c.questions == 0 { 0.0 } else { c.correct as f64 / c.questions as f64 };
+        c
+    };
+    let overall = finish(QaCategory {
+        questions: tally.values().map(|c| c.questions).sum(),
+        correct: tally.values().map(|c| c.correct).sum(),
+        accuracy: 0.0,
+    });
+    Ok(QaReport {
+        model: model.into(),
+        judge_model: judge.into(),
+        overall,
+        by_category: categories
+            .into_iter()
+            .map(|c| (c.clone(), finish(tally.get(&c).cloned().unwrap_or_default())))
+            .collect(),
+        failures,
+    })
+}
