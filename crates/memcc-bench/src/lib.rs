@@ -7,6 +7,7 @@ pub mod locomo;
 pub mod longmemeval;
 pub mod metrics;
 pub mod qa;
+pub mod speed;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,10 @@ pub enum BenchError {
     Io(#[from] std::io::Error),
     #[error("QA: {0}")]
     Qa(String),
+    #[error(transparent)]
+    Store(#[from] memcc::context::StoreError),
+    #[error(transparent)]
+    Embed(#[from] memcc::memory::embed::EmbedError),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -124,3 +124,17 @@ fn locomo_runs_end_to_end_where_the_data_exists() {
     assert!(full.by_category.iter().map(|(c, _)| c.as_str()).eq(["1", "2", "3", "4", "5"]));
     assert!(full.overall.at(10, 0) > 0.6, "{:?}", full.overall);
 }
+
+#[test]
+fn speed_suite_reports_every_figure_beside_its_baseline() {
+    let embedder: std::sync::Arc<dyn memcc::memory::embed::Embedder> =
+        std::sync::Arc::new(memcc::memory::embed::HashingEmbedder { dim: 64 });
+    let report = memcc_bench::speed::run(embedder, &[300], 5, &mut |_| {}).unwrap();
+    assert!(report.ingest_messages_per_s > 0.0 && report.bare_insert_per_s > 0.0);
+    assert_eq!(report.context.len(), 1);
+    assert_eq!(report.memory.len(), 1);
+    assert!(report.context[0].assemble.p99_ms >= report.context[0].assemble.p50_ms);
+    assert!(report.scan_recall_at_10 >= 0.9);
+    let md = memcc_bench::speed::markdown(&report);
+    assert!(md.contains("baseline") && md.contains("brute-force"));
+}

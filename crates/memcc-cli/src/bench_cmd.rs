@@ -48,6 +48,16 @@ pub enum BenchCommand {
         #[arg(long, default_value = "gpt-4o-mini")]
         rerank_model: String,
     },
+    /// Speed: ingest throughput, assemble / grep / retrieve p50 and p99 at growing sizes, exact scan vs brute force.
+    Speed {
+        /// Comma-separated sizes (messages, and records).
+        #[arg(long, default_value = "1000,10000,100000")]
+        sizes: String,
+        #[arg(long, default_value_t = 100)]
+        samples: usize,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// QA accuracy: answer from the assembled prompt, grade with a judge model (needs --llm-base-url).
     Qa {
         #[command(flatten)]
@@ -123,6 +133,33 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
                 for q in &report.per_question {
                     writeln!(f, "{}", serde_json::to_string(q)?)?;
                 }
+            }
+        }
+        BenchCommand::Speed { sizes, samples, out } => {
+            let sizes = sizes
+                .split(',')
+                .map(|s| s.trim().parse::<usize>().with_context(|| format!("{s:?} is not a size")))
+                .collect::<Result<Vec<_>>>()?;
+            let settings = cli.settings()?;
+            let mut warnings = Vec::new();
+            let embedder = memcc::Memcc::embedder(&settings, &mut warnings)?;
+            for w in warnings {
+                eprintln!("memcc: warning: {w}");
+            }
+            let report = memcc_bench::speed::run(embedder, &sizes, (*samples).max(1), &mut |stage| {
+                bar.set_message(stage.to_string())
+            })?;
+            bar.finish_and_clear();
+            let md = memcc_bench::speed::markdown(&report);
+            if cli.json {
+                println!("{}", serde_json::to_string_pretty(&report)?)
+            } else {
+                println!("{md}")
+            }
+            if let Some(out) = out {
+                std::fs::write(out, serde_json::to_string_pretty(&report)?)
+                    .with_context(|| format!("writing {}", out.display()))?;
+                std::fs::write(out.with_extension("md"), &md)?;
             }
         }
         BenchCommand::Qa { common, model, judge } => {
