@@ -124,7 +124,7 @@ impl MemoryRuntime {
                 let age = (now - r.event_time.unwrap_or(r.created_at)).max(0) as f64;
                 let recency = 0.05 * (-age / half_life_ms * std::f64::consts::LN_2).exp();
                 let mut score = match mode {
-                    SearchMode::Hybrid => 0.55 * cos + 0.45 * lex + recency,
+                    SearchMode::Hybrid => 0.35 * cos + 0.65 * lex + recency,
                     SearchMode::Lexical => lex,
                     SearchMode::Dense => cos,
                 };
