@@ -69,6 +69,21 @@ pub enum BenchCommand {
     },
 }
 
+/// Print the report (JSON with `--json`, else Markdown) and write both beside `out`.
+fn emit_report<T: serde::Serialize>(cli: &Cli, report: &T, md: &str, out: Option<&PathBuf>) -> Result<()> {
+    if cli.json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        println!("{md}");
+    }
+    if let Some(out) = out {
+        std::fs::write(out, serde_json::to_string_pretty(report)?)
+            .with_context(|| format!("writing {}", out.display()))?;
+        std::fs::write(out.with_extension("md"), md)?;
+    }
+    Ok(())
+}
+
 fn progress_bar() -> ProgressBar {
     ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{msg:28} {bar:40} {pos}/{len} ({elapsed})")
@@ -116,16 +131,7 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
             let report = memcc_bench::run(&common.path, &opts, &mut tick)?;
             bar.finish_and_clear();
             let md = memcc_bench::markdown(&report);
-            if cli.json {
-                println!("{}", serde_json::to_string_pretty(&report)?)
-            } else {
-                println!("{md}")
-            }
-            if let Some(out) = &common.out {
-                std::fs::write(out, serde_json::to_string_pretty(&report)?)
-                    .with_context(|| format!("writing {}", out.display()))?;
-                std::fs::write(out.with_extension("md"), &md)?;
-            }
+            emit_report(cli, &report, &md, common.out.as_ref())?;
             if let Some(p) = per_question {
                 let mut f = std::io::BufWriter::new(
                     std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
@@ -151,16 +157,7 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
             })?;
             bar.finish_and_clear();
             let md = memcc_bench::speed::markdown(&report);
-            if cli.json {
-                println!("{}", serde_json::to_string_pretty(&report)?)
-            } else {
-                println!("{md}")
-            }
-            if let Some(out) = out {
-                std::fs::write(out, serde_json::to_string_pretty(&report)?)
-                    .with_context(|| format!("writing {}", out.display()))?;
-                std::fs::write(out.with_extension("md"), &md)?;
-            }
+            emit_report(cli, &report, &md, out.as_ref())?;
         }
         BenchCommand::Qa { common, model, judge } => {
             let opts = options(cli, common, vec![Mode::Full], "gpt-4o-mini")?;
@@ -178,16 +175,7 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
             for (c, a) in &report.by_category {
                 md.push_str(&format!("| {c} | {} | {:.3} |\n", a.questions, a.accuracy));
             }
-            if cli.json {
-                println!("{}", serde_json::to_string_pretty(&report)?)
-            } else {
-                println!("{md}")
-            }
-            if let Some(out) = &common.out {
-                std::fs::write(out, serde_json::to_string_pretty(&report)?)
-                    .with_context(|| format!("writing {}", out.display()))?;
-                std::fs::write(out.with_extension("md"), &md)?;
-            }
+            emit_report(cli, &report, &md, common.out.as_ref())?;
         }
     }
     Ok(())

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::assemble::{Assembled, Assembler};
-use crate::compact::{CompactionOutcome, Compactor};
+use crate::compact::{CompactionOutcome, Compactor, Mode};
 use crate::config::ContextConfig;
 use crate::error::{ContextError, Result};
 use crate::expand::{self, Description, ExpandRequest, Expansion, GrepHit, GrepRequest};
@@ -139,31 +139,25 @@ impl ContextEngine {
 
     /// Compact when over `contextThreshold × budget` (always, with `force`).
     pub fn compact(&self, session_id: &str, budget: usize, force: bool) -> Result<CompactionOutcome> {
-        let conversation = self.existing(session_id)?;
-        let mode = if force { crate::compact::Mode::Force } else { crate::compact::Mode::Normal };
-        Compactor {
-            store: &self.store,
-            config: &self.config,
-            summarizer: &*self.summarizer,
-            bridge: &*self.bridge,
-            mode,
-        }
-        .run(&conversation, budget)
+        self.compact_with(session_id, budget, if force { Mode::Force } else { Mode::Normal })
     }
 
     /// End of a session: summarise everything, the fresh tail included, so every message has
     /// been handed to memory. The next assemble then starts from summaries only.
     pub fn flush(&self, session_id: &str, budget: usize) -> Result<CompactionOutcome> {
+        self.compact_with(session_id, budget, Mode::Flush)
+    }
+
+    fn compact_with(&self, session_id: &str, budget: usize, mode: Mode) -> Result<CompactionOutcome> {
         let conversation = self.existing(session_id)?;
-        let mode = crate::compact::Mode::Flush;
-        Compactor {
+        let compactor = Compactor {
             store: &self.store,
             config: &self.config,
             summarizer: &*self.summarizer,
             bridge: &*self.bridge,
             mode,
-        }
-        .run(&conversation, budget)
+        };
+        compactor.run(&conversation, budget)
     }
 
     /// The prompt for the next model call within `budget` tokens. Read-only.

@@ -14,6 +14,17 @@ pub enum StoreError {
     Corrupt(String),
 }
 
+impl From<memcc_core::sqlite::SqliteError> for StoreError {
+    fn from(e: memcc_core::sqlite::SqliteError) -> Self {
+        use memcc_core::sqlite::SqliteError as E;
+        match e {
+            E::Sqlite(e) => StoreError::Sqlite(e),
+            E::DataDir { path, source } => StoreError::DataDir { path, source },
+            E::NewerSchema { found, supported } => StoreError::NewerSchema { found, supported },
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {
     #[error(transparent)]

@@ -177,26 +177,16 @@ pub struct ContextStore {
 impl ContextStore {
     /// Open (creating directories and the file as needed) and migrate.
     pub fn open(path: &Path) -> Result<Self> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|source| StoreError::DataDir { path: dir.display().to_string(), source })?;
-        }
-        let conn = Connection::open(path)?;
-        Self::init(conn, Some(path.to_path_buf()))
+        let mut conn = memcc_core::sqlite::open_writer(path)?;
+        schema::migrate(&mut conn)?;
+        Ok(ContextStore { conn: Mutex::new(conn), path: Some(path.to_path_buf()) })
     }
 
     pub fn open_in_memory() -> Result<Self> {
-        Self::init(Connection::open_in_memory()?, None)
-    }
-
-    fn init(mut conn: Connection, path: Option<PathBuf>) -> Result<Self> {
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        // WAL + NORMAL: a crashed process never corrupts or half-applies a transaction.
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let mut conn = Connection::open_in_memory()?;
+        memcc_core::sqlite::configure(&conn)?;
         schema::migrate(&mut conn)?;
-        Ok(ContextStore { conn: Mutex::new(conn), path })
+        Ok(ContextStore { conn: Mutex::new(conn), path: None })
     }
 
     pub fn path(&self) -> Option<&Path> {

@@ -7,6 +7,7 @@
 pub mod bridge;
 pub mod llm;
 pub mod paths;
+pub mod sqlite;
 pub mod text;
 pub mod tokens;
 

@@ -22,4 +22,15 @@ pub enum MemoryError {
     Io(#[from] std::io::Error),
 }
 
+impl From<memcc_core::sqlite::SqliteError> for MemoryError {
+    fn from(e: memcc_core::sqlite::SqliteError) -> Self {
+        use memcc_core::sqlite::SqliteError as E;
+        match e {
+            E::Sqlite(e) => MemoryError::Sqlite(e),
+            E::DataDir { path, source } => MemoryError::DataDir { path, source },
+            E::NewerSchema { found, supported } => MemoryError::NewerSchema { found, supported },
+        }
+    }
+}
+
 pub type Result<T, E = MemoryError> = std::result::Result<T, E>;

@@ -70,27 +70,15 @@ pub struct MemoryStore {
     readers: Vec<Mutex<Connection>>,
 }
 
-fn configure(conn: &Connection) -> rusqlite::Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    conn.pragma_update(None, "foreign_keys", "ON")
-}
-
 impl MemoryStore {
     pub fn open(path: &Path) -> Result<Self> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|source| MemoryError::DataDir { path: dir.display().to_string(), source })?;
-        }
-        let mut writer = Connection::open(path)?;
-        configure(&writer)?;
-        writer.pragma_update(None, "journal_mode", "WAL")?;
-        writer.pragma_update(None, "synchronous", "NORMAL")?;
+        let mut writer = memcc_core::sqlite::open_writer(path)?;
         schema::migrate(&mut writer)?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
             let r =
                 Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
-            configure(&r)?;
+            memcc_core::sqlite::configure(&r)?;
             readers.push(Mutex::new(r));
         }
         Ok(MemoryStore { writer: Mutex::new(writer), readers })
