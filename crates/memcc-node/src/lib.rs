@@ -1,0 +1,207 @@
+//! The Node.js face of MemCC. Every method converts JSON in, calls the `memcc` crate on the libuv
+//! thread pool (never on the JS thread), and converts JSON out; errors and panics become
+//! rejected promises, never a crashed host.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use napi::bindgen_prelude::AsyncTask;
+use napi::{Env, Error, Result, Status, Task};
+use napi_derive::napi;
+
+use memcc::context::expand::{ExpandRequest, GrepRequest};
+use memcc::context::{AgentMessage, SessionRef};
+use memcc::{Memcc, MemccConfig};
+
+type Work = Box<dyn FnOnce() -> std::result::Result<serde_json::Value, String> + Send>;
+
+/// One call, run off the JS thread.
+pub struct Job(Option<Work>);
+
+impl Task for Job {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> Result<String> {
+        let work = self.0.take().ok_or_else(|| Error::new(Status::GenericFailure, "memcc: job ran twice"))?;
+        match catch_unwind(AssertUnwindSafe(work)) {
+            Ok(Ok(value)) => Ok(value.to_string()),
+            Ok(Err(message)) => Err(Error::new(Status::GenericFailure, format!("memcc: {message}"))),
+            Err(_) => Err(Error::new(Status::GenericFailure, "memcc: internal error (panic); nothing was lost")),
+        }
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> Result<String> {
+        Ok(output)
+    }
+}
+
+fn job(work: impl FnOnce() -> std::result::Result<serde_json::Value, String> + Send + 'static) -> AsyncTask<Job> {
+    AsyncTask::new(Job(Some(Box::new(work))))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> std::result::Result<T, String> {
+    serde_json::from_str(json).map_err(|e| format!("invalid {what} JSON: {e}"))
+}
+
+fn to_json<T: serde::Serialize>(value: T) -> std::result::Result<serde_json::Value, String> {
+    serde_json::to_value(value).map_err(|e| e.to_string())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Session {
+    session_id: String,
+    session_key: Option<String>,
+    agent_id: Option<String>,
+}
+
+impl From<Session> for SessionRef {
+    fn from(s: Session) -> Self {
+        SessionRef { session_id: s.session_id, session_key: s.session_key, agent_id: s.agent_id }
+    }
+}
+
+fn messages(json: &str) -> std::result::Result<Vec<AgentMessage>, String> {
+    let values: Vec<serde_json::Value> = parse("messages", json)?;
+    Ok(values.into_iter().map(AgentMessage::from_value).collect())
+}
+
+#[napi]
+pub struct MemccNative {
+    inner: Arc<Memcc>,
+}
+
+#[napi]
+impl MemccNative {
+    /// Open MemCC with a `MemccConfig` as JSON (runs migrations; loads the local model).
+    #[napi(constructor)]
+    pub fn new(config_json: String) -> Result<Self> {
+        let open = || -> std::result::Result<Memcc, String> {
+            let config: MemccConfig = parse("config", &config_json)?;
+            Memcc::open(config).map_err(|e| e.to_string())
+        };
+        match catch_unwind(AssertUnwindSafe(open)) {
+            Ok(Ok(m)) => Ok(MemccNative { inner: Arc::new(m) }),
+            Ok(Err(e)) => Err(Error::new(Status::InvalidArg, format!("memcc: {e}"))),
+            Err(_) => Err(Error::new(Status::GenericFailure, "memcc: internal error (panic) while opening")),
+        }
+    }
+
+    /// Warnings from opening (e.g. the local model is missing).
+    #[napi]
+    pub fn warnings(&self) -> Vec<String> {
+        self.inner.warnings.clone()
+    }
+
+    #[napi]
+    pub fn ingest_batch(&self, session_json: String, messages_json: String) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || {
+            let s: Session = parse("session", &session_json)?;
+            to_json(m.context.ingest_batch(&s.into(), &messages(&messages_json)?).map_err(|e| e.to_string())?)
+        })
+    }
+
+    /// `{status: "committed" | "duplicate"}`.
+    #[napi]
+    pub fn commit_turn(&self, session_json: String, advancement_key: String, messages_json: String) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || {
+            let s: Session = parse("session", &session_json)?;
+            let done = m
+                .context
+                .commit_turn(&s.into(), &advancement_key, &messages(&messages_json)?)
+                .map_err(|e| e.to_string())?;
+            Ok(serde_json::json!({"status": if done.is_some() { "committed" } else { "duplicate" }, "outcome": done}))
+        })
+    }
+
+    #[napi]
+    pub fn assemble(&self, session_id: String, budget: u32, as_of: Option<f64>) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || {
+            to_json(
+                m.context.assemble(&session_id, budget as usize, as_of.map(|t| t as i64)).map_err(|e| e.to_string())?,
+            )
+        })
+    }
+
+    #[napi]
+    pub fn compact(&self, session_id: String, budget: u32, force: bool) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || to_json(m.context.compact(&session_id, budget as usize, force).map_err(|e| e.to_string())?))
+    }
+
+    #[napi]
+    pub fn flush(&self, session_id: String, budget: u32) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || to_json(m.context.flush(&session_id, budget as usize).map_err(|e| e.to_string())?))
+    }
+
+    /// `lcm_grep` with a `GrepRequest` as JSON.
+    #[napi]
+    pub fn grep(&self, request_json: String) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || {
+            let req: GrepRequest = parse("grep request", &request_json)?;
+            to_json(m.context.grep(&req).map_err(|e| e.to_string())?)
+        })
+    }
+
+    #[napi]
+    pub fn describe(&self, summary_id: String) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || to_json(m.context.describe(&summary_id).map_err(|e| e.to_string())?))
+    }
+
+    /// `lcm_expand_query` with an `ExpandRequest` as JSON.
+    #[napi]
+    pub fn expand(&self, request_json: String) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || {
+            let req: ExpandRequest = parse("expand request", &request_json)?;
+            to_json(m.context.expand(&req).map_err(|e| e.to_string())?)
+        })
+    }
+
+    #[napi]
+    pub fn memory_search(
+        &self,
+        agent_id: String,
+        query: String,
+        max_results: u32,
+        min_score: f64,
+        wing: Option<String>,
+    ) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || {
+            let rt = m.memory().map_err(|e| e.to_string())?;
+            let hits = rt
+                .memory_search(&agent_id, &query, max_results as usize, min_score, wing.as_deref())
+                .map_err(|e| e.to_string())?;
+            to_json(hits)
+        })
+    }
+
+    #[napi]
+    pub fn memory_get(&self, agent_id: String, id: String) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || {
+            to_json(m.memory().map_err(|e| e.to_string())?.memory_get(&agent_id, &id).map_err(|e| e.to_string())?)
+        })
+    }
+
+    #[napi]
+    pub fn stats(&self, session_id: Option<String>) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || {
+            let context = m.context.stats(session_id.as_deref()).map_err(|e| e.to_string())?;
+            let memory = match &m.memory {
+                Some(rt) => Some(rt.stats().map_err(|e| e.to_string())?),
+                None => None,
+            };
+            Ok(serde_json::json!({"context": to_json(context)?, "memory": to_json(memory)?}))
+        })
+    }
+}
