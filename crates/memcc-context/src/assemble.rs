@@ -94,8 +94,17 @@ pub(crate) struct Assembler<'a> {
 }
 
 impl Assembler<'_> {
-    pub fn assemble(&self, conversation: &Conversation, budget: usize, as_of: Option<i64>) -> Result<Assembled> {
-        let items = self.store.context_items(conversation.id)?;
+    /// `pending`: text of messages the host will append after the assembled ones (the turn in
+    /// progress); it joins the recall query but is not part of the output or the budget.
+    pub fn assemble(
+        &self,
+        conversation: &Conversation,
+        budget: usize,
+        as_of: Option<i64>,
+        pending: &str,
+    ) -> Result<Assembled> {
+        // A conversation not stored yet (id 0) simply has no items.
+        let items = if conversation.id == 0 { Vec::new() } else { self.store.context_items(conversation.id)? };
         let has_summaries = items.iter().any(|i| !i.is_message());
         let mut remaining = budget;
         let mut system_prompt_addition = None;
@@ -109,7 +118,7 @@ impl Assembler<'_> {
         let memory_budget = (remaining as f64 * self.memory_budget_fraction) as usize;
         let mut sections: Vec<RecallSection> = Vec::new();
         if memory_budget > FRAME {
-            let query = self.recall_query(conversation, &items, as_of)?;
+            let query = self.recall_query(conversation, &items, as_of, pending)?;
             if !query.text.trim().is_empty() {
                 match self.bridge.retrieve(&query, memory_budget - FRAME) {
                     Ok(found) => {
@@ -224,6 +233,7 @@ impl Assembler<'_> {
         conversation: &Conversation,
         items: &[ContextItem],
         as_of: Option<i64>,
+        pending: &str,
     ) -> Result<RecallQuery> {
         let ids: Vec<i64> = items
             .iter()
@@ -236,8 +246,18 @@ impl Assembler<'_> {
             .collect();
         let mut messages = self.store.messages(&ids)?;
         messages.reverse();
-        let text: String = messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n");
-        let text = cut_to_tokens(&text, 512);
+        let mut texts: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+        if !pending.trim().is_empty() {
+            texts.push(pending);
+        }
+        // The newest words matter most: keep the end when the query is cut.
+        let joined = texts.join("\n");
+        let text = if memcc_core::estimate_tokens(&joined) > 512 {
+            let chars: Vec<char> = joined.chars().collect();
+            chars[chars.len().saturating_sub(2000)..].iter().collect()
+        } else {
+            joined
+        };
         let as_of = as_of.or_else(|| messages.iter().filter_map(|m| m.timestamp).max());
         Ok(RecallQuery {
             agent_id: conversation.agent_id.clone(),

@@ -163,12 +163,38 @@ impl ContextEngine {
     /// The prompt for the next model call within `budget` tokens. Read-only.
     pub fn assemble(&self, session_id: &str, budget: usize, as_of: Option<i64>) -> Result<Assembled> {
         let conversation = self.existing(session_id)?;
+        self.assembler().assemble(&conversation, budget, as_of, "")
+    }
+
+    /// Assemble as a host does mid-turn: the session may not be stored yet (a new session's
+    /// first turn), and `pending` messages (the turn in progress, appended by the host after the
+    /// assembled history) join the recall query. Still read-only.
+    pub fn assemble_for(
+        &self,
+        session: &SessionRef,
+        budget: usize,
+        as_of: Option<i64>,
+        pending: &[AgentMessage],
+    ) -> Result<Assembled> {
+        let conversation = match self.store.find_conversation(&session.session_id)? {
+            Some(c) => c,
+            None => Conversation {
+                id: 0,
+                session_id: session.session_id.clone(),
+                session_key: session.session_key.clone(),
+                agent_id: session.agent_id.clone().unwrap_or_else(|| self.config.agent_id.clone()),
+            },
+        };
+        let pending: String = pending.iter().map(AgentMessage::text).collect::<Vec<_>>().join("\n");
+        self.assembler().assemble(&conversation, budget, as_of, &pending)
+    }
+
+    fn assembler(&self) -> Assembler<'_> {
         Assembler {
             store: &self.store,
             bridge: &*self.bridge,
             memory_budget_fraction: self.config.memory_budget_fraction,
         }
-        .assemble(&conversation, budget, as_of)
     }
 
     /// `lcm_grep`: search one session (or all, when `session_id` is `None`).

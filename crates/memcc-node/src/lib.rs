@@ -127,6 +127,27 @@ impl MemccNative {
         })
     }
 
+    /// Assemble mid-turn: the session may be new; `pendingJson` is the turn in progress.
+    #[napi]
+    pub fn assemble_for(
+        &self,
+        session_json: String,
+        budget: u32,
+        as_of: Option<f64>,
+        pending_json: String,
+    ) -> AsyncTask<Job> {
+        let m = self.inner.clone();
+        job(move || {
+            let s: Session = parse("session", &session_json)?;
+            let pending = messages(&pending_json)?;
+            to_json(
+                m.context
+                    .assemble_for(&s.into(), budget as usize, as_of.map(|t| t as i64), &pending)
+                    .map_err(|e| e.to_string())?,
+            )
+        })
+    }
+
     #[napi]
     pub fn compact(&self, session_id: String, budget: u32, force: bool) -> AsyncTask<Job> {
         let m = self.inner.clone();

@@ -87,3 +87,21 @@ fn remote_models_need_an_endpoint() {
     let bad: Result<MemccConfig, _> = serde_json::from_str(r#"{"vectorDedupThreshhold": 0.9}"#);
     assert!(bad.unwrap_err().to_string().contains("unknown field"));
 }
+
+#[test]
+fn a_new_sessions_first_assemble_recalls_from_the_pending_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let memcc = Memcc::open(config(&dir)).unwrap();
+        let s = SessionRef::new("old");
+        memcc.context.ingest(&s, &AgentMessage::user("Note: the boat is moored at pier 19 in Hafnarfjordur.")).unwrap();
+        memcc.context.ingest(&s, &AgentMessage::assistant(vec![ContentPart::text("Pier 19, noted.")])).unwrap();
+        memcc.context.flush("old", 4_000).unwrap();
+    }
+    let memcc = Memcc::open(config(&dir)).unwrap();
+    let pending = [AgentMessage::user("Which pier is the boat moored at?")];
+    let a = memcc.context.assemble_for(&SessionRef::new("brand-new"), 8_000, None, &pending).unwrap();
+    assert!(memcc.context.store().find_conversation("brand-new").unwrap().is_none(), "assemble stays read-only");
+    let text: String = a.messages.iter().map(|m| AgentMessage::from_value(m.clone()).text()).collect();
+    assert!(text.contains("<memcc-recall>") && text.contains("pier 19"), "{text}");
+}
