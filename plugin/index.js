@@ -1,0 +1,147 @@
+// MemCC for OpenClaw. This file only adapts the host's plugin API to the native addon: every
+// decision (compaction, assembly, recall, budgets) is made in Rust.
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+
+const TOOLS = ["memory_search", "memory_get", "lcm_grep", "lcm_expand_query"];
+const DEFAULT_BUDGET = 128000;
+
+/** Host-facing option names → the engine's MemccConfig; out-of-range dedup thresholds fall back with a warning. */
+function engineConfig(pluginConfig, logger) {
+  const c = { ...(pluginConfig ?? {}) };
+  const config = {};
+  for (const key of ["dataDir", "contextOptimization", "compactionModel", "embeddingModel", "llmBaseUrl", "llmRerank", "rerankModel", "vectorDedupEnabled"]) {
+    if (c[key] !== undefined && c[key] !== null) config[key] = c[key];
+  }
+  const t = c.vectorDedupThreshold;
+  if (t !== undefined) {
+    if (typeof t === "number" && Number.isFinite(t) && t >= 0 && t <= 1) config.vectorDedupThreshold = t;
+    else logger?.warn?.(`memcc: vectorDedupThreshold ${t} is outside [0, 1]; using 0.95`);
+  }
+  return config;
+}
+
+let shared = null;
+function engine(api) {
+  if (!shared) {
+    const { MemccNative } = require(path.join(here, "memcc.node"));
+    shared = new MemccNative(JSON.stringify(engineConfig(api.pluginConfig, api.logger)));
+    for (const w of shared.warnings()) api.logger?.warn?.(`memcc: ${w}`);
+  }
+  return shared;
+}
+
+const json = async (promise) => JSON.parse(await promise);
+const session = (p) => JSON.stringify({ sessionId: p.sessionId, sessionKey: p.sessionKey ?? null, agentId: p.agentId ?? null });
+const text = (value) => ({ content: [{ type: "text", text: typeof value === "string" ? value : JSON.stringify(value, null, 2) }], details: value });
+
+function budgetOf(api, params) {
+  const cap = api.pluginConfig?.tokenBudget;
+  const host = Number.isFinite(params?.tokenBudget) ? params.tokenBudget : DEFAULT_BUDGET;
+  return Math.max(256, Math.floor(Number.isFinite(cap) ? Math.min(cap, host) : host));
+}
+
+const MEMORY_PROMPT =
+  "Long-term memory (MemCC): facts from earlier sessions appear in <memcc-*> blocks. Use memory_search to look for more " +
+  "and memory_get to read a memory in full; cite what you use.";
+
+function contextEngine(api) {
+  return {
+    info: {
+      id: "memcc",
+      name: "MemCC",
+      version: "0.1.0",
+      ownsCompaction: true,
+      transcriptSemantics: {
+        currentTurnFence: "before-current-turn-entry-v1",
+        turnAdvancementIdempotency: "atomic-idempotent-v1",
+      },
+    },
+    async bootstrap(params) {
+      if (Array.isArray(params?.messages) && params.messages.length) {
+        await json(engine(api).ingestBatch(session(params), JSON.stringify(params.messages)));
+      }
+      return { bootstrapped: true };
+    },
+    async ingest(params) {
+      await json(engine(api).ingestBatch(session(params), JSON.stringify([params.message])));
+      return { ingested: true };
+    },
+    async ingestBatch(params) {
+      const out = await json(engine(api).ingestBatch(session(params), JSON.stringify(params.messages ?? [])));
+      return { ingested: true, count: out.inserted?.length ?? 0 };
+    },
+    async commitTurn(params) {
+      const out = await json(engine(api).commitTurn(session(params), String(params.advancementKey), JSON.stringify(params.messages ?? [])));
+      return { status: out.status };
+    },
+    async afterTurn(params) {
+      await json(engine(api).compact(params.sessionId, budgetOf(api, params), false));
+    },
+    async assemble(params) {
+      const pending = params.prompt ? [{ role: "user", content: String(params.prompt) }] : [];
+      const out = await json(engine(api).assembleFor(session(params), budgetOf(api, params), null, JSON.stringify(pending)));
+      const hint = [out.systemPromptAddition, MEMORY_PROMPT].filter(Boolean).join("\n\n");
+      return { messages: out.messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: hint };
+    },
+    async compact(params) {
+      const out = await json(engine(api).compact(params.sessionId, budgetOf(api, params), Boolean(params.force)));
+      return { ok: true, compacted: out.compacted, reason: out.reason, result: out };
+    },
+    async dispose() {},
+  };
+}
+
+function tools(api) {
+  const agent = (ctx) => ctx?.agentId ?? "main";
+  return [
+    {
+      name: "memory_search",
+      description: "Search long-term memory (earlier sessions) for facts, preferences and past exchanges.",
+      parameters: { type: "object", additionalProperties: false, required: ["query"], properties: {
+        query: { type: "string" }, maxResults: { type: "integer", minimum: 1, maximum: 50 }, minScore: { type: "number" }, wing: { type: "string" } } },
+      execute: (ctx) => async (_id, p) => text(await json(engine(api).memorySearch(agent(ctx), p.query, p.maxResults ?? 8, p.minScore ?? 0, p.wing ?? null))),
+    },
+    {
+      name: "memory_get",
+      description: "Read one memory in full, with its date and provenance (ids from memory_search, e.g. mem_12).",
+      parameters: { type: "object", additionalProperties: false, required: ["id"], properties: { id: { type: "string" } } },
+      execute: (ctx) => async (_id, p) => text(await json(engine(api).memoryGet(agent(ctx), p.id))),
+    },
+    {
+      name: "lcm_grep",
+      description: "Search this conversation's earlier messages and summaries (full text, or a regex) for exact details that were compacted.",
+      parameters: { type: "object", additionalProperties: false, required: ["pattern"], properties: {
+        pattern: { type: "string" }, mode: { type: "string", enum: ["text", "regex"] }, scope: { type: "string", enum: ["messages", "summaries", "both"] },
+        limit: { type: "integer", minimum: 1, maximum: 100 } } },
+      execute: (ctx) => async (_id, p) => text(await json(engine(api).grep(JSON.stringify({ ...p, sessionId: ctx?.sessionId ?? undefined })))),
+    },
+    {
+      name: "lcm_expand_query",
+      description: "Expand summary, message or file ids (from lcm_grep or <summary id=…>) back to the original messages, or expand the best matches of a query.",
+      parameters: { type: "object", additionalProperties: false, properties: {
+        ids: { type: "array", items: { type: "string" } }, query: { type: "string" }, maxTokens: { type: "integer", minimum: 100 }, deep: { type: "boolean" } } },
+      execute: (ctx) => async (_id, p) => text(await json(engine(api).expand(JSON.stringify({ ...p, sessionId: ctx?.sessionId ?? undefined })))),
+    },
+  ];
+}
+
+export default {
+  id: "memcc",
+  name: "MemCC",
+  description: "Lossless context compaction and layered long-term memory.",
+  kind: ["memory", "context-engine"],
+  register(api) {
+    api.registerContextEngine("memcc", () => contextEngine(api));
+    api.registerMemoryCapability({
+      promptBuilder: () => [MEMORY_PROMPT],
+    });
+    for (const t of tools(api)) {
+      api.registerTool((ctx) => ({ name: t.name, description: t.description, parameters: t.parameters, execute: t.execute(ctx) }), { names: [t.name] });
+    }
+  },
+};
