@@ -77,6 +77,14 @@ function contextEngine(api) {
     },
     async commitTurn(params) {
       const out = await json(engine(api).commitTurn(session(params), String(params.advancementKey), JSON.stringify(params.messages ?? [])));
+      // The host may not call afterTurn for admitted turns: compact here, best effort.
+      if (out.status === "committed") {
+        try {
+          await json(engine(api).compact(params.sessionId, budgetOf(api, params), false));
+        } catch (e) {
+          api.logger?.warn?.(`memcc: compaction after commit failed: ${e.message}`);
+        }
+      }
       return { status: out.status };
     },
     async afterTurn(params) {

