@@ -14,7 +14,7 @@ const DEFAULT_BUDGET = 128000;
 function engineConfig(pluginConfig, logger) {
   const c = { ...(pluginConfig ?? {}) };
   const config = {};
-  for (const key of ["dataDir", "contextOptimization", "compactionModel", "embeddingModel", "llmBaseUrl", "llmRerank", "rerankModel", "vectorDedupEnabled"]) {
+  for (const key of ["dataDir", "contextOptimization", "compactionModel", "embeddingModel", "llmBaseUrl", "llmTimeoutSecs", "llmRerank", "rerankModel", "vectorDedupEnabled"]) {
     if (c[key] !== undefined && c[key] !== null) config[key] = c[key];
   }
   const t = c.vectorDedupThreshold;
@@ -26,10 +26,40 @@ function engineConfig(pluginConfig, logger) {
 }
 
 let shared = null;
+// The host's model for the lifecycle call in progress (runtimeContext.llm); summaries use it
+// when no compactionModel is configured, and fall back to extractive summaries without it.
+let currentLlm = null;
+function useHostModel(params) {
+  currentLlm = params?.runtimeContext?.llm ?? currentLlm;
+}
+
+function hostComplete(requestJson, callId) {
+  const answer = (ok, text) => shared?.resolveHostCall(callId, ok, String(text ?? ""));
+  let request;
+  try {
+    request = JSON.parse(requestJson);
+  } catch (e) {
+    return answer(false, `bad request: ${e.message}`);
+  }
+  if (!currentLlm?.complete) return answer(false, "no host model in this context");
+  currentLlm
+    .complete({
+      messages: (request.messages ?? []).map((m) => ({ role: m.role, content: m.content })),
+      systemPrompt: request.system ?? undefined,
+      maxTokens: request.max_tokens ?? undefined,
+      temperature: request.temperature ?? undefined,
+      purpose: "memcc: summarise compacted conversation",
+    })
+    .then((r) => answer(true, r?.text), (e) => answer(false, e?.message ?? e));
+}
+
 function engine(api) {
   if (!shared) {
     const { MemccNative } = require(path.join(here, "memcc.node"));
-    shared = new MemccNative(JSON.stringify(engineConfig(api.pluginConfig, api.logger)));
+    // Lending the host's model is opt-in: summarising through runtimeContext.llm from inside
+    // commitTurn stalled in openclaw 2026.9.6 (see README), so the offline default stays.
+    const lend = api.pluginConfig?.hostModelSummaries === true;
+    shared = new MemccNative(JSON.stringify(engineConfig(api.pluginConfig, api.logger)), lend ? hostComplete : undefined);
     for (const w of shared.warnings()) api.logger?.warn?.(`memcc: ${w}`);
   }
   return shared;
@@ -62,6 +92,7 @@ function contextEngine(api) {
       },
     },
     async bootstrap(params) {
+      useHostModel(params);
       if (Array.isArray(params?.messages) && params.messages.length) {
         await json(engine(api).ingestBatch(session(params), JSON.stringify(params.messages)));
       }
@@ -76,6 +107,7 @@ function contextEngine(api) {
       return { ingested: true, count: out.inserted?.length ?? 0 };
     },
     async commitTurn(params) {
+      useHostModel(params);
       const out = await json(engine(api).commitTurn(session(params), String(params.advancementKey), JSON.stringify(params.messages ?? [])));
       // The host may not call afterTurn for admitted turns: compact here, best effort.
       if (out.status === "committed") {
@@ -88,15 +120,18 @@ function contextEngine(api) {
       return { status: out.status };
     },
     async afterTurn(params) {
+      useHostModel(params);
       await json(engine(api).compact(params.sessionId, budgetOf(api, params), false));
     },
     async assemble(params) {
+      useHostModel(params);
       const pending = params.prompt ? [{ role: "user", content: String(params.prompt) }] : [];
       const out = await json(engine(api).assembleFor(session(params), budgetOf(api, params), null, JSON.stringify(pending)));
       const hint = [out.systemPromptAddition, MEMORY_PROMPT].filter(Boolean).join("\n\n");
       return { messages: out.messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: hint };
     },
     async compact(params) {
+      useHostModel(params);
       const out = await json(engine(api).compact(params.sessionId, budgetOf(api, params), Boolean(params.force)));
       return { ok: true, compacted: out.compacted, reason: out.reason, result: out };
     },

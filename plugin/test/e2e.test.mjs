@@ -7,6 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -19,6 +20,7 @@ const nodeBin = process.env.NODE24_BIN_DIR;
 
 const state = fs.mkdtempSync(path.join(os.tmpdir(), "memcc-e2e-"));
 const log = path.join(state, "mock.jsonl");
+const flags = path.join(state, "mock-flags");
 const env = {
   ...process.env,
   PATH: `${nodeBin}:${process.env.PATH}`,
@@ -47,7 +49,7 @@ let port;
 
 test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
   assert.ok(openclaw && nodeBin, "OPENCLAW_BIN and NODE24_BIN_DIR must be set (scripts/e2e-openclaw.sh)");
-  mock = spawn(path.join(nodeBin, "node"), [path.join(here, "mock-llm.mjs")], { env: { ...env, MOCK_LOG: log } });
+  mock = spawn(path.join(nodeBin, "node"), [path.join(here, "mock-llm.mjs")], { env: { ...env, MOCK_LOG: log, MOCK_FLAGS: flags } });
   port = await new Promise((resolve, reject) => {
     mock.stdout.on("data", (d) => {
       const m = String(d).match(/MOCK_LISTENING (\d+)/);
@@ -104,6 +106,44 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     const text = grep.json.payloads.map((p) => p.text).join("\n");
     assert.match(text, /4417/, "lcm_grep → lcm_expand_query returned the exact phrase");
     assert.match(text, /EXPANDED/);
+  });
+
+  await t.test("turns are stored exactly once; a retried commitTurn is a duplicate", async () => {
+    const { MemccNative } = createRequire(import.meta.url)(path.join(pluginDir, "memcc.node"));
+    const native = new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing" }));
+    const hits = JSON.parse(await native.grep(JSON.stringify({ pattern: "Fact to keep storage unit", sessionId: "e2e-a", scope: "messages" })));
+    const original = hits.filter((h) => h.role === "user" && h.snippet.startsWith("Fact to keep"));
+    assert.equal(original.length, 1, "the first turn's user message is stored once");
+    const msgs = JSON.stringify([{ role: "user", content: "retry me", timestamp: 1 }, { role: "assistant", content: [{ type: "text", text: "ok" }], timestamp: 2 }]);
+    const s = JSON.stringify({ sessionId: "e2e-retry" });
+    assert.equal(JSON.parse(await native.commitTurn(s, "turn-1", msgs)).status, "committed");
+    assert.equal(JSON.parse(await native.commitTurn(s, "turn-1", msgs)).status, "duplicate");
+    await assert.rejects(native.grep("{not json"), /invalid grep request JSON/);
+    assert.throws(() => new MemccNative('{"bogus": true}'), /unknown field/);
+  });
+
+  await t.test("summaries fail at the model: turns still succeed, nothing is lost", async () => {
+    fs.writeFileSync(flags, "fail-summaries");
+    const config = JSON.parse(fs.readFileSync(env.OPENCLAW_CONFIG_PATH, "utf8"));
+    const plain = { ...config.plugins.entries.memcc.config };
+    config.plugins.entries.memcc.config = { ...plain, compactionModel: "mock-model", llmBaseUrl: `http://127.0.0.1:${port}/v1`, llmTimeoutSecs: 5 };
+    fs.writeFileSync(env.OPENCLAW_CONFIG_PATH, JSON.stringify(config, null, 1));
+    const before = requests().length;
+    for (let i = 0; i < 4; i++) turn("e2e-c", `Unit test ${i}: the caravan is parked at bay ${40 + i}. ` + "Notes about the campsite rules. ".repeat(70));
+    fs.writeFileSync(flags, "");
+    config.plugins.entries.memcc.config = plain;
+    fs.writeFileSync(env.OPENCLAW_CONFIG_PATH, JSON.stringify(config, null, 1));
+    const failed = requests().slice(before).filter((r) => /^(You summarise|Compress)/.test(r.body.messages?.[0]?.content ?? ""));
+    assert.ok(failed.length > 0, "summaries went to the model and failed");
+    const { MemccNative } = createRequire(import.meta.url)(path.join(pluginDir, "memcc.node"));
+    const native = new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing" }));
+    const stats = JSON.parse(await native.stats("e2e-c"));
+    assert.ok(stats.context.summaries > 0, "fallback summaries were written");
+    const hits = JSON.parse(await native.grep(JSON.stringify({ pattern: "caravan parked bay", sessionId: "e2e-c", scope: "messages" })));
+    assert.equal(hits.length, 4, "every turn's message is kept");
+    const sum = JSON.parse(await native.grep(JSON.stringify({ pattern: "caravan", sessionId: "e2e-c", scope: "summaries", limit: 1 })))[0];
+    const d = JSON.parse(await native.describe(sum.id));
+    assert.match(d.summary.method, /extractive-fallback|truncated/);
   });
 
   await t.test("a new session recalls a fact from the first one", () => {

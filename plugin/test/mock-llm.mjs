@@ -4,7 +4,7 @@
 //   - user text containing "PLEASE_GREP <phrase>"  → tool call lcm_grep {pattern: phrase}
 //   - after an lcm_grep result                     → tool call lcm_expand_query {ids: [first id]}
 //   - after an lcm_expand_query result             → a text answer quoting it
-//   - $MOCK_FAIL_SUMMARIES=1: requests that look like summarisation get HTTP 500
+//   - while the file $MOCK_FLAGS contains "fail-summaries": summarisation requests get HTTP 500
 //   - otherwise                                    → "ACK <n>"
 import http from "node:http";
 import fs from "node:fs";
@@ -58,7 +58,9 @@ const server = http.createServer((req, res) => {
       return res.end(JSON.stringify({ error: { message: "not found" } }));
     }
     const sys = (body.messages ?? []).find((m) => m.role === "system");
-    if (process.env.MOCK_FAIL_SUMMARIES === "1" && typeof sys?.content === "string" && /summaris/i.test(sys.content)) {
+    const flags = process.env.MOCK_FLAGS && fs.existsSync(process.env.MOCK_FLAGS) ? fs.readFileSync(process.env.MOCK_FLAGS, "utf8") : "";
+    const isSummary = typeof sys?.content === "string" && /^(You summarise|Compress)/.test(sys.content);
+    if (flags.includes("fail-summaries") && isSummary) {
       res.writeHead(500, { "content-type": "application/json" });
       return res.end(JSON.stringify({ error: { message: "summaries disabled" } }));
     }

@@ -2,12 +2,19 @@
 //! thread pool (never on the JS thread), and converts JSON out; errors and panics become
 //! rejected promises, never a crashed host.
 
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use napi::bindgen_prelude::AsyncTask;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
+
+use memcc::core::llm::{ChatModel, ChatRequest, LlmError};
 
 use memcc::context::expand::{ExpandRequest, GrepRequest};
 use memcc::context::{AgentMessage, SessionRef};
@@ -67,24 +74,75 @@ fn messages(json: &str) -> std::result::Result<Vec<AgentMessage>, String> {
     Ok(values.into_iter().map(AgentMessage::from_value).collect())
 }
 
+/// `(requestJson, callId) => void`: the JS side runs the host's model and answers through
+/// `resolveHostCall`. Weak, so a pending call never keeps the process alive.
+type HostFn = ThreadsafeFunction<(String, u32), (), (String, u32), Status, false, true>;
+type Pending = Arc<Mutex<HashMap<u32, SyncSender<std::result::Result<String, String>>>>>;
+
+/// The host's chat model (OpenClaw's `runtimeContext.llm`), reached from a worker thread.
+struct HostModel {
+    call: HostFn,
+    pending: Pending,
+    next: AtomicU32,
+}
+
+/// How long a summary may wait for the host's model before the extractive fallback is used.
+const HOST_TIMEOUT: Duration = Duration::from_secs(120);
+
+impl ChatModel for HostModel {
+    fn complete(&self, request: &ChatRequest) -> std::result::Result<String, LlmError> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = sync_channel(1);
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
+        let json = serde_json::to_string(request).map_err(|e| LlmError::Host(e.to_string()))?;
+        let status = self.call.call((json, id), ThreadsafeFunctionCallMode::NonBlocking);
+        let result = if status == Status::Ok {
+            rx.recv_timeout(HOST_TIMEOUT).map_err(|_| LlmError::Host("the host model did not answer in time".into()))
+        } else {
+            Err(LlmError::Host(format!("cannot reach the host model: {status}")))
+        };
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        result?.map_err(LlmError::Host)
+    }
+
+    fn label(&self) -> String {
+        "host".into()
+    }
+}
+
 #[napi]
 pub struct MemccNative {
     inner: Arc<Memcc>,
+    pending: Pending,
 }
 
 #[napi]
 impl MemccNative {
     /// Open MemCC with a `MemccConfig` as JSON (runs migrations; loads the local model).
+    /// `hostComplete`, when given, lends the host's model for summaries (used when no
+    /// `compactionModel` is configured).
     #[napi(constructor)]
-    pub fn new(config_json: String) -> Result<Self> {
-        let open = || -> std::result::Result<Memcc, String> {
+    pub fn new(config_json: String, host_complete: Option<HostFn>) -> Result<Self> {
+        let pending: Pending = Arc::default();
+        let host: Option<Arc<dyn ChatModel>> = host_complete.map(|call| {
+            Arc::new(HostModel { call, pending: pending.clone(), next: AtomicU32::new(1) }) as Arc<dyn ChatModel>
+        });
+        let open = move || -> std::result::Result<Memcc, String> {
             let config: MemccConfig = parse("config", &config_json)?;
-            Memcc::open(config).map_err(|e| e.to_string())
+            Memcc::open_with_host_model(config, host).map_err(|e| e.to_string())
         };
         match catch_unwind(AssertUnwindSafe(open)) {
-            Ok(Ok(m)) => Ok(MemccNative { inner: Arc::new(m) }),
+            Ok(Ok(m)) => Ok(MemccNative { inner: Arc::new(m), pending }),
             Ok(Err(e)) => Err(Error::new(Status::InvalidArg, format!("memcc: {e}"))),
             Err(_) => Err(Error::new(Status::GenericFailure, "memcc: internal error (panic) while opening")),
+        }
+    }
+
+    /// The answer to a `hostComplete(requestJson, callId)` call.
+    #[napi]
+    pub fn resolve_host_call(&self, call_id: u32, ok: bool, text: String) {
+        if let Some(tx) = self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&call_id) {
+            let _ = tx.try_send(if ok { Ok(text) } else { Err(text) });
         }
     }
 
