@@ -21,6 +21,9 @@ echo "==> running the demo"
 "$BIN" demo
 
 if command -v openclaw >/dev/null 2>&1; then
-  echo "==> OpenClaw found; the OpenClaw plugin is not built yet (see README, Status), nothing installed"
+  echo "==> OpenClaw found: building and installing the MemCC plugin (context engine + memory)"
+  bash scripts/build-plugin.sh
+  openclaw plugins install -l "$PWD/plugin" --force --accept-capabilities
+  echo "    installed; restart the gateway to use it ('openclaw plugins inspect memcc --runtime --json' to check)"
 fi
 echo "==> done: $BIN is ready (try '$BIN --help'; data lives in \${MEMCC_HOME:-~/.openclaw/memcc})"
