@@ -79,6 +79,48 @@ const MEMORY_PROMPT =
   "Long-term memory (MemCC): facts from earlier sessions appear in <memcc-*> blocks. Use memory_search to look for more " +
   "and memory_get to read a memory in full; cite what you use.";
 
+// Compactions started after a commit; dispose() joins them (the host waits for dispose).
+const inFlight = new Set();
+function background(api, promise) {
+  const p = promise.catch((e) => api.logger?.warn?.(`memcc: background compaction failed: ${e.message}`)).finally(() => inFlight.delete(p));
+  inFlight.add(p);
+}
+
+/** OpenClaw's memory search manager over MemCC's memory (what `memory_search` style host features read). */
+function memoryRuntime(api) {
+  const manager = (agentId) => ({
+    async search(query, opts = {}) {
+      const hits = await json(engine(api).memorySearch(agentId, String(query), opts.maxResults ?? 8, opts.minScore ?? 0, null));
+      return hits.map((h) => {
+        const lines = h.text.split("\n").length;
+        return { path: `memcc/${h.id}`, startLine: 1, endLine: lines, score: h.score, snippet: h.text.slice(0, 700), source: "memory" };
+      });
+    },
+    async readFile({ relPath }) {
+      const id = String(relPath).replace(/^memcc\//, "");
+      try {
+        const r = await json(engine(api).memoryGet(agentId, id));
+        return { status: "ok", text: r.text, path: `memcc/${id}` };
+      } catch {
+        return { status: "not_found", text: "", path: String(relPath) };
+      }
+    },
+    status: () => ({ backend: "builtin", provider: "memcc", model: api.pluginConfig?.embeddingModel ?? "usem3" }),
+    probeEmbeddingAvailability: async () => ({ ok: true }),
+    probeVectorAvailability: async () => true,
+  });
+  return {
+    async getMemorySearchManager({ agentId }) {
+      try {
+        return { manager: manager(agentId ?? "main") };
+      } catch (e) {
+        return { manager: null, error: e.message };
+      }
+    },
+    resolveMemoryBackendConfig: () => ({ backend: "builtin" }),
+  };
+}
+
 function contextEngine(api) {
   return {
     info: {
@@ -109,14 +151,9 @@ function contextEngine(api) {
     async commitTurn(params) {
       useHostModel(params);
       const out = await json(engine(api).commitTurn(session(params), String(params.advancementKey), JSON.stringify(params.messages ?? [])));
-      // The host may not call afterTurn for admitted turns: compact here, best effort.
-      if (out.status === "committed") {
-        try {
-          await json(engine(api).compact(params.sessionId, budgetOf(api, params), false));
-        } catch (e) {
-          api.logger?.warn?.(`memcc: compaction after commit failed: ${e.message}`);
-        }
-      }
+      // The host may not call afterTurn for admitted turns: compact here, in the background so
+      // the commit (already durable) is never held up by summaries or embeddings.
+      if (out.status === "committed") background(api, engine(api).compact(params.sessionId, budgetOf(api, params), false));
       return { status: out.status };
     },
     async afterTurn(params) {
@@ -135,7 +172,9 @@ function contextEngine(api) {
       const out = await json(engine(api).compact(params.sessionId, budgetOf(api, params), Boolean(params.force)));
       return { ok: true, compacted: out.compacted, reason: out.reason, result: out };
     },
-    async dispose() {},
+    async dispose() {
+      await Promise.allSettled([...inFlight]);
+    },
   };
 }
 
@@ -182,6 +221,7 @@ export default {
     api.registerContextEngine("memcc", () => contextEngine(api));
     api.registerMemoryCapability({
       promptBuilder: () => [MEMORY_PROMPT],
+      runtime: memoryRuntime(api),
     });
     for (const t of tools(api)) {
       api.registerTool((ctx) => ({ name: t.name, description: t.description, parameters: t.parameters, execute: t.execute(ctx) }), { names: [t.name] });
