@@ -33,8 +33,20 @@ function useHostModel(params) {
   currentLlm = params?.runtimeContext?.llm ?? currentLlm;
 }
 
+// After the host model fails or stalls once, summaries stop trying it for this process.
+let hostModelBroken = false;
+const HOST_MODEL_TIMEOUT_MS = 30_000;
+
 function hostComplete(requestJson, callId) {
-  const answer = (ok, text) => shared?.resolveHostCall(callId, ok, String(text ?? ""));
+  let answered = false;
+  const answer = (ok, text) => {
+    if (answered) return;
+    answered = true;
+    if (!ok) hostModelBroken = true;
+    shared?.resolveHostCall(callId, ok, String(text ?? ""));
+  };
+  if (hostModelBroken) return answer(false, "host model disabled after an earlier failure");
+  setTimeout(() => answer(false, "host model timed out"), HOST_MODEL_TIMEOUT_MS).unref?.();
   let request;
   try {
     request = JSON.parse(requestJson);
