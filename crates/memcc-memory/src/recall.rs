@@ -169,13 +169,10 @@ impl MemoryRuntime {
         if content.is_empty() {
             return Ok(match_query(query, Combine::Any));
         }
-        let cap = (self.store.record_count()? / 20).max(2_000);
-        let mut scored: Vec<(i64, Term)> = Vec::with_capacity(content.len());
+        let cap = (self.store.record_count()? / 20).max(2_000) as usize;
+        let mut scored: Vec<(usize, Term)> = Vec::with_capacity(content.len());
         for t in content {
-            let df = match &t {
-                Term::Word(w) => self.store.doc_freq(w)?,
-                Term::Cjk(_) => 0,
-            };
+            let df = self.store.doc_freq_capped(&memcc_core::text::term_expr(&t), cap)?;
             scored.push((df, t));
         }
         let mut kept: Vec<Term> = scored.iter().filter(|(df, _)| *df <= cap).map(|(_, t)| t.clone()).collect();

@@ -60,8 +60,6 @@ const MIGRATIONS: &[&str] = &[
     -- stemmed (porter) so "marathons" finds "marathon" — recall matters more than exactness here.
     CREATE VIRTUAL TABLE records_fts USING fts5 (body, content = '', contentless_delete = 1,
                                                  tokenize = 'porter unicode61 remove_diacritics 2');
-    -- Document frequency per term, to leave near-ubiquitous terms out of ranked queries.
-    CREATE VIRTUAL TABLE records_vocab USING fts5vocab (records_fts, 'row');
     "#,
 ];
 

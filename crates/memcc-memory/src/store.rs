@@ -248,11 +248,14 @@ impl MemoryStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// How many records contain the FTS token `term` (a lowercase word).
-    pub fn doc_freq(&self, term: &str) -> Result<i64> {
+    /// How many records match the safe FTS expression `term_expr`, counted up to `cap + 1`.
+    /// FTS tokenises (and stems) the term itself, so this agrees with what a query will match.
+    pub fn doc_freq_capped(&self, term_expr: &str, cap: usize) -> Result<usize> {
         let conn = self.reader();
-        let mut stmt = conn.prepare_cached("SELECT doc FROM records_vocab WHERE term = ?1")?;
-        Ok(stmt.query_row([term], |r| r.get(0)).optional()?.unwrap_or(0))
+        let mut stmt = conn
+            .prepare_cached("SELECT COUNT(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ?1 LIMIT ?2)")?;
+        let n: i64 = stmt.query_row(params![term_expr, cap as i64 + 1], |r| r.get(0))?;
+        Ok(n as usize)
     }
 
     pub fn record_count(&self) -> Result<i64> {
