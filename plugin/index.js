@@ -91,6 +91,21 @@ const MEMORY_PROMPT =
   "Long-term memory (MemCC): facts from earlier sessions appear in <memcc-*> blocks. Use memory_search to look for more " +
   "and memory_get to read a memory in full; cite what you use.";
 
+/** The visible messages of the host's transcript for this session; empty when unavailable. */
+async function hostTranscript(api, params) {
+  if (Array.isArray(params?.messages)) return params.messages;
+  const target = params?.sessionTarget;
+  if (!target) return [];
+  try {
+    const sdk = await import("openclaw/plugin-sdk/session-transcript-runtime");
+    const entries = await sdk.readVisibleSessionTranscriptMessageEntries(target);
+    return (entries ?? []).map((e) => e?.message ?? e).filter((m) => m && typeof m === "object" && m.role);
+  } catch (e) {
+    api.logger?.warn?.(`memcc: could not read the host transcript for bootstrap: ${e.message}`);
+    return [];
+  }
+}
+
 // Compactions started after a commit; dispose() joins them (the host waits for dispose).
 const inFlight = new Set();
 function background(api, promise) {
@@ -147,10 +162,12 @@ function contextEngine(api) {
     },
     async bootstrap(params) {
       useHostModel(params);
-      if (Array.isArray(params?.messages) && params.messages.length) {
-        await json(engine(api).ingestBatch(session(params), JSON.stringify(params.messages)));
-      }
-      return { bootstrapped: true };
+      // Re-import the host's transcript (idempotent: what commitTurn stored is recognised), so a
+      // session MemCC has not seen, or one from before the plugin was installed, is complete.
+      const messages = await hostTranscript(api, params);
+      if (messages.length) await json(engine(api).ingestBatch(session(params), JSON.stringify(messages)));
+      api.logger?.debug?.(`memcc: bootstrap re-imported ${messages.length} transcript messages (duplicates skipped)`);
+      return { bootstrapped: true, imported: messages.length };
     },
     async ingest(params) {
       await json(engine(api).ingestBatch(session(params), JSON.stringify([params.message])));

@@ -146,6 +146,14 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     assert.match(d.summary.method, /extractive-fallback|truncated/);
   });
 
+  await t.test("a resumed session is bootstrapped from the host transcript without duplicates", async () => {
+    const { MemccNative } = createRequire(import.meta.url)(path.join(pluginDir, "memcc.node"));
+    const count = async () => JSON.parse(await new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing", memoryEnabled: false })).stats("e2e-a")).context.messages;
+    const before = await count();
+    turn("e2e-a", "One more short turn.");
+    assert.equal(await count(), before + 2, "bootstrap re-read the whole transcript and added only the new turn");
+  });
+
   await t.test("a new session recalls a fact from the first one", () => {
     const before = requests().length;
     turn("e2e-b", "What was my storage unit code again?");
