@@ -159,5 +159,9 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     turn("e2e-b", "What was my storage unit code again?");
     const bodies = requests().slice(before).map((r) => JSON.stringify(r.body));
     assert.ok(bodies.some((b) => b.includes("memcc-recall") && b.includes("4417")), "recall reached the model");
+    const tool = agentRequests().at(-1).body.tools.find((x) => x.function.name === "memory_search");
+    assert.match(tool.function.description, /long-term memory/, "the model is offered MemCC's memory_search");
+    const searched = turn("e2e-b2", "PLEASE_SEARCH storage unit code");
+    assert.match(searched.json.payloads.map((p) => p.text).join("\n"), /SEARCHED:[\s\S]*4417/, "memory_search finds the fact");
   });
 });

@@ -4,6 +4,7 @@
 //   - user text containing "PLEASE_GREP <phrase>"  → tool call lcm_grep {pattern: phrase}
 //   - after an lcm_grep result                     → tool call lcm_expand_query {ids: [first id]}
 //   - after an lcm_expand_query result             → a text answer quoting it
+//   - user text containing "PLEASE_SEARCH <query>" → tool call memory_search {query}, then quote the result
 //   - while the file $MOCK_FLAGS contains "fail-summaries": summarisation requests get HTTP 500
 //   - otherwise                                    → "ACK <n>"
 import http from "node:http";
@@ -37,11 +38,14 @@ function reply(body) {
       const id = ids.find((x) => x.startsWith("sum_")) ?? ids[0] ?? "msg_1";
       return { tool: { name: "lcm_expand_query", args: { ids: [id], maxTokens: 4000 } } };
     }
+    if (name === "memory_search") return { text: `SEARCHED: ${content.slice(0, 4000)}` };
     return { text: `EXPANDED: ${content.slice(0, 4000)}` };
   }
   const user = currentUserText(msgs);
   const grep = user.match(/PLEASE_GREP (.+)$/m);
   if (grep) return { tool: { name: "lcm_grep", args: { pattern: grep[1].trim(), scope: "messages" } } };
+  const search = user.match(/PLEASE_SEARCH (.+)$/m);
+  if (search) return { tool: { name: "memory_search", args: { query: search[1].trim(), maxResults: 5 } } };
   return { text: `ACK ${n}` };
 }
 
