@@ -37,7 +37,14 @@ function useHostModel(params) {
 let hostModelBroken = false;
 const HOST_MODEL_TIMEOUT_MS = 30_000;
 
-function hostComplete(requestJson, callId) {
+function hostComplete(callJson) {
+  let callId;
+  let request;
+  try {
+    ({ callId, request } = JSON.parse(callJson));
+  } catch {
+    return; // unreadable: the Rust side times out and falls back to extractive summaries
+  }
   let answered = false;
   const answer = (ok, text) => {
     if (answered) return;
@@ -47,12 +54,6 @@ function hostComplete(requestJson, callId) {
   };
   if (hostModelBroken) return answer(false, "host model disabled after an earlier failure");
   setTimeout(() => answer(false, "host model timed out"), HOST_MODEL_TIMEOUT_MS).unref?.();
-  let request;
-  try {
-    request = JSON.parse(requestJson);
-  } catch (e) {
-    return answer(false, `bad request: ${e.message}`);
-  }
   if (!currentLlm?.complete) return answer(false, "no host model in this context");
   currentLlm
     .complete({
@@ -68,9 +69,9 @@ function hostComplete(requestJson, callId) {
 function engine(api) {
   if (!shared) {
     const { MemccNative } = require(path.join(here, "memcc.node"));
-    // Lending the host's model is opt-in: summarising through runtimeContext.llm from inside
-    // commitTurn stalled in openclaw 2026.9.6 (see README), so the offline default stays.
-    const lend = api.pluginConfig?.hostModelSummaries === true;
+    // Opt-in: summaries through the host's model (runtimeContext.llm) work, but background
+    // compaction then often outlives the host's 10 s cleanup deadline (see README).
+    const lend = api.pluginConfig?.hostModelSummaries === true && !api.pluginConfig?.compactionModel;
     shared = new MemccNative(JSON.stringify(engineConfig(api.pluginConfig, api.logger)), lend ? hostComplete : undefined);
     for (const w of shared.warnings()) api.logger?.warn?.(`memcc: ${w}`);
   }

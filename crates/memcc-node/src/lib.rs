@@ -74,9 +74,10 @@ fn messages(json: &str) -> std::result::Result<Vec<AgentMessage>, String> {
     Ok(values.into_iter().map(AgentMessage::from_value).collect())
 }
 
-/// `(requestJson, callId) => void`: the JS side runs the host's model and answers through
-/// `resolveHostCall`. Weak, so a pending call never keeps the process alive.
-type HostFn = ThreadsafeFunction<(String, u32), (), (String, u32), Status, false, true>;
+/// `(callJson) => void` with `{callId, request}`: the JS side runs the host's model and answers
+/// through `resolveHostCall`. One string argument (a tuple arrives in JS as a single array).
+/// Weak, so a pending call never keeps the process alive.
+type HostFn = ThreadsafeFunction<String, (), String, Status, false, true>;
 type Pending = Arc<Mutex<HashMap<u32, SyncSender<std::result::Result<String, String>>>>>;
 
 /// The host's chat model (OpenClaw's `runtimeContext.llm`), reached from a worker thread.
@@ -94,8 +95,8 @@ impl ChatModel for HostModel {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = sync_channel(1);
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
-        let json = serde_json::to_string(request).map_err(|e| LlmError::Host(e.to_string()))?;
-        let status = self.call.call((json, id), ThreadsafeFunctionCallMode::NonBlocking);
+        let json = serde_json::json!({"callId": id, "request": request}).to_string();
+        let status = self.call.call(json, ThreadsafeFunctionCallMode::NonBlocking);
         let result = if status == Status::Ok {
             rx.recv_timeout(HOST_TIMEOUT).map_err(|_| LlmError::Host("the host model did not answer in time".into()))
         } else {
@@ -138,7 +139,7 @@ impl MemccNative {
         }
     }
 
-    /// The answer to a `hostComplete(requestJson, callId)` call.
+    /// The answer to a `hostComplete(callJson)` call.
     #[napi]
     pub fn resolve_host_call(&self, call_id: u32, ok: bool, text: String) {
         if let Some(tx) = self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&call_id) {
