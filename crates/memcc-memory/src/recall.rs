@@ -62,19 +62,8 @@ const RECALL_LINE_CHARS: usize = 480;
 const CANDIDATES: usize = 20;
 
 impl MemoryRuntime {
-    /// L3 deep search for `agent` (plus shared agents).
-    pub(crate) fn deep_search(
-        &self,
-        agent: &str,
-        query: &str,
-        as_of: Option<i64>,
-        wing: Option<&str>,
-        top: usize,
-    ) -> Result<Vec<SearchHit>> {
-        self.search_with(agent, query, as_of, wing, top, SearchMode::Hybrid)
-    }
-
-    /// L3 with a choice of retrievers (the benchmark compares them on the same store).
+    /// L3 deep search for `agent` (plus shared agents), with a choice of retrievers: `Hybrid`
+    /// is what recall uses; the benchmark compares the others on the same store.
     pub fn search_with(
         &self,
         agent: &str,
@@ -307,7 +296,9 @@ impl MemoryRuntime {
                 }
                 Ok(found.into_iter().filter(MemoryRecord::is_current).collect())
             });
-            let l3 = s.spawn(|| self.deep_search(agent, query, as_of, None, self.config.recall_top_k() + 10));
+            let l3 = s.spawn(|| {
+                self.search_with(agent, query, as_of, None, self.config.recall_top_k() + 10, SearchMode::Hybrid)
+            });
             (l0.join(), l1.join(), l2.join(), l3.join())
         });
         let joined = |name: &str| crate::error::MemoryError::Input(format!("recall layer {name} panicked"));

@@ -351,7 +351,8 @@ impl MemoryRuntime {
         if query.trim().is_empty() {
             return Err(MemoryError::Input("memory_search needs a query".into()));
         }
-        let hits = self.deep_search(agent, query, None, wing, max_results.clamp(1, 100))?;
+        let hits =
+            self.search_with(agent, query, None, wing, max_results.clamp(1, 100), crate::recall::SearchMode::Hybrid)?;
         Ok(hits.into_iter().filter(|h| h.score >= min_score).collect())
     }
 

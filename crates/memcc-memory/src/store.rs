@@ -258,9 +258,11 @@ impl MemoryStore {
         Ok(n as usize)
     }
 
+    /// How many records exist. Records are never deleted (forget is soft), so the highest id is
+    /// the count — an index lookup, where `COUNT(*)` would scan the table on every query.
     pub fn record_count(&self) -> Result<i64> {
         let conn = self.reader();
-        Ok(conn.query_row("SELECT COUNT(*) FROM records", [], |r| r.get(0))?)
+        Ok(conn.query_row("SELECT COALESCE(MAX(id), 0) FROM records", [], |r| r.get(0))?)
     }
 
     /// Pinned or high-weight current records of `agents`, heaviest and newest first.
