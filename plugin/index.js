@@ -69,9 +69,9 @@ function hostComplete(callJson) {
 function engine(api) {
   if (!shared) {
     const { MemccNative } = require(path.join(here, "memcc.node"));
-    // Opt-in: summaries through the host's model (runtimeContext.llm) work, but background
-    // compaction then often outlives the host's 10 s cleanup deadline (see README).
-    const lend = api.pluginConfig?.hostModelSummaries === true && !api.pluginConfig?.compactionModel;
+    // compactionModel null → summaries through the host's model (runtimeContext.llm), unless
+    // hostModelSummaries is false (then the offline extractive summariser).
+    const lend = api.pluginConfig?.hostModelSummaries !== false && !api.pluginConfig?.compactionModel;
     shared = new MemccNative(JSON.stringify(engineConfig(api.pluginConfig, api.logger)), lend ? hostComplete : undefined);
     for (const w of shared.warnings()) api.logger?.warn?.(`memcc: ${w}`);
   }
@@ -84,7 +84,8 @@ const text = (value) => ({ content: [{ type: "text", text: typeof value === "str
 
 function budgetOf(api, params) {
   const cap = api.pluginConfig?.tokenBudget;
-  const host = Number.isFinite(params?.tokenBudget) ? params.tokenBudget : DEFAULT_BUDGET;
+  const given = params?.tokenBudget ?? params?.runtimeContext?.tokenBudget;
+  const host = Number.isFinite(given) ? given : DEFAULT_BUDGET;
   return Math.max(256, Math.floor(Number.isFinite(cap) ? Math.min(cap, host) : host));
 }
 
@@ -105,13 +106,6 @@ async function hostTranscript(api, params) {
     api.logger?.warn?.(`memcc: could not read the host transcript for bootstrap: ${e.message}`);
     return [];
   }
-}
-
-// Compactions started after a commit; dispose() joins them (the host waits for dispose).
-const inFlight = new Set();
-function background(api, promise) {
-  const p = promise.catch((e) => api.logger?.warn?.(`memcc: background compaction failed: ${e.message}`)).finally(() => inFlight.delete(p));
-  inFlight.add(p);
 }
 
 /** OpenClaw's memory search manager over MemCC's memory (what `memory_search` style host features read). */
@@ -156,6 +150,8 @@ function contextEngine(api) {
       name: "MemCC",
       version: "0.1.0",
       ownsCompaction: true,
+      // Compaction runs in maintain(), which the host defers past the reply and keeps alive.
+      turnMaintenanceMode: "background",
       transcriptSemantics: {
         currentTurnFence: "before-current-turn-entry-v1",
         turnAdvancementIdempotency: "atomic-idempotent-v1",
@@ -181,10 +177,14 @@ function contextEngine(api) {
     async commitTurn(params) {
       useHostModel(params);
       const out = await json(engine(api).commitTurn(session(params), String(params.advancementKey), JSON.stringify(params.messages ?? [])));
-      // The host may not call afterTurn for admitted turns: compact here, in the background so
-      // the commit (already durable) is never held up by summaries or embeddings.
-      if (out.status === "committed") background(api, engine(api).compact(params.sessionId, budgetOf(api, params), false));
+      // Compaction follows in maintain(), which the host offers after every acknowledged commit.
       return { status: out.status };
+    },
+    async maintain(params) {
+      useHostModel(params);
+      const out = await json(engine(api).compact(params.sessionId, budgetOf(api, params), false));
+      // MemCC never rewrites the host's transcript: its summaries live in its own store.
+      return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: out.reason ?? (out.compacted ? "compacted" : undefined) };
     },
     async afterTurn(params) {
       useHostModel(params);
@@ -203,7 +203,7 @@ function contextEngine(api) {
       return { ok: true, compacted: out.compacted, reason: out.reason, result: out };
     },
     async dispose() {
-      await Promise.allSettled([...inFlight]);
+      // Nothing to join: every method returns its own work (maintain included) to the host.
     },
   };
 }

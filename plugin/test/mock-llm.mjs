@@ -5,7 +5,8 @@
 //   - after an lcm_grep result                     → tool call lcm_expand_query {ids: [first id]}
 //   - after an lcm_expand_query result             → a text answer quoting it
 //   - user text containing "PLEASE_SEARCH <query>" → tool call memory_search {query}, then quote the result
-//   - while the file $MOCK_FLAGS contains "fail-summaries": summarisation requests get HTTP 500
+//   - summarisation requests (system prompt "You summarise…"/"Compress…") → "SUMMARY: " + the
+//     opening of their input; while the file $MOCK_FLAGS contains "fail-summaries": HTTP 500
 //   - otherwise                                    → "ACK <n>"
 import http from "node:http";
 import fs from "node:fs";
@@ -13,14 +14,12 @@ import fs from "node:fs";
 const log = process.env.MOCK_LOG;
 let n = 0;
 
-/** Text of the user messages after the last assistant message (the host may add its own). */
+/** Text of the last user message (recalled memory arrives as an earlier user message and may
+ * quote old instructions, which must not steer the script). */
 function currentUserText(messages) {
-  const out = [];
-  for (let i = messages.length - 1; i >= 0 && messages[i].role !== "assistant"; i--) {
-    const m = messages[i];
-    if (m.role === "user") out.unshift(typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text ?? "").join(" "));
-  }
-  return out.join("\n");
+  const m = messages.filter((x) => x.role === "user").at(-1);
+  if (!m) return "";
+  return typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text ?? "").join(" ");
 }
 
 const isHostNote = (m) => m.role === "user" && JSON.stringify(m.content ?? "").includes("BEGIN_OPENCLAW_INTERNAL_CONTEXT");
@@ -68,7 +67,8 @@ const server = http.createServer((req, res) => {
       res.writeHead(500, { "content-type": "application/json" });
       return res.end(JSON.stringify({ error: { message: "summaries disabled" } }));
     }
-    const r = reply(body);
+    // A summary "model": the opening of what it was asked to summarise, so facts survive.
+    const r = isSummary ? { text: `SUMMARY: ${currentUserText(body.messages ?? []).slice(0, 600)}` } : reply(body);
     const id = `chatcmpl-${n}`;
     const model = body.model ?? "mock";
     if (!body.stream) {

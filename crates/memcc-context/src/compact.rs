@@ -158,13 +158,18 @@ impl Compactor<'_> {
         Ok(outcome)
     }
 
-    /// The oldest contiguous raw messages before the tail, up to `leaf_chunk_tokens`.
+    /// The oldest contiguous raw messages before the tail, up to `leaf_chunk_tokens`, but at
+    /// least [`MIN_LEAF_SOURCE_TOKENS`] when there are that many: a lone short message (an
+    /// "ok" between a summary and a long message) can never shrink, and retrying it every turn
+    /// would stall compaction and spend model calls for nothing. `None` when what is there is
+    /// too small to be worth a summary (a flush folds it anyway).
     fn leaf_chunk(&self, items: &[ContextItem], tail_start: usize, budget: usize) -> Option<std::ops::Range<usize>> {
         let start = items[..tail_start].iter().position(ContextItem::is_message)?;
         let mut end = start;
         let mut tokens = 0usize;
         while end < tail_start && items[end].is_message() {
-            if end > start && tokens + items[end].tokens > self.config.leaf_chunk(budget) {
+            let full = tokens + items[end].tokens > self.config.leaf_chunk(budget);
+            if end > start && full && tokens >= MIN_LEAF_SOURCE_TOKENS {
                 break;
             }
             tokens += items[end].tokens;
@@ -172,7 +177,11 @@ impl Compactor<'_> {
         }
         // Never leave a tool result behind its call: take the results along.
         while end < tail_start && items[end].is_message() && splits_tool_pair(items, end) {
+            tokens += items[end].tokens;
             end += 1;
+        }
+        if tokens < MIN_LEAF_SOURCE_TOKENS && self.mode != Mode::Flush {
+            return None;
         }
         Some(start..end)
     }
@@ -325,6 +334,8 @@ impl Compactor<'_> {
 
 /// Tokens a rendered `<summary …>` wrapper and message framing add around a summary's text.
 const SUMMARY_FRAME_TOKENS: usize = 40;
+/// Below this a leaf cannot be usefully smaller than its source (see `leaf_chunk`).
+const MIN_LEAF_SOURCE_TOKENS: usize = 3 * SUMMARY_FRAME_TOKENS;
 
 enum Step {
     Leaf(std::ops::Range<usize>),

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use memcc_context::expand::ExpandRequest;
 use memcc_context::message::AgentMessage;
-use memcc_context::{ContextError, GrepMode, GrepRequest, SessionRef};
+use memcc_context::{ContextConfig, ContextError, GrepMode, GrepRequest, SessionRef};
 
 fn seeded(dir: &tempfile::TempDir) -> memcc_context::ContextEngine {
     let engine = engine_at(dir);
@@ -218,4 +218,34 @@ fn flush_folds_everything_including_the_fresh_tail() {
     assert_lossless(&engine, "s");
     let a = engine.assemble("s", 4_000, None).unwrap();
     assert!(a.estimated_tokens <= 4_000 && a.raw_messages_included == 0);
+}
+
+#[test]
+fn a_short_reply_between_long_messages_never_stalls_compaction() {
+    // Long user messages (each over a leaf chunk) answered by "ok", compacted turn by turn under
+    // a small budget: the oldest raw message outside the tail became a lone "ok", too short to
+    // shrink, and compaction stopped there for good.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine_at(&dir);
+    let budget = 1_500;
+    for i in 0..12 {
+        let t = 1_700_000_000_000 + i * 60_000;
+        let long = format!("Message {i}: notes about boxes, tape and the van rental schedule. ").repeat(50);
+        let ok = AgentMessage::assistant(vec![memcc_context::message::ContentPart::text("ok")]);
+        engine
+            .ingest_batch(
+                &SessionRef::new("s"),
+                &[AgentMessage::user(&long).with_timestamp(t), ok.with_timestamp(t + 1)],
+            )
+            .unwrap();
+        let out = engine.compact("s", budget, false).unwrap();
+        assert!(!out.reason.starts_with("no progress"), "turn {i}: {}", out.reason);
+        let conv = engine.store().find_conversation("s").unwrap().unwrap();
+        let items = engine.store().context_items(conv.id).unwrap();
+        let tail = memcc_context::compact::fresh_tail_start(&items, ContextConfig::default().fresh_tail_count);
+        // What may stay outside the tail is too short to be worth a summary.
+        let raw_outside: usize = items[..tail].iter().filter(|i| i.is_message()).map(|i| i.tokens).sum();
+        assert!(raw_outside < 120, "turn {i}: {raw_outside} raw tokens left outside the tail ({})", out.reason);
+    }
+    assert_lossless(&engine, "s");
 }

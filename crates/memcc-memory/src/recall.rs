@@ -330,10 +330,8 @@ impl MemoryRuntime {
         if !l1_lines.is_empty() {
             sections.push(section("essential", l1_lines));
         }
-        let l2_lines = lines(&context, &mut shown, self.config.context_budget());
-        if !l2_lines.is_empty() {
-            sections.push(section("context", l2_lines));
-        }
+        // L3 claims its records before L2: it is ranked for this query, and L2 (the wing's
+        // records) is what `fit` gives up first.
         let mut l3_lines = Vec::new();
         // Long records (summaries of hundreds of messages) are cut to the part around the
         // query's words; `memory_get` returns them whole.
@@ -350,6 +348,10 @@ impl MemoryRuntime {
             let text = snippet(&strip_date_header(&h.text).replace('\n', " / "), &needles, RECALL_LINE_CHARS);
             let stale = if h.current { "" } else { " (superseded)" };
             l3_lines.push(format!("- {date}{}{stale} ({})", escape(&text), h.id));
+        }
+        let l2_lines = lines(&context, &mut shown, self.config.context_budget());
+        if !l2_lines.is_empty() {
+            sections.push(section("context", l2_lines));
         }
         if !l3_lines.is_empty() {
             sections.push(section("recall", l3_lines));
@@ -394,11 +396,11 @@ fn section(name: &str, lines: Vec<String>) -> RecallSection {
     RecallSection { name: name.into(), tokens: estimate_tokens(&body), body }
 }
 
-/// Cut sections to `budget`: drop lines from the end of recall, then context, then essential;
-/// identity goes last, whole.
+/// Cut sections to `budget`: drop lines from the end of context (the wing's records, not ranked
+/// for this query), then recall (lowest ranked first), then essential; identity goes last, whole.
 fn fit(mut sections: Vec<RecallSection>, budget: usize) -> Vec<RecallSection> {
     let total = |s: &[RecallSection]| s.iter().map(|x| x.tokens + 1).sum::<usize>();
-    for name in ["recall", "context", "essential"] {
+    for name in ["context", "recall", "essential"] {
         while total(&sections) > budget {
             let Some(pos) = sections.iter().position(|s| s.name == name) else { break };
             let mut lines: Vec<&str> = sections[pos].body.lines().collect();
@@ -440,6 +442,11 @@ mod tests {
         }
         let kept = fit(all.clone(), 200);
         assert!(kept.iter().any(|s| s.name == "identity"));
-        assert!(kept.iter().find(|s| s.name == "recall").is_none_or(|s| s.body.lines().count() < 12));
+        let lines = |name: &str| kept.iter().find(|s| s.name == name).map_or(0, |s| s.body.lines().count());
+        assert!(lines("context") < 12, "the wing's records are cut first");
+        assert_eq!(lines("essential"), 12, "pinned records are cut last");
+        if lines("context") > 0 {
+            assert_eq!(lines("recall"), 12, "recall is only cut once context is gone");
+        }
     }
 }

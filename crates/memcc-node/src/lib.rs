@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use napi::bindgen_prelude::AsyncTask;
+use napi::bindgen_prelude::Object;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
@@ -45,6 +46,33 @@ impl Task for Job {
 
 fn job(work: impl FnOnce() -> std::result::Result<serde_json::Value, String> + Send + 'static) -> AsyncTask<Job> {
     AsyncTask::new(Job(Some(Box::new(work))))
+}
+
+type Resolver = Box<dyn FnOnce(Env) -> Result<String> + Send>;
+
+/// Run `work` on a thread of its own and settle the returned promise from there. For calls that
+/// may wait on the host's model: on the libuv pool they would occupy the threads the host needs
+/// to answer (its model call does file and network work there), and both sides would wait.
+fn on_own_thread<'e>(
+    env: &'e Env,
+    name: &str,
+    work: impl FnOnce() -> std::result::Result<serde_json::Value, String> + Send + 'static,
+) -> Result<Object<'e>> {
+    let (deferred, promise) = env.create_deferred::<String, Resolver>()?;
+    std::thread::Builder::new()
+        .name(format!("memcc-{name}"))
+        .spawn(move || match catch_unwind(AssertUnwindSafe(work)) {
+            Ok(Ok(value)) => {
+                let text = value.to_string();
+                deferred.resolve(Box::new(move |_| Ok(text)))
+            }
+            Ok(Err(message)) => deferred.reject(Error::new(Status::GenericFailure, format!("memcc: {message}"))),
+            Err(_) => {
+                deferred.reject(Error::new(Status::GenericFailure, "memcc: internal error (panic); nothing was lost"))
+            }
+        })
+        .map_err(|e| Error::new(Status::GenericFailure, format!("memcc: cannot start a thread: {e}")))?;
+    Ok(promise)
 }
 
 fn parse<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> std::result::Result<T, String> {
@@ -88,7 +116,8 @@ struct HostModel {
 }
 
 /// How long a summary may wait for the host's model before the extractive fallback is used.
-const HOST_TIMEOUT: Duration = Duration::from_secs(120);
+/// Longer than the plugin's own 30 s limit, so the JS side normally answers first.
+const HOST_TIMEOUT: Duration = Duration::from_secs(45);
 
 impl ChatModel for HostModel {
     fn complete(&self, request: &ChatRequest) -> std::result::Result<String, LlmError> {
@@ -207,16 +236,21 @@ impl MemccNative {
         })
     }
 
-    #[napi]
-    pub fn compact(&self, session_id: String, budget: u32, force: bool) -> AsyncTask<Job> {
+    /// On a thread of its own: summaries may wait on the host's model (see `on_own_thread`).
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn compact<'e>(&self, env: &'e Env, session_id: String, budget: u32, force: bool) -> Result<Object<'e>> {
         let m = self.inner.clone();
-        job(move || to_json(m.context.compact(&session_id, budget as usize, force).map_err(|e| e.to_string())?))
+        on_own_thread(env, "compact", move || {
+            to_json(m.context.compact(&session_id, budget as usize, force).map_err(|e| e.to_string())?)
+        })
     }
 
-    #[napi]
-    pub fn flush(&self, session_id: String, budget: u32) -> AsyncTask<Job> {
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn flush<'e>(&self, env: &'e Env, session_id: String, budget: u32) -> Result<Object<'e>> {
         let m = self.inner.clone();
-        job(move || to_json(m.context.flush(&session_id, budget as usize).map_err(|e| e.to_string())?))
+        on_own_thread(env, "flush", move || {
+            to_json(m.context.flush(&session_id, budget as usize).map_err(|e| e.to_string())?)
+        })
     }
 
     /// `lcm_grep` with a `GrepRequest` as JSON.
