@@ -33,9 +33,11 @@ function useHostModel(params) {
   currentLlm = params?.runtimeContext?.llm ?? currentLlm;
 }
 
-// After the host model fails or stalls once, summaries stop trying it for this process.
-let hostModelBroken = false;
+// After the host model fails or stalls, summaries skip it (extractive fallback) for a while,
+// so an outage costs one timeout and not one per summary.
+let hostModelPausedUntil = 0;
 const HOST_MODEL_TIMEOUT_MS = 30_000;
+const HOST_MODEL_PAUSE_MS = 10 * 60_000;
 
 function hostComplete(callJson) {
   let callId;
@@ -46,15 +48,16 @@ function hostComplete(callJson) {
     return; // unreadable: the Rust side times out and falls back to extractive summaries
   }
   let answered = false;
-  const answer = (ok, text) => {
+  // `pause`: a real failure of the model (not "paused" or "absent"), which starts a pause.
+  const answer = (ok, text, pause = !ok) => {
     if (answered) return;
     answered = true;
-    if (!ok) hostModelBroken = true;
+    if (pause) hostModelPausedUntil = Date.now() + HOST_MODEL_PAUSE_MS;
     shared?.resolveHostCall(callId, ok, String(text ?? ""));
   };
-  if (hostModelBroken) return answer(false, "host model disabled after an earlier failure");
+  if (Date.now() < hostModelPausedUntil) return answer(false, "host model paused after a recent failure", false);
   setTimeout(() => answer(false, "host model timed out"), HOST_MODEL_TIMEOUT_MS).unref?.();
-  if (!currentLlm?.complete) return answer(false, "no host model in this context");
+  if (!currentLlm?.complete) return answer(false, "no host model in this context", false);
   currentLlm
     .complete({
       messages: (request.messages ?? []).map((m) => ({ role: m.role, content: m.content })),
@@ -73,9 +76,17 @@ function engine(api) {
     // hostModelSummaries is false (then the offline extractive summariser).
     const lend = api.pluginConfig?.hostModelSummaries !== false && !api.pluginConfig?.compactionModel;
     shared = new MemccNative(JSON.stringify(engineConfig(api.pluginConfig, api.logger)), lend ? hostComplete : undefined);
-    for (const w of shared.warnings()) api.logger?.warn?.(`memcc: ${w}`);
   }
+  logWarnings(api);
   return shared;
+}
+
+// Memory opens in the background, so its warnings (e.g. no local model) arrive after the first call.
+let warned = 0;
+function logWarnings(api) {
+  const all = shared?.warnings() ?? [];
+  for (const w of all.slice(warned)) api.logger?.warn?.(`memcc: ${w}`);
+  warned = all.length;
 }
 
 const json = async (promise) => JSON.parse(await promise);
@@ -194,6 +205,7 @@ function contextEngine(api) {
       useHostModel(params);
       const pending = params.prompt ? [{ role: "user", content: String(params.prompt) }] : [];
       const out = await json(engine(api).assembleFor(session(params), budgetOf(api, params), null, JSON.stringify(pending)));
+      logWarnings(api);
       const hint = [out.systemPromptAddition, MEMORY_PROMPT].filter(Boolean).join("\n\n");
       return { messages: out.messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: hint };
     },

@@ -60,7 +60,7 @@ fn open(home: &std::path::Path) -> Result<Memcc> {
     let config =
         MemccConfig { data_dir: Some(home.to_path_buf()), model_dir: Some(memcc_model_dir()), ..Default::default() };
     let memcc = Memcc::open(config)?;
-    for w in &memcc.warnings {
+    for w in &memcc.warnings() {
         println!("   ⚠ {w}");
     }
     Ok(memcc)
@@ -81,7 +81,7 @@ pub fn run(home: Option<PathBuf>) -> Result<()> {
     };
     println!("MemCC demo — data in {}\n", home.display());
     let memcc = open(&home)?;
-    println!("   embedder: {}\n", memcc.memory.as_ref().map_or("none".to_string(), |m| m.embedder_model()));
+    println!("   embedder: {}\n", memcc.memory().map_or("none".to_string(), |m| m.embedder_model()));
     let engine = &memcc.context;
     let session = SessionRef::new("demo-trip-1");
 

@@ -159,7 +159,7 @@ impl MemccNative {
         });
         let open = move || -> std::result::Result<Memcc, String> {
             let config: MemccConfig = parse("config", &config_json)?;
-            Memcc::open_with_host_model(config, host).map_err(|e| e.to_string())
+            Memcc::open_background(config, host).map_err(|e| e.to_string())
         };
         match catch_unwind(AssertUnwindSafe(open)) {
             Ok(Ok(m)) => Ok(MemccNative { inner: Arc::new(m), pending }),
@@ -179,7 +179,7 @@ impl MemccNative {
     /// Warnings from opening (e.g. the local model is missing).
     #[napi]
     pub fn warnings(&self) -> Vec<String> {
-        self.inner.warnings.clone()
+        self.inner.warnings()
     }
 
     #[napi]
@@ -311,9 +311,9 @@ impl MemccNative {
         let m = self.inner.clone();
         job(move || {
             let context = m.context.stats(session_id.as_deref()).map_err(|e| e.to_string())?;
-            let memory = match &m.memory {
-                Some(rt) => Some(rt.stats().map_err(|e| e.to_string())?),
-                None => None,
+            let memory = match m.memory_enabled() {
+                true => Some(m.memory().map_err(|e| e.to_string())?.stats().map_err(|e| e.to_string())?),
+                false => None,
             };
             Ok(serde_json::json!({"context": to_json(context)?, "memory": to_json(memory)?}))
         })

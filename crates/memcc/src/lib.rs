@@ -4,7 +4,7 @@
 //! are made once, for every host.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +18,9 @@ use memcc_memory::{MemoryConfig, MemoryRuntime};
 pub use memcc_context as context;
 pub use memcc_core as core;
 pub use memcc_memory as memory;
+
+mod slot;
+pub use slot::MemorySlot;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MemccError {
@@ -146,9 +149,10 @@ fn known_dim(model: &str) -> Option<usize> {
 /// MemCC opened: the context engine with the memory runtime behind its bridge.
 pub struct Memcc {
     pub context: ContextEngine,
-    pub memory: Option<Arc<MemoryRuntime>>,
-    /// Things a user should know (e.g. the local model is missing and hashing is used).
-    pub warnings: Vec<String>,
+    memory: Option<Arc<MemorySlot>>,
+    /// Things a user should know (e.g. the local model is missing and hashing is used); memory
+    /// opened in the background adds its own when it is done.
+    warnings: Arc<Mutex<Vec<String>>>,
     pub config: MemccConfig,
 }
 
@@ -173,7 +177,23 @@ impl Memcc {
         host_model: Option<Arc<dyn ChatModel>>,
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Self, MemccError> {
-        let mut warnings = Vec::new();
+        Self::open_inner(config, host_model, embedder, false)
+    }
+
+    /// For hosts with an event loop: the context engine opens now (migrations, a few ms) and the
+    /// memory runtime (embedding model, vector index) on a thread of its own; see [`MemorySlot`].
+    /// Configuration errors of either half are still reported here.
+    pub fn open_background(config: MemccConfig, host_model: Option<Arc<dyn ChatModel>>) -> Result<Self, MemccError> {
+        Self::open_inner(config, host_model, None, true)
+    }
+
+    fn open_inner(
+        config: MemccConfig,
+        host_model: Option<Arc<dyn ChatModel>>,
+        embedder: Option<Arc<dyn Embedder>>,
+        background: bool,
+    ) -> Result<Self, MemccError> {
+        let warnings: Arc<Mutex<Vec<String>>> = Arc::default();
         let dir = config.data_dir();
         let mut context_config = config.context.clone();
         context_config.context_optimization |= config.context_optimization;
@@ -192,31 +212,60 @@ impl Memcc {
         let mut context = ContextEngine::new(store, context_config)?.with_summarizer(summarizer);
         let mut memory = None;
         if config.memory_enabled {
-            let embedder = match embedder {
-                Some(e) => e,
-                None => Self::embedder(&config, &mut warnings)?,
-            };
-            let mut rt = MemoryRuntime::open(&dir.join("memory.db"), config.effective_memory(), embedder)?;
-            if config.llm_rerank {
-                match config.openai(&config.rerank_model) {
-                    Ok(c) => {
-                        rt = rt
-                            .with_reranker(Arc::new(OpenAiChat::new(c).map_err(|e| MemccError::Config(e.to_string()))?))
+            // Settings that can only be wrong, checked before anything is loaded.
+            let reranker =
+                match (config.llm_rerank, config.openai(&config.rerank_model)) {
+                    (true, Ok(c)) => Some(Arc::new(OpenAiChat::new(c).map_err(|e| MemccError::Config(e.to_string()))?)
+                        as Arc<dyn ChatModel>),
+                    (true, Err(_)) => {
+                        tracing::info!("llmRerank is on but no endpoint is configured; the rerank is skipped");
+                        None
                     }
-                    Err(_) => tracing::info!("llmRerank is on but no endpoint is configured; the rerank is skipped"),
+                    (false, _) => None,
+                };
+            // Only the local model is slow to load; any other embedder is made (and its settings
+            // checked) here.
+            let embedder = match embedder {
+                Some(e) => Some(e),
+                None if matches!(config.embedding_model.as_str(), "usem3" | "") => None,
+                None => Some(Self::embedder(&config, &mut Vec::new())?),
+            };
+            let open = {
+                let config = config.clone();
+                let warnings = warnings.clone();
+                move || -> Result<MemoryRuntime, MemccError> {
+                    let embedder = match embedder {
+                        Some(e) => e,
+                        None => {
+                            let mut found = Vec::new();
+                            let e = Self::embedder(&config, &mut found);
+                            for w in &found {
+                                tracing::warn!("{w}");
+                            }
+                            warnings.lock().unwrap_or_else(|p| p.into_inner()).extend(found);
+                            e?
+                        }
+                    };
+                    let mut rt = MemoryRuntime::open(&dir.join("memory.db"), config.effective_memory(), embedder)?;
+                    if let Some(r) = reranker {
+                        rt = rt.with_reranker(r);
+                    }
+                    if let Some(model) = chat {
+                        rt = rt.with_triple_model(model);
+                    }
+                    Ok(rt)
                 }
-            }
-            if let Some(model) = &chat {
-                rt = rt.with_triple_model(model.clone());
-            }
-            let rt = Arc::new(rt);
-            context = context.with_bridge(rt.clone());
-            memory = Some(rt);
-        }
-        for w in &warnings {
-            tracing::warn!("{w}");
+            };
+            let slot = if background { MemorySlot::opening(open) } else { MemorySlot::ready(Arc::new(open()?)) };
+            context = context.with_bridge(slot.clone());
+            memory = Some(slot);
         }
         Ok(Memcc { context, memory, warnings, config })
+    }
+
+    /// Warnings so far (see the field).
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The embedder `config` asks for (the local model, else a loud hashing fallback).
@@ -242,10 +291,18 @@ impl Memcc {
         })
     }
 
-    /// The memory runtime, or a clear error when memory is disabled.
+    /// The memory runtime (waiting for it if it is still opening), or a clear error when memory
+    /// is disabled or could not be opened.
     pub fn memory(&self) -> Result<&MemoryRuntime, MemccError> {
-        self.memory
+        let slot = self
+            .memory
             .as_deref()
-            .ok_or_else(|| MemccError::Config("long-term memory is disabled (memoryEnabled: false)".into()))
+            .ok_or_else(|| MemccError::Config("long-term memory is disabled (memoryEnabled: false)".into()))?;
+        Ok(&**slot.get()?)
+    }
+
+    /// Whether long-term memory is enabled (it may still be opening).
+    pub fn memory_enabled(&self) -> bool {
+        self.memory.is_some()
     }
 }

@@ -70,7 +70,7 @@ fn a_missing_local_model_falls_back_loudly() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = MemccConfig { embedding_model: "usem3".into(), model_dir: Some(dir.path().join("nope")), ..config(&dir) };
     let memcc = Memcc::open(cfg).unwrap();
-    assert!(memcc.warnings.iter().any(|w| w.contains("hashing")), "{:?}", memcc.warnings);
+    assert!(memcc.warnings().iter().any(|w| w.contains("hashing")), "{:?}", memcc.warnings());
     assert_eq!(memcc.memory().unwrap().embedder_model(), "hashing-256");
 }
 
@@ -104,4 +104,29 @@ fn a_new_sessions_first_assemble_recalls_from_the_pending_turn() {
     assert!(memcc.context.store().find_conversation("brand-new").unwrap().is_none(), "assemble stays read-only");
     let text: String = a.messages.iter().map(|m| AgentMessage::from_value(m.clone()).text()).collect();
     assert!(text.contains("<memcc-recall>") && text.contains("pier 19"), "{text}");
+}
+
+#[test]
+fn background_open_never_holds_up_the_context_side() {
+    // Memory that cannot open (memory.db is a directory): turns, compaction and assembly go on
+    // without it, and asking for memory is a clear error.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("memory.db")).unwrap();
+    let memcc = Memcc::open_background(config(&dir), None).unwrap();
+    let s = SessionRef::new("s");
+    for i in 0..40i64 {
+        let text = format!("Message {i}: the van is booked for Saturday at nine, and the boxes are in the hall.");
+        memcc.context.ingest(&s, &AgentMessage::user(&text).with_timestamp(1_767_261_600_000 + i)).unwrap();
+    }
+    assert!(memcc.context.compact("s", 600, false).unwrap().compacted);
+    assert!(memcc.context.assemble("s", 600, None).unwrap().estimated_tokens <= 600);
+    let err = memcc.memory().err().expect("memory cannot open here").to_string();
+    assert!(err.contains("unavailable"), "{err}");
+
+    // Healthy: the same calls wait for memory to open and then use it.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = MemccConfig { embedding_model: "usem3".into(), model_dir: Some(dir.path().join("nope")), ..config(&dir) };
+    let memcc = Memcc::open_background(cfg, None).unwrap();
+    assert_eq!(memcc.memory().unwrap().embedder_model(), "hashing-256");
+    assert!(memcc.warnings().iter().any(|w| w.contains("hashing")), "the late warning is kept: {:?}", memcc.warnings());
 }
