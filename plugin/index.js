@@ -100,6 +100,8 @@ function budgetOf(api, params) {
   return Math.max(256, Math.floor(Number.isFinite(cap) ? Math.min(cap, host) : host));
 }
 
+const SESSION_OVER = new Set(["new", "reset", "idle", "daily", "deleted"]);
+
 const MEMORY_PROMPT =
   "Long-term memory (MemCC): facts from earlier sessions appear in <memcc-*> blocks. Use memory_search to look for more " +
   "and memory_get to read a memory in full; cite what you use.";
@@ -264,6 +266,18 @@ export default {
     api.registerMemoryCapability({
       promptBuilder: () => [MEMORY_PROMPT],
       runtime: memoryRuntime(api),
+    });
+    // A session that is over (a /new or /reset, idle or daily expiry, deletion) is flushed: its
+    // fresh tail is summarised too, so its last messages reach long-term memory now rather than
+    // never. Restarts and host compactions do not end the conversation and are left alone.
+    api.on?.("session_end", async (event) => {
+      if (!SESSION_OVER.has(event?.reason) || !event?.sessionId) return;
+      try {
+        const out = await json(engine(api).flush(event.sessionId, budgetOf(api, {})));
+        api.logger?.info?.(`memcc: session ${event.sessionId} ended (${event.reason}); ${out.leafSummaries} leaf summaries flushed to memory`);
+      } catch (e) {
+        api.logger?.debug?.(`memcc: nothing to flush for session ${event.sessionId}: ${e.message}`);
+      }
     });
     for (const t of tools(api)) {
       api.registerTool((ctx) => ({ name: t.name, description: t.description, parameters: t.parameters, execute: t.execute(ctx) }), { names: [t.name] });

@@ -1,7 +1,8 @@
 // End to end against a real OpenClaw (npm openclaw@2026.9.6) on Node 24: the plugin installs
 // and loads in both slots with its four tools, turns persist through commitTurn, compaction
 // puts summaries in the prompt with the lcm_grep hint, a grep → expand tool chain recovers an
-// exact phrase, and a new session recalls a fact from the first one.
+// exact phrase, a session deleted through a running gateway is flushed into memory (session_end),
+// and a new session recalls a fact from the first one.
 // Needs: OPENCLAW_BIN (openclaw executable), NODE24_BIN_DIR (a Node 24 bin dir), and a built
 // plugin (scripts/build-plugin.sh). scripts/e2e-openclaw.sh sets all of that up.
 import { test } from "node:test";
@@ -9,6 +10,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,6 +51,18 @@ function agentRequests() {
 
 let mock;
 let port;
+
+/** A port nothing listens on right now (for the gateway). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const p = srv.address().port;
+      srv.close(() => resolve(p));
+    });
+    srv.on("error", reject);
+  });
+}
 
 test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
   assert.ok(openclaw && nodeBin, "OPENCLAW_BIN and NODE24_BIN_DIR must be set (scripts/e2e-openclaw.sh)");
@@ -160,6 +174,44 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     const before = await count();
     turn("e2e-a", "One more short turn.");
     assert.equal(await count(), before + 2, "bootstrap re-read the whole transcript and added only the new turn");
+  });
+
+  await t.test("a session deleted through the gateway is flushed, so its last turn reaches memory", async () => {
+    turn("e2e-end", "Before I go: my gym locker number is 5521.");
+    const { MemccNative } = createRequire(import.meta.url)(path.join(pluginDir, "memcc.node"));
+    const native = new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing" }));
+    const found = async () => JSON.stringify(JSON.parse(await native.memorySearch("main", "gym locker number", 5, 0, null))).includes("5521");
+    assert.equal(await found(), false, "one short turn is still in the fresh tail, not in memory");
+    const gatewayPort = await freePort();
+    const gateway = spawn(openclaw, ["gateway", "run", "--port", String(gatewayPort), "--bind", "loopback", "--token", "e2e-token", "--allow-unconfigured"], { env });
+    t.after(() => gateway.kill());
+    let gatewayLog = "";
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`gateway not ready in 90 s:\n${gatewayLog.slice(-2000)}`)), 90_000);
+      const onData = (d) => {
+        gatewayLog += String(d);
+        if (/\[gateway\] ready/.test(gatewayLog)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      gateway.stdout.on("data", onData);
+      gateway.stderr.on("data", onData);
+    });
+    const del = run(["sessions", "delete", "agent:main:explicit:e2e-end", "--yes", "--json", "--url", `ws://127.0.0.1:${gatewayPort}`, "--token", "e2e-token"]);
+    assert.equal(del.code, 0, del.err);
+    let flushed = false;
+    for (let i = 0; i < 40 && !flushed; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      flushed = await found();
+    }
+    assert.ok(flushed, `session_end flushed the tail into memory; gateway log:\n${gatewayLog.split("\n").filter((l) => /memcc/.test(l)).join("\n")}`);
+    // `agent --local` refuses to run beside a live gateway: wait for it to be gone.
+    const exited = new Promise((r) => gateway.once("exit", r));
+    gateway.kill("SIGTERM");
+    const timer = setTimeout(() => gateway.kill("SIGKILL"), 20_000);
+    await exited;
+    clearTimeout(timer);
   });
 
   await t.test("a new session recalls a fact from the first one", () => {
