@@ -195,7 +195,11 @@ function contextEngine(api) {
     },
     async maintain(params) {
       useHostModel(params);
-      const out = await json(engine(api).compact(params.sessionId, budgetOf(api, params), false));
+      // The host also maintains right after bootstrapping a brand-new session: nothing stored yet.
+      const out = await json(engine(api).compact(params.sessionId, budgetOf(api, params), false)).catch((e) => {
+        if (/no conversation with session id/.test(e.message)) return { compacted: false, reason: "nothing stored yet" };
+        throw e;
+      });
       // MemCC never rewrites the host's transcript: its summaries live in its own store.
       return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: out.reason ?? (out.compacted ? "compacted" : undefined) };
     },

@@ -376,7 +376,7 @@ pub fn markdown(r: &SpeedReport) -> String {
     }
     s.push_str(&format!(
         "\nvector search over {} vectors: exact int8 scan + 4x f32 rerank p50/p99 {:.2}/{:.2} ms, recall@10 {:.3}; \
-         brute-force f32 (baseline) {:.2}/{:.2} ms. An HNSW comparison: `cargo bench -p memcc-memory --features ann --bench ann`.\n",
+         brute-force f32 (baseline) {:.2}/{:.2} ms. An HNSW comparison: `cargo bench -p memcc-memory --features ann --bench vectors`.\n",
         r.scan_vectors, r.scan.p50_ms, r.scan.p99_ms, r.scan_recall_at_10, r.brute_force.p50_ms, r.brute_force.p99_ms
     ));
     s

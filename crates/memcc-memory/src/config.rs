@@ -33,6 +33,20 @@ pub struct MemoryConfig {
     pub wings: Vec<WingRule>,
     /// Verbatim chunks are cut at about this many tokens.
     pub chunk_tokens: usize,
+    /// Where vectors are searched; `memory.db` stays their source of truth either way.
+    pub vector_backend: VectorBackend,
+}
+
+/// The [`crate::vector::VectorStore`] the runtime searches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VectorBackend {
+    /// int8 scan of in-memory copies + f32 rerank, atomic with the records (the default).
+    #[default]
+    Exact,
+    /// A LanceDB table beside `memory.db`, rebuilt from it when out of step; needs a build
+    /// with `--features lancedb`.
+    Lancedb,
 }
 
 impl Default for MemoryConfig {
@@ -50,6 +64,7 @@ impl Default for MemoryConfig {
             recency_half_life_days: 30.0,
             wings: Vec::new(),
             chunk_tokens: 300,
+            vector_backend: VectorBackend::Exact,
         }
     }
 }

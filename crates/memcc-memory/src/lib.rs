@@ -15,7 +15,7 @@ mod schema;
 pub mod store;
 pub mod vector;
 
-pub use config::MemoryConfig;
+pub use config::{MemoryConfig, VectorBackend};
 pub use error::MemoryError;
 pub use recall::{SearchHit, SearchMode};
 pub use record::{MemoryRecord, RecordKind};

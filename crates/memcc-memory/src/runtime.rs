@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunk::{chunks, date_header};
 use crate::classify::Classifier;
-use crate::config::MemoryConfig;
+use crate::config::{MemoryConfig, VectorBackend};
 use crate::embed::Embedder;
 use crate::error::{MemoryError, Result};
 use crate::extract::{PrefCategory, preferences, triples};
@@ -62,6 +62,83 @@ pub struct MemoryRuntime {
     triple_model: Option<Arc<dyn ChatModel>>,
 }
 
+/// The vector index of `model`, loaded from `memory.db` (its source of truth).
+fn open_index(
+    path: &Path,
+    config: &MemoryConfig,
+    store: &Arc<MemoryStore>,
+    model: &str,
+    dim: usize,
+) -> Result<Arc<dyn VectorStore>> {
+    match config.vector_backend {
+        VectorBackend::Exact => {
+            let source_store = store.clone();
+            let source_model = model.to_string();
+            let index: Arc<dyn VectorStore> = Arc::new(ExactScan::new(
+                dim,
+                Some(Box::new(move |ids: &[i64]| source_store.vectors(ids, &source_model).unwrap_or_default())),
+            ));
+            load_index(&*index, store, model)?;
+            Ok(index)
+        }
+        #[cfg(feature = "lancedb")]
+        VectorBackend::Lancedb => {
+            // One table per model (spaces never mix), beside memory.db; rebuilt from memory.db
+            // when its row count disagrees (a crash between the two stores, a forget offline).
+            let dir = lance_dir(path, model);
+            let open = |dir: &Path| {
+                crate::vector::lance::LanceVectorStore::open(dir, dim)
+                    .map_err(|e| MemoryError::Config(format!("vectorBackend lancedb at {}: {e}", dir.display())))
+            };
+            let mut index = open(&dir)?;
+            let expected = store.vector_count(model)?;
+            if index.len() != expected {
+                tracing::info!(expected, found = index.len(), dir = %dir.display(), "rebuilding the LanceDB index from memory.db");
+                drop(index);
+                std::fs::remove_dir_all(&dir)
+                    .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })?;
+                index = open(&dir)?;
+                load_index(&index, store, model)?;
+            }
+            Ok(Arc::new(index))
+        }
+        #[cfg(not(feature = "lancedb"))]
+        VectorBackend::Lancedb => {
+            let _ = path;
+            Err(MemoryError::Config(
+                "vectorBackend \"lancedb\" needs MemCC built with `--features lancedb`; use \"exact\" (the default)"
+                    .into(),
+            ))
+        }
+    }
+}
+
+#[cfg(feature = "lancedb")]
+fn lance_dir(path: &Path, model: &str) -> std::path::PathBuf {
+    let name: String = model.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    path.with_file_name(format!("{}.vectors-{name}.lance", path.file_stem().unwrap_or_default().to_string_lossy()))
+}
+
+/// Every current vector of `model` into `index`, in batches.
+fn load_index(index: &dyn VectorStore, store: &MemoryStore, model: &str) -> Result<()> {
+    const BATCH: usize = 2048;
+    let mut rows: Vec<(i64, String, Vec<f32>)> = Vec::with_capacity(BATCH);
+    let flush = |rows: &mut Vec<(i64, String, Vec<f32>)>| {
+        let view: Vec<crate::vector::VectorRow<'_>> =
+            rows.iter().map(|(id, a, v)| (*id, a.as_str(), v.as_slice())).collect();
+        index.upsert_many(&view);
+        rows.clear();
+    };
+    store.for_each_vector(model, |id, agent, v| {
+        rows.push((id, agent.to_string(), v));
+        if rows.len() == BATCH {
+            flush(&mut rows);
+        }
+    })?;
+    flush(&mut rows);
+    Ok(())
+}
+
 impl MemoryRuntime {
     /// Open `memory.db`, queue records embedded by another model for re-embedding, and load
     /// the vectors of the current model into the in-memory index.
@@ -79,13 +156,7 @@ impl MemoryRuntime {
                 "embedding model changed; records queued for re-embedding (memcc memory reembed)"
             );
         }
-        let source_store = store.clone();
-        let source_model = model.clone();
-        let index: Arc<dyn VectorStore> = Arc::new(ExactScan::new(
-            embedder.dim(),
-            Some(Box::new(move |ids: &[i64]| source_store.vectors(ids, &source_model).unwrap_or_default())),
-        ));
-        store.for_each_vector(&model, |id, agent, v| index.upsert(id, agent, &v))?;
+        let index = open_index(path, &config, &store, &model, embedder.dim())?;
         let classifier = if config.wings.is_empty() { Classifier::default() } else { Classifier::new(&config.wings) };
         Ok(MemoryRuntime {
             store,

@@ -192,6 +192,17 @@ impl MemoryStore {
         Ok(())
     }
 
+    /// How many vectors `for_each_vector` visits for `model`.
+    pub fn vector_count(&self, model: &str) -> Result<usize> {
+        let n: i64 = self.reader().query_row(
+            "SELECT COUNT(*) FROM vectors v JOIN records r ON r.id = v.record_id
+             WHERE v.model = ?1 AND r.forgotten_at IS NULL",
+            [model],
+            |r| r.get(0),
+        )?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     /// Exact vectors of `ids` (those that have one of `model`).
     pub fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
         let conn = self.reader();

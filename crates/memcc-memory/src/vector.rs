@@ -8,6 +8,9 @@
 use std::collections::HashMap;
 use std::sync::RwLock;
 
+#[cfg(feature = "lancedb")]
+pub mod lance;
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VectorHit {
     pub id: i64,
@@ -15,10 +18,19 @@ pub struct VectorHit {
     pub score: f32,
 }
 
+/// One vector to store: record id, owning agent, vector.
+pub type VectorRow<'a> = (i64, &'a str, &'a [f32]);
+
 /// A searchable collection of vectors, each owned by one agent.
 pub trait VectorStore: Send + Sync {
     fn dim(&self) -> usize;
     fn upsert(&self, id: i64, owner: &str, vector: &[f32]);
+    /// Many upserts; stores with a per-write cost (LanceDB commits) do them in one write.
+    fn upsert_many(&self, rows: &[VectorRow<'_>]) {
+        for (id, owner, vector) in rows {
+            self.upsert(*id, owner, vector);
+        }
+    }
     fn remove(&self, id: i64);
     /// The `k` nearest of the vectors owned by one of `owners`, best first.
     fn search(&self, query: &[f32], k: usize, owners: &[String]) -> Vec<VectorHit>;

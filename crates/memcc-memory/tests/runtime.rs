@@ -312,3 +312,43 @@ fn changing_the_embedding_model_reembeds_instead_of_mixing() {
     assert_eq!(done as i64, records);
     assert_eq!(rt.stats().unwrap().vector_models, vec![("hashing-128".to_string(), records)]);
 }
+
+/// With `--features lancedb`: the same recall through LanceDB, which survives a restart and is
+/// rebuilt from memory.db when it falls out of step. Without it: a clear configuration error.
+#[test]
+fn lancedb_backend_recalls_or_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = MemoryConfig { vector_backend: memcc_memory::VectorBackend::Lancedb, ..MemoryConfig::default() };
+    let opened =
+        MemoryRuntime::open(&dir.path().join("memory.db"), config.clone(), Arc::new(HashingEmbedder::default()));
+    if !cfg!(feature = "lancedb") {
+        let err = opened.err().expect("lancedb needs the cargo feature");
+        assert!(err.to_string().contains("--features lancedb"), "{err}");
+        return;
+    }
+    let rt = opened.unwrap();
+    seed(&rt, "main");
+    let added = rt.add("main", "The wifi password at the cabin is BlueFjord42", RecordKind::Fact, false, None).unwrap();
+    assert!(rt.forget("main", &format!("mem_{}", added.id)).unwrap());
+    drop(rt);
+    let rt = runtime(&dir, config.clone());
+    let hits = rt.memory_search("main", "which flight do we take", 5, 0.0, None).unwrap();
+    assert!(hits.iter().any(|h| h.text.contains("LH 1174")), "{hits:?}");
+    assert!(
+        rt.memory_search("main", "cabin wifi password", 5, 0.0, None)
+            .unwrap()
+            .iter()
+            .all(|h| !h.text.contains("BlueFjord"))
+    );
+    drop(rt);
+    // Lost LanceDB files are rebuilt from memory.db.
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "lance") {
+            std::fs::remove_dir_all(&path).unwrap();
+        }
+    }
+    let rt = runtime(&dir, config);
+    let sections = MemoryBridge::retrieve(&rt, &query("main", "What is Lina allergic to?"), 2_000).unwrap();
+    assert!(sections.iter().any(|s| s.name == "recall" && s.body.contains("peanuts")));
+}

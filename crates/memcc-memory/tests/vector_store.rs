@@ -119,3 +119,44 @@ proptest! {
         prop_assert!(found >= 9, "recall@10 {found}/10");
     }
 }
+
+#[cfg(feature = "lancedb")]
+mod lancedb {
+    use super::*;
+    use memcc_memory::vector::lance::LanceVectorStore;
+
+    #[test]
+    fn lancedb_meets_the_contract() {
+        let dirs = std::sync::Mutex::new(Vec::new());
+        contract(|dim| {
+            let dir = tempfile::tempdir().unwrap();
+            let store = LanceVectorStore::open(dir.path(), dim).unwrap();
+            dirs.lock().unwrap().push(dir);
+            Box::new(store)
+        });
+    }
+
+    #[test]
+    fn lancedb_keeps_vectors_across_reopen_and_refuses_another_dimension() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = LanceVectorStore::open(dir.path(), 16).unwrap();
+            let rows: Vec<(i64, &str, Vec<f32>)> = (0..50).map(|i| (i, "a", normalised(i as u64, 16))).collect();
+            let view: Vec<memcc_memory::vector::VectorRow<'_>> =
+                rows.iter().map(|(i, o, v)| (*i, *o, v.as_slice())).collect();
+            store.upsert_many(&view);
+            // One key twice in a batch: the last one wins.
+            store.upsert_many(&[(7, "a", &normalised(700, 16)), (7, "b", &normalised(701, 16))]);
+            assert_eq!(store.len(), 50);
+        }
+        let store = LanceVectorStore::open(dir.path(), 16).unwrap();
+        assert_eq!(store.len(), 50);
+        assert_eq!(store.search(&normalised(701, 16), 1, &["b".to_string()])[0].id, 7);
+        assert!(
+            store.search(&normalised(3, 16), 3, &["x' OR '1'='1".to_string()]).is_empty(),
+            "owner filter is a literal"
+        );
+        let err = LanceVectorStore::open(dir.path(), 32).err().expect("dimension mismatch refused");
+        assert!(err.to_string().contains("16-dimensional"), "{err}");
+    }
+}
