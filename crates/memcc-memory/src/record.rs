@@ -50,6 +50,8 @@ pub struct MemoryRecord {
     pub room: String,
     pub kind: RecordKind,
     pub text: String,
+    /// The summary this record came from, first; for a condensed summary's own record, then
+    /// the summaries it condenses.
     pub source_summary_ids: Vec<String>,
     pub source_session_ids: Vec<String>,
     pub source_message_ids: Vec<i64>,
@@ -91,6 +93,8 @@ pub struct NewRecord {
     pub room: String,
     pub kind: RecordKind,
     pub text: String,
+    /// The summary this record came from, first; for a condensed summary's own record, then
+    /// the summaries it condenses.
     pub source_summary_ids: Vec<String>,
     pub source_session_ids: Vec<String>,
     pub source_message_ids: Vec<i64>,

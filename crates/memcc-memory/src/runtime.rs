@@ -321,15 +321,15 @@ impl MemoryRuntime {
         let mut batch: Vec<(NewRecord, Vec<NewTriple>)> = Vec::new();
         let summary_ids = s.messages.iter().map(|m| m.message_id).collect();
         let summary_triples = self.llm_triples(s);
-        batch.push((
-            base(
-                RecordKind::Summary,
-                format!("{}\n{}", date_header(s.earliest, s.latest), content.trim()),
-                s.earliest,
-                summary_ids,
-            ),
-            summary_triples,
-        ));
+        let mut summary = base(
+            RecordKind::Summary,
+            format!("{}\n{}", date_header(s.earliest, s.latest), content.trim()),
+            s.earliest,
+            summary_ids,
+        );
+        // Recall uses these to show a summary or its condensed parent, not both.
+        summary.source_summary_ids.extend(s.child_summary_ids.iter().cloned());
+        batch.push((summary, summary_triples));
         for chunk in chunks(&s.messages, self.config.chunk_tokens) {
             let mut found = Vec::new();
             for m in s.messages.iter().filter(|m| m.role == "user" && chunk.message_ids.contains(&m.message_id)) {

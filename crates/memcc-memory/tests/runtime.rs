@@ -352,3 +352,27 @@ fn lancedb_backend_recalls_or_is_a_clear_error() {
     let sections = MemoryBridge::retrieve(&rt, &query("main", "What is Lina allergic to?"), 2_000).unwrap();
     assert!(sections.iter().any(|s| s.name == "recall" && s.body.contains("peanuts")));
 }
+
+#[test]
+fn recall_does_not_repeat_a_summary_and_its_condensed_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, MemoryConfig::default());
+    seed(&rt, "main");
+    // The compactor folds sum_a into a condensed summary that repeats its facts.
+    let mut condensed = payload("main", "sum_c", 5, &[]);
+    condensed.kind = "condensed".into();
+    condensed.depth = 1;
+    condensed.content = "CONDENSED: Lina is allergic to peanuts; the flight is LH 1174 from Frankfurt.".into();
+    condensed.child_summary_ids = vec!["sum_a".into()];
+    rt.ingest_summary(&condensed).unwrap();
+    let hits = rt.memory_search("main", "Lina allergic peanuts", 20, 0.0, None).unwrap();
+    let id_of = |needle: &str| {
+        hits.iter().find(|h| h.kind == "summary" && h.text.contains(needle)).map(|h| h.id.clone()).expect(needle)
+    };
+    let (leaf, parent) = (id_of("- user: By the way"), id_of("CONDENSED:"));
+    let sections = MemoryBridge::retrieve(&rt, &query("main", "What is Lina allergic to?"), 4_000).unwrap();
+    let recall = &sections.iter().find(|s| s.name == "recall").expect("recall").body;
+    let shown = [&leaf, &parent].iter().filter(|id| recall.contains(&format!("({id})"))).count();
+    assert_eq!(shown, 1, "one of the two summaries, not both:\n{recall}");
+    assert!(recall.contains("peanuts"));
+}
