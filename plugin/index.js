@@ -14,7 +14,7 @@ const DEFAULT_BUDGET = 128000;
 function engineConfig(pluginConfig, logger) {
   const c = { ...(pluginConfig ?? {}) };
   const config = {};
-  for (const key of ["dataDir", "contextOptimization", "compactionModel", "embeddingModel", "llmBaseUrl", "llmTimeoutSecs", "llmRerank", "rerankModel", "vectorDedupEnabled"]) {
+  for (const key of ["dataDir", "contextOptimization", "compactionModel", "embeddingModel", "embeddingDim", "modelDir", "llmBaseUrl", "llmTimeoutSecs", "llmRerank", "rerankModel", "vectorDedupEnabled", "memoryEnabled", "context", "memory"]) {
     if (c[key] !== undefined && c[key] !== null) config[key] = c[key];
   }
   const t = c.vectorDedupThreshold;

@@ -92,7 +92,8 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
       },
     };
     config.tools = { toolSearch: false };
-    config.plugins.entries.memcc.config = { embeddingModel: "hashing", tokenBudget: 1500 };
+    // Nested settings pass through to the engine (which refuses unknown keys, so a wrong name fails to load).
+    config.plugins.entries.memcc.config = { embeddingModel: "hashing", tokenBudget: 1500, context: { freshTailCount: 4 }, memory: { chunkTokens: 300 } };
     fs.writeFileSync(env.OPENCLAW_CONFIG_PATH, JSON.stringify(config, null, 1));
     const inspect = run(["plugins", "inspect", "memcc", "--runtime", "--json"]);
     assert.equal(inspect.code, 0, inspect.err);
