@@ -40,6 +40,14 @@ pub enum ContextCommand {
         #[arg(long)]
         force: bool,
     },
+    /// End a session: fold everything, fresh tail included, so its last messages reach long-term
+    /// memory (hosts call this when a conversation is over).
+    Flush {
+        #[arg(long)]
+        session: String,
+        #[arg(long, default_value_t = 8000)]
+        budget: usize,
+    },
     /// Print the prompt that would be sent next, within a token budget.
     Assemble {
         #[arg(long)]
@@ -116,6 +124,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
         ContextCommand::Import { .. }
             | ContextCommand::Ingest { .. }
             | ContextCommand::Compact { .. }
+            | ContextCommand::Flush { .. }
             | ContextCommand::Assemble { .. }
     );
     let memcc = cli.open(with_memory)?;
@@ -189,6 +198,15 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                     out.tokens_after,
                     out.threshold_tokens,
                     out.reason
+                )
+            })?;
+        }
+        ContextCommand::Flush { session, budget } => {
+            let out = engine.flush(session, *budget)?;
+            emit(cli, &out, || {
+                format!(
+                    "flushed: {} leaf and {} condensed summaries; tokens {} -> {}",
+                    out.leaf_summaries, out.condensed_summaries, out.tokens_before, out.tokens_after
                 )
             })?;
         }
