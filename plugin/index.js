@@ -76,12 +76,13 @@ function engine(api) {
     // hostModelSummaries is false (then the offline extractive summariser).
     const lend = api.pluginConfig?.hostModelSummaries !== false && !api.pluginConfig?.compactionModel;
     shared = new MemccNative(JSON.stringify(engineConfig(api.pluginConfig, api.logger)), lend ? hostComplete : undefined);
+    logWarnings(api);
   }
-  logWarnings(api);
   return shared;
 }
 
-// Memory opens in the background, so its warnings (e.g. no local model) arrive after the first call.
+// Memory opens in the background, so its warnings (e.g. no local model) arrive later: they are
+// read again after each assemble, which waits for memory anyway.
 let warned = 0;
 function logWarnings(api) {
   const all = shared?.warnings() ?? [];

@@ -346,33 +346,23 @@ impl MemoryRuntime {
         // A summary and the condensed summary above it say the same thing: the better ranked stays.
         let mut summaries_shown: HashSet<&str> = HashSet::new();
         let mut summaries_covered: HashSet<&str> = HashSet::new();
-        let restates_shown = |h: &SearchHit, shown: &HashSet<&str>, covered: &HashSet<&str>| match &h.record {
-            Some(r) if r.kind == RecordKind::Summary => match r.source_summary_ids.split_first() {
-                Some((own, children)) => {
-                    covered.contains(own.as_str()) || children.iter().any(|c| shown.contains(c.as_str()))
-                }
-                None => false,
-            },
-            _ => false,
-        };
-        let mut picked = Vec::new();
         for h in &deep {
-            if picked.len() == self.config.recall_top_k() {
+            if l3_lines.len() == self.config.recall_top_k() {
                 break;
             }
-            if shown.contains(&h.id) || restates_shown(h, &summaries_shown, &summaries_covered) {
+            if shown.contains(&h.id) {
                 continue;
             }
-            if let Some(r) = h.record.as_ref().filter(|r| r.kind == RecordKind::Summary) {
-                if let Some((own, children)) = r.source_summary_ids.split_first() {
-                    summaries_shown.insert(own);
-                    summaries_covered.extend(children.iter().map(String::as_str));
+            if let Some((own, children)) = summary_lineage(h) {
+                if summaries_covered.contains(own.as_str())
+                    || children.iter().any(|c| summaries_shown.contains(c.as_str()))
+                {
+                    continue;
                 }
+                summaries_shown.insert(own);
+                summaries_covered.extend(children.iter().map(String::as_str));
             }
             shown.insert(h.id.clone());
-            picked.push(h);
-        }
-        for h in picked {
             let date = h.event_time.map(|t| format!("[Date: {}] ", &format_date(t)[..10])).unwrap_or_default();
             let text = snippet(&strip_date_header(&h.text).replace('\n', " / "), &needles, RECALL_LINE_CHARS);
             let stale = if h.current { "" } else { " (superseded)" };
@@ -404,6 +394,12 @@ impl MemoryRuntime {
         }
         (!parts.is_empty()).then(|| parts.join("\n\n"))
     }
+}
+
+/// For a summary hit: its own summary id and the ids of the summaries it condenses (how a summary
+/// record's `source_summary_ids` are laid out).
+fn summary_lineage(h: &SearchHit) -> Option<(&String, &[String])> {
+    h.record.as_ref().filter(|r| r.kind == RecordKind::Summary).and_then(|r| r.source_summary_ids.split_first())
 }
 
 fn strip_date_header(text: &str) -> &str {
