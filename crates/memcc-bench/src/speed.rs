@@ -61,7 +61,8 @@ pub struct SpeedReport {
     pub brute_force: Latency,
 }
 
-fn latency(mut d: Vec<Duration>) -> Latency {
+/// p50 and p99 of `d`, in milliseconds.
+pub fn latency(mut d: Vec<Duration>) -> Latency {
     d.sort();
     let at =
         |q: f64| d.get(((d.len().max(1) as f64 - 1.0) * q).round() as usize).map_or(0.0, |x| x.as_secs_f64() * 1e3);
@@ -119,7 +120,8 @@ fn message(i: usize) -> AgentMessage {
     m.with_timestamp(1_700_000_000_000 + i as i64 * 1000)
 }
 
-fn unit(seed: u64, dim: usize) -> Vec<f32> {
+/// A deterministic pseudo-random unit vector (xorshift from `seed`): benchmark data.
+pub fn unit(seed: u64, dim: usize) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
     let mut v: Vec<f32> = (0..dim)
         .map(|_| {
@@ -376,7 +378,7 @@ pub fn markdown(r: &SpeedReport) -> String {
     }
     s.push_str(&format!(
         "\nvector search over {} vectors: exact int8 scan + 4x f32 rerank p50/p99 {:.2}/{:.2} ms, recall@10 {:.3}; \
-         brute-force f32 (baseline) {:.2}/{:.2} ms. An HNSW comparison: `cargo bench -p memcc-memory --features ann --bench vectors`.\n",
+         brute-force f32 (baseline) {:.2}/{:.2} ms. An HNSW comparison: `cargo bench -p memcc-bench --features ann --bench vectors`.\n",
         r.scan_vectors, r.scan.p50_ms, r.scan.p99_ms, r.scan_recall_at_10, r.brute_force.p50_ms, r.brute_force.p99_ms
     ));
     s

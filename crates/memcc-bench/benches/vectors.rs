@@ -1,33 +1,13 @@
 //! The vector stores on the same vectors and queries in one run: the default exact int8 scan,
 //! and with their features an HNSW index (hnsw_rs) and the LanceDB `VectorStore`:
-//! `cargo bench -p memcc-memory --features ann,lancedb --bench vectors [-- --quick]`.
+//! `cargo bench -p memcc-bench --features ann,lancedb --bench vectors [-- --quick]`.
 //! Reports build/load time, query latency p50/p99 and recall@10 against brute-force f32 truth.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use memcc_memory::vector::{ExactScan, VectorStore};
-
-fn unit(seed: u64, dim: usize) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
-    let mut v: Vec<f32> = (0..dim)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s % 20001) as f32 / 10000.0 - 1.0
-        })
-        .collect();
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.iter_mut().for_each(|x| *x /= n);
-    v
-}
-
-fn pct(mut d: Vec<Duration>) -> (f64, f64) {
-    d.sort();
-    let at = |q: f64| d[((d.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3;
-    (at(0.5), at(0.99))
-}
+use memcc::memory::vector::{ExactScan, VectorRow, VectorStore};
+use memcc_bench::speed::{latency, unit};
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
@@ -48,8 +28,7 @@ fn main() {
             / (10 * truth.len()) as f64
     };
 
-    let rows: Vec<memcc_memory::vector::VectorRow<'_>> =
-        data.iter().enumerate().map(|(i, v)| (i as i64, "a", v.as_slice())).collect();
+    let rows: Vec<VectorRow<'_>> = data.iter().enumerate().map(|(i, v)| (i as i64, "a", v.as_slice())).collect();
     println!("{n} × {dim}, {} queries, k 10", queries.len());
 
     let t = Instant::now();
@@ -67,7 +46,7 @@ fn main() {
     {
         let dir = tempfile::tempdir().expect("temp dir");
         let t = Instant::now();
-        let lance = memcc_memory::vector::lance::LanceVectorStore::open(dir.path(), dim).expect("LanceDB opens");
+        let lance = memcc::memory::vector::lance::LanceVectorStore::open(dir.path(), dim).expect("LanceDB opens");
         for chunk in rows.chunks(2048) {
             lance.upsert_many(chunk);
         }
@@ -116,6 +95,7 @@ fn report(name: &str, load: f64, store: &dyn VectorStore, queries: &[Vec<f32>], 
 }
 
 fn print_row(name: &str, build: f64, lat: Vec<Duration>, recall: f64) {
-    let (p50, p99) = pct(lat);
+    let l = latency(lat);
+    let (p50, p99) = (l.p50_ms, l.p99_ms);
     println!("{name:<34} build/load {build:>6.1} s, p50/p99 {p50:>7.2}/{p99:>7.2} ms, recall@10 {recall:.3}");
 }
