@@ -34,6 +34,8 @@ pub struct HQuestion {
     /// LongMemEval `_abs`: the answer is not in the haystack; excluded from recall.
     pub abstention: bool,
     pub answer: Option<String>,
+    /// LoCoMo category 5: the answer about the *other* speaker that the question tries to elicit.
+    pub adversarial_answer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -34,6 +34,7 @@ pub struct Question {
     pub evidence: Vec<String>,
     /// Category 5 has none (only `adversarial_answer`).
     pub answer: Option<String>,
+    pub adversarial_answer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +98,15 @@ fn parse_date(s: &str) -> Option<i64> {
     )
     .ok()
     .map(|d| d.and_utc().timestamp_millis())
+}
+
+/// An answer as text: upstream answers are strings, sometimes numbers.
+fn text_of(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
 }
 
 pub fn load(path: &Path) -> Result<Vec<Conversation>, BenchError> {
@@ -164,11 +174,8 @@ pub fn parse(text: &str) -> Result<Vec<Conversation>, BenchError> {
                         .as_array()
                         .map(|a| a.iter().filter_map(|e| e.as_str().map(String::from)).collect())
                         .unwrap_or_default(),
-                    answer: match &q["answer"] {
-                        Value::String(s) => Some(s.clone()),
-                        Value::Null => None,
-                        other => Some(other.to_string()),
-                    },
+                    answer: text_of(&q["answer"]),
+                    adversarial_answer: text_of(&q["adversarial_answer"]),
                 })
             })
             .collect::<Result<Vec<_>, BenchError>>()?;
@@ -265,6 +272,7 @@ pub fn to_haystacks(conversations: &[Conversation], issues: &mut Vec<String>) ->
                             as_of,
                             abstention: false,
                             answer: q.answer.clone(),
+                            adversarial_answer: q.adversarial_answer.clone(),
                         }
                     })
                     .collect(),

@@ -113,6 +113,7 @@ pub fn to_haystacks(items: &[Item]) -> Vec<Haystack> {
                         serde_json::Value::String(s) => s.clone(),
                         other => other.to_string(),
                     }),
+                    adversarial_answer: None,
                 }],
             }
         })

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::{BenchError, Dataset, Options, dedup_in_order, load, open, replay};
-use memcc::MemccConfig;
+use crate::metrics::dedup_in_order;
+use crate::pipeline::{open, replay};
+use crate::{BenchError, Dataset, Options, load};
 use memcc::context::SessionRef;
 use memcc::context::message::AgentMessage;
 use memcc::core::llm::{ChatMessage, ChatModel, ChatRequest, OpenAiChat, OpenAiConfig};
@@ -51,13 +52,48 @@ pub struct QaCategory {
     pub questions: usize,
     pub correct: usize,
     pub accuracy: f64,
+    /// Mean estimated tokens of the prompts these questions were asked with (system included).
+    pub mean_prompt_tokens: f64,
+    #[serde(skip)]
+    prompt_tokens: usize,
+}
+
+impl QaCategory {
+    fn add(&mut self, other: &QaCategory) {
+        self.questions += other.questions;
+        self.correct += other.correct;
+        self.prompt_tokens += other.prompt_tokens;
+    }
+
+    fn finish(mut self) -> Self {
+        let per = |x: usize| if self.questions == 0 { 0.0 } else { x as f64 / self.questions as f64 };
+        self.accuracy = per(self.correct);
+        self.mean_prompt_tokens = per(self.prompt_tokens);
+        self
+    }
+}
+
+/// A judge's verdict, however it is dressed ("**CORRECT**", "Yes.", "The answer is wrong"):
+/// the first verdict word decides; `None` when there is none.
+pub fn parse_verdict(reply: &str) -> Option<bool> {
+    reply.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).find_map(|w| match w.as_str() {
+        "correct" | "yes" | "right" | "true" => Some(true),
+        "wrong" | "incorrect" | "no" | "false" => Some(false),
+        _ => None,
+    })
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct QaReport {
     pub model: String,
     pub judge_model: String,
+    /// Every question with an answer.
     pub overall: QaCategory,
+    /// LoCoMo: categories 1–4 (category 5 has no gold answer and is never in `overall` either,
+    /// but the figure is labelled the way LoCoMo results are quoted).
+    pub overall_secondary: Option<QaCategory>,
+    /// Judge replies with no verdict word (counted wrong).
+    pub unparsed_verdicts: usize,
     pub by_category: Vec<(String, QaCategory)>,
     /// Questions whose answer or judgement failed (counted wrong).
     pub failures: usize,
@@ -72,12 +108,7 @@ pub fn run_qa(
     judge: &str,
     progress: &mut dyn FnMut(usize, usize, &str),
 ) -> Result<QaReport, BenchError> {
-    let base = MemccConfig {
-        embedding_model: options.embedding_model.clone(),
-        model_dir: options.model_dir.clone(),
-        llm_base_url: options.llm_base_url.clone(),
-        ..Default::default()
-    };
+    let base = &options.settings;
     let url = base
         .endpoint()
         .ok_or_else(|| BenchError::Qa("QA mode needs an OpenAI-compatible endpoint (--llm-base-url)".into()))?;
@@ -88,14 +119,11 @@ pub fn run_qa(
     };
     let (answerer, grader) = (chat(model)?, chat(judge)?);
     let mut issues = Vec::new();
-    let mut haystacks = load(options.dataset, path, &mut issues)?;
-    if let Some(n) = options.limit {
-        haystacks.truncate(n);
-    }
-    let mut warnings = Vec::new();
-    let embedder = memcc::Memcc::embedder(&base, &mut warnings)?;
+    let haystacks = load(options.dataset, path, options.limit, &mut issues)?;
+    let embedder = memcc::Memcc::embedder(base, &mut Vec::new())?;
     let mut tally: HashMap<String, QaCategory> = HashMap::new();
     let mut failures = 0;
+    let mut unparsed_verdicts = 0;
     for (hi, h) in haystacks.iter().enumerate() {
         progress(hi, haystacks.len(), &format!("QA {}", h.id));
         let dir = tempfile::tempdir()?;
@@ -122,6 +150,7 @@ pub fn run_qa(
                 Some(extra) => format!("{ANSWER_SYSTEM}\n\n{extra}"),
                 None => ANSWER_SYSTEM.to_string(),
             };
+            let prompt_tokens = memcc::core::estimate_tokens(&system) + assembled.estimated_tokens;
             let request = ChatRequest { system: Some(system), messages, max_tokens: Some(200), temperature: Some(0.0) };
             let verdict = answerer.complete(&request).and_then(|response| {
                 let prompt = match options.dataset {
@@ -132,13 +161,15 @@ pub fn run_qa(
             });
             let entry = tally.entry(q.category.clone()).or_default();
             entry.questions += 1;
+            entry.prompt_tokens += prompt_tokens;
             match verdict {
-                Ok(v) => {
-                    let v = v.trim().to_lowercase();
-                    if v.starts_with("yes") || v.starts_with("correct") {
-                        entry.correct += 1;
+                Ok(v) => match parse_verdict(&v) {
+                    Some(correct) => entry.correct += usize::from(correct),
+                    None => {
+                        tracing::warn!(question = %q.id, reply = %v, "the judge gave no verdict; counted wrong");
+                        unparsed_verdicts += 1;
                     }
-                }
+                },
                 Err(e) => {
                     tracing::warn!(question = %q.id, error = %e, "QA request failed; counted wrong");
                     failures += 1;
@@ -149,23 +180,49 @@ pub fn run_qa(
     progress(haystacks.len(), haystacks.len(), "done");
     let mut categories: Vec<String> = dedup_in_order(tally.keys().cloned());
     categories.sort();
-    let finish = |mut c: QaCategory| {
-        c.accuracy = if c.questions == 0 { 0.0 } else { c.correct as f64 / c.questions as f64 };
-        c
+    let sum = |keep: &dyn Fn(&str) -> bool| {
+        let mut total = QaCategory::default();
+        for (c, t) in &tally {
+            if keep(c) {
+                total.add(t);
+            }
+        }
+        total.finish()
     };
-    let overall = finish(QaCategory {
-        questions: tally.values().map(|c| c.questions).sum(),
-        correct: tally.values().map(|c| c.correct).sum(),
-        accuracy: 0.0,
-    });
     Ok(QaReport {
         model: model.into(),
         judge_model: judge.into(),
-        overall,
+        overall: sum(&|_| true),
+        overall_secondary: (options.dataset == Dataset::Locomo).then(|| sum(&|c| c != "5")),
+        unparsed_verdicts,
         by_category: categories
             .into_iter()
-            .map(|c| (c.clone(), finish(tally.get(&c).cloned().unwrap_or_default())))
+            .map(|c| (c.clone(), tally.get(&c).cloned().unwrap_or_default().finish()))
             .collect(),
         failures,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_verdict;
+
+    #[test]
+    fn verdicts_are_read_however_they_are_dressed() {
+        for (reply, want) in [
+            ("CORRECT", Some(true)),
+            ("**CORRECT**", Some(true)),
+            ("Yes.", Some(true)),
+            ("yes", Some(true)),
+            ("WRONG", Some(false)),
+            ("**Incorrect**", Some(false)),
+            ("No.", Some(false)),
+            ("The generated answer is wrong.", Some(false)),
+            ("Label: CORRECT", Some(true)),
+            ("", None),
+            ("I cannot tell", None),
+        ] {
+            assert_eq!(parse_verdict(reply), want, "{reply:?}");
+        }
+    }
 }

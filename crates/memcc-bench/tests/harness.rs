@@ -12,16 +12,7 @@ fn fixture() -> PathBuf {
 }
 
 fn options(dataset: Dataset, modes: Vec<Mode>) -> Options {
-    Options {
-        dataset,
-        modes,
-        embedding_model: "hashing".into(),
-        model_dir: None,
-        llm_base_url: None,
-        rerank_model: "gpt-4o-mini".into(),
-        budget: 2_000,
-        limit: None,
-    }
+    Options { modes, budget: 2_000, ..Options::new(dataset, "hashing") }
 }
 
 #[test]
@@ -82,7 +73,7 @@ fn qa_mode_answers_and_judges_through_an_endpoint() {
         }
     });
     let mut opts = options(Dataset::Longmemeval, vec![Mode::Full]);
-    opts.llm_base_url = Some(server.base_url());
+    opts.settings.llm_base_url = Some(server.base_url());
     let report = memcc_bench::qa::run_qa(&fixture(), &opts, "answer-model", "judge-model", &mut |_, _, _| {}).unwrap();
     assert_eq!(report.overall.questions, 4);
     assert_eq!(report.overall.correct, 2, "{report:?}"); // the dog, and the abstention
@@ -110,11 +101,7 @@ fn qa_mode_answers_and_judges_through_an_endpoint() {
 
 #[test]
 fn locomo_runs_end_to_end_where_the_data_exists() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/locomo/locomo7-dev.json");
-    if !path.exists() {
-        eprintln!("SKIP: ../shared/data/locomo/locomo7-dev.json not found");
-        return;
-    }
+    let Some(path) = memcc_testkit::shared_data("data/locomo/locomo7-dev.json") else { return };
     let mut opts = options(Dataset::Locomo, vec![Mode::Bm25, Mode::Full]);
     opts.limit = Some(1);
     let report = memcc_bench::run(&path, &opts, &mut |_, _, _| {}).unwrap();
@@ -137,4 +124,38 @@ fn speed_suite_reports_every_figure_beside_its_baseline() {
     assert!(report.scan_recall_at_10 >= 0.9);
     let md = memcc_bench::speed::markdown(&report);
     assert!(md.contains("baseline") && md.contains("brute-force"));
+}
+
+#[test]
+fn prompt_bench_scores_memcc_beside_same_size_baselines() {
+    use memcc_bench::prompt::{Scenario, System};
+    let opts = options(Dataset::Longmemeval, Vec::new());
+    let scenarios = [Scenario::NewSession, Scenario::LongSession];
+    let report = memcc_bench::prompt::run(&fixture(), &opts, &[300, 600], &scenarios, true, &mut |_, _, _| {}).unwrap();
+    for scenario in scenarios {
+        for size in [300, 600] {
+            let row = |system: System| {
+                report.rows.iter().find(|r| r.scenario == scenario && r.memory_tokens == size && r.system == system)
+            };
+            let memcc = row(System::Memcc).expect("MemCC row");
+            let ceiling = row(System::Ceiling).expect("ceiling row");
+            assert!(ceiling.cats_1_4.strict >= memcc.cats_1_4.strict, "{scenario:?} {size}");
+            for baseline in [System::Recency, System::Bm25Turns, System::Bm25Sessions] {
+                let b = row(baseline).expect("baseline row");
+                assert!(b.mean_chars <= memcc.mean_chars + 1.0, "{baseline:?} gets MemCC's characters, not more");
+            }
+            assert!(row(System::Bm25SessionsFill).is_some());
+            assert_eq!(row(System::MemccExpand).is_some(), scenario == Scenario::LongSession);
+        }
+    }
+    // The dog question's answer reaches a new session's prompt through memory.
+    let dog = report
+        .per_question
+        .iter()
+        .find(|q| q.question.contains("dog") && q.scenario == Scenario::NewSession && q.memory_tokens == 600)
+        .expect("the dog question");
+    assert!(dog.results.iter().any(|(s, strict, _)| *s == System::Memcc && *strict), "{dog:?}");
+    assert!(dog.memcc_prompt.as_deref().is_some_and(|p| !p.contains("What breed is my dog?")), "question excluded");
+    let md = memcc_bench::prompt::markdown(&report);
+    assert!(md.contains("best same-size baseline") && md.contains("ceiling"), "{md}");
 }

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::Cli;
+use memcc_bench::prompt::Scenario;
 use memcc_bench::{Dataset, Mode, Options};
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -58,6 +59,24 @@ pub enum BenchCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Answer in prompt (LLM-free): does MemCC's assembled prompt contain the gold answer, beside
+    /// same-size baselines (recency, BM25 turns, BM25 sessions), new-session and long-session.
+    Prompt {
+        #[command(flatten)]
+        common: Common,
+        /// Comma-separated memory sizes in tokens (what recall may use).
+        #[arg(long, default_value = "1000,2000,4000,8000,16000")]
+        sizes: String,
+        /// Comma-separated: new-session, long-session.
+        #[arg(long, default_value = "new-session,long-session")]
+        scenarios: String,
+        /// One JSON line per question, scenario and size.
+        #[arg(long)]
+        per_question: Option<PathBuf>,
+        /// Put MemCC's prompt text into the per-question lines.
+        #[arg(long)]
+        prompts: bool,
+    },
     /// QA accuracy: answer from the assembled prompt, grade with a judge model (needs --llm-base-url).
     Qa {
         #[command(flatten)]
@@ -91,21 +110,41 @@ fn progress_bar() -> ProgressBar {
     )
 }
 
-fn options(cli: &Cli, common: &Common, modes: Vec<Mode>, rerank_model: &str) -> Result<Options> {
-    let settings = cli.settings()?;
+/// The bench options: every setting of `--config` and the flags, as the other commands use them.
+fn options(cli: &Cli, common: &Common, modes: Vec<Mode>) -> Result<Options> {
+    let mut settings = cli.settings()?;
+    settings.model_dir = Some(settings.model_dir());
+    settings.llm_base_url = settings.endpoint();
     Ok(Options {
         dataset: match common.dataset {
             DatasetArg::Locomo => Dataset::Locomo,
             DatasetArg::Longmemeval => Dataset::Longmemeval,
         },
         modes,
-        embedding_model: settings.embedding_model.clone(),
-        model_dir: Some(settings.model_dir()),
-        llm_base_url: settings.endpoint(),
-        rerank_model: rerank_model.to_string(),
+        settings,
         budget: common.budget,
         limit: common.limit,
     })
+}
+
+fn list<T>(text: &str, what: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>> {
+    let items = text
+        .split(',')
+        .map(|x| parse(x.trim()).with_context(|| format!("{x:?} is not a {what}")))
+        .collect::<Result<Vec<_>>>()?;
+    if items.is_empty() {
+        bail!("no {what} given");
+    }
+    Ok(items)
+}
+
+fn write_lines<T: serde::Serialize>(path: &PathBuf, lines: &[T]) -> Result<()> {
+    let mut f =
+        std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?);
+    for l in lines {
+        writeln!(f, "{}", serde_json::to_string(l)?)?;
+    }
+    Ok(())
 }
 
 pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
@@ -117,35 +156,31 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
     };
     match command {
         BenchCommand::Retrieval { common, modes, per_question, rerank_model } => {
-            let modes = modes
-                .split(',')
-                .map(|m| {
-                    Mode::parse(m.trim())
-                        .with_context(|| format!("unknown mode {m:?} (bm25, dense, hybrid, full, full-rerank)"))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            if modes.is_empty() {
-                bail!("no modes to run");
-            }
-            let opts = options(cli, common, modes, rerank_model)?;
+            let modes = list(modes, "mode (bm25, dense, hybrid, full, full-rerank)", Mode::parse)?;
+            let mut opts = options(cli, common, modes)?;
+            opts.settings.rerank_model = rerank_model.clone();
             let report = memcc_bench::run(&common.path, &opts, &mut tick)?;
             bar.finish_and_clear();
             let md = memcc_bench::markdown(&report);
             emit_report(cli, &report, &md, common.out.as_ref())?;
             if let Some(p) = per_question {
-                let mut f = std::io::BufWriter::new(
-                    std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
-                );
-                for q in &report.per_question {
-                    writeln!(f, "{}", serde_json::to_string(q)?)?;
-                }
+                write_lines(p, &report.per_question)?;
+            }
+        }
+        BenchCommand::Prompt { common, sizes, scenarios, per_question, prompts } => {
+            let sizes = list(sizes, "memory size", |s| s.parse::<usize>().ok().filter(|&n| n > 0))?;
+            let scenarios = list(scenarios, "scenario (new-session, long-session)", Scenario::parse)?;
+            let opts = options(cli, common, Vec::new())?;
+            let report = memcc_bench::prompt::run(&common.path, &opts, &sizes, &scenarios, *prompts, &mut tick)?;
+            bar.finish_and_clear();
+            let md = memcc_bench::prompt::markdown(&report);
+            emit_report(cli, &report, &md, common.out.as_ref())?;
+            if let Some(p) = per_question {
+                write_lines(p, &report.per_question)?;
             }
         }
         BenchCommand::Speed { sizes, samples, out } => {
-            let sizes = sizes
-                .split(',')
-                .map(|s| s.trim().parse::<usize>().with_context(|| format!("{s:?} is not a size")))
-                .collect::<Result<Vec<_>>>()?;
+            let sizes = list(sizes, "size (at least 10)", |s| s.parse::<usize>().ok().filter(|&n| n >= 10))?;
             let settings = cli.settings()?;
             let mut warnings = Vec::new();
             let embedder = memcc::Memcc::embedder(&settings, &mut warnings)?;
@@ -160,11 +195,11 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
             emit_report(cli, &report, &md, out.as_ref())?;
         }
         BenchCommand::Qa { common, model, judge } => {
-            let opts = options(cli, common, vec![Mode::Full], "gpt-4o-mini")?;
+            let opts = options(cli, common, vec![Mode::Full])?;
             let report = memcc_bench::qa::run_qa(&common.path, &opts, model, judge, &mut tick)?;
             bar.finish_and_clear();
             let mut md = format!(
-                "QA accuracy — answer model {}, judge {}: {:.3} ({} of {}; {} failed requests counted wrong)\n\n| type | n | accuracy |\n|---|---|---|\n",
+                "QA accuracy — answer model {}, judge {}: {:.3} ({} of {}; {} failed requests counted wrong)\n",
                 report.model,
                 report.judge_model,
                 report.overall.accuracy,
@@ -172,8 +207,18 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
                 report.overall.questions,
                 report.failures
             );
+            if let Some(main) = &report.overall_secondary {
+                md.push_str(&format!(
+                    "categories 1–4: {:.3} ({} of {}); ",
+                    main.accuracy, main.correct, main.questions
+                ));
+            }
+            md.push_str(&format!(
+                "mean prompt {:.0} tokens; {} judge replies without a verdict (counted wrong)\n\n| type | n | accuracy | prompt tokens |\n|---|---|---|---|\n",
+                report.overall.mean_prompt_tokens, report.unparsed_verdicts
+            ));
             for (c, a) in &report.by_category {
-                md.push_str(&format!("| {c} | {} | {:.3} |\n", a.questions, a.accuracy));
+                md.push_str(&format!("| {c} | {} | {:.3} | {:.0} |\n", a.questions, a.accuracy, a.mean_prompt_tokens));
             }
             emit_report(cli, &report, &md, common.out.as_ref())?;
         }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::compact::format_time;
+use crate::config::ContextConfig;
 use crate::error::Result;
 use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, Summary};
 use memcc_core::bridge::{MemoryBridge, RecallQuery, RecallSection};
@@ -90,7 +91,7 @@ fn units(items: &[ContextItem]) -> Vec<Unit> {
 pub(crate) struct Assembler<'a> {
     pub store: &'a ContextStore,
     pub bridge: &'a dyn MemoryBridge,
-    pub memory_budget_fraction: f64,
+    pub config: &'a ContextConfig,
 }
 
 impl Assembler<'_> {
@@ -115,7 +116,7 @@ impl Assembler<'_> {
         }
 
         // Recalled memory, defensively re-checked against its share.
-        let memory_budget = (remaining as f64 * self.memory_budget_fraction) as usize;
+        let memory_budget = self.config.memory_budget(remaining);
         let mut sections: Vec<RecallSection> = Vec::new();
         if memory_budget > FRAME {
             let query = self.recall_query(conversation, &items, as_of, pending)?;

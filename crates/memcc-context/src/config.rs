@@ -25,6 +25,8 @@ pub struct ContextConfig {
     pub max_compaction_iterations: usize,
     /// Share of the assemble budget that recalled memory may use.
     pub memory_budget_fraction: f64,
+    /// Cap on recalled memory, in tokens, however large the host's budget (users pay per token).
+    pub memory_max_tokens: usize,
     /// Agent that new conversations belong to unless the host says otherwise.
     pub agent_id: String,
 }
@@ -42,6 +44,7 @@ impl Default for ContextConfig {
             large_file_threshold_tokens: 25_000,
             max_compaction_iterations: 64,
             memory_budget_fraction: 0.25,
+            memory_max_tokens: 4_000,
             agent_id: "main".into(),
         }
     }
@@ -74,6 +77,11 @@ impl ContextConfig {
             return bad("agentId must not be empty".into());
         }
         Ok(())
+    }
+
+    /// The tokens recalled memory may use when `remaining` tokens of the budget are left.
+    pub fn memory_budget(&self, remaining: usize) -> usize {
+        ((remaining as f64 * self.memory_budget_fraction) as usize).min(self.memory_max_tokens)
     }
 
     /// Summary sizes are also capped at a quarter of the threshold (and leaf chunks at half), so

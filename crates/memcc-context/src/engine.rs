@@ -190,11 +190,7 @@ impl ContextEngine {
     }
 
     fn assembler(&self) -> Assembler<'_> {
-        Assembler {
-            store: &self.store,
-            bridge: &*self.bridge,
-            memory_budget_fraction: self.config.memory_budget_fraction,
-        }
+        Assembler { store: &self.store, bridge: &*self.bridge, config: &self.config }
     }
 
     /// `lcm_grep`: search one session (or all, when `session_id` is `None`).

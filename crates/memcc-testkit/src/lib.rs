@@ -115,3 +115,23 @@ fn respond(request: tiny_http::Request, reply: Reply) {
     }
     let _ = request.respond(response);
 }
+
+/// A test's missing prerequisite (dataset, model, server): prints `SKIP: …` on a user's
+/// machine, and fails the test under `CI=true`, where nothing may skip.
+pub fn skip(what: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true and {what}: checks may not skip in CI");
+    }
+    eprintln!("SKIP: {what}");
+}
+
+/// `../shared/<relative>` beside the repository root, when it exists; else [`skip`] and `None`.
+pub fn shared_data(relative: &str) -> Option<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
+    let path = root.join("shared").join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    skip(&format!("{} not found (data-driven check)", path.display()));
+    None
+}

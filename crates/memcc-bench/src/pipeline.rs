@@ -1,0 +1,84 @@
+//! MemCC as the benchmarks drive it: opened in a temporary directory with the user's settings,
+//! and fed a haystack the way a host would (turn by turn, compacting as it goes).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::haystack::{HTurn, Haystack};
+use crate::{BenchError, Options};
+use memcc::context::SessionRef;
+use memcc::context::message::{AgentMessage, ContentPart};
+use memcc::memory::embed::Embedder;
+use memcc::{Memcc, MemccConfig};
+
+/// Message id → (session unit, turn unit): how hits are traced back to the dataset.
+pub type Provenance = HashMap<i64, (String, String)>;
+
+/// Open MemCC in `dir` with `settings` (the data directory overridden), reusing `embedder`.
+pub fn open_with(settings: &MemccConfig, dir: &Path, embedder: &Arc<dyn Embedder>) -> Result<Memcc, BenchError> {
+    let config = MemccConfig { data_dir: Some(dir.to_path_buf()), context_db: None, ..settings.clone() };
+    Ok(Memcc::open_with(config, None, Some(embedder.clone()))?)
+}
+
+/// Open MemCC for one haystack with the options' settings; `rerank` turns the LLM rerank on.
+pub fn open(options: &Options, dir: &Path, embedder: &Arc<dyn Embedder>, rerank: bool) -> Result<Memcc, BenchError> {
+    let settings = MemccConfig { llm_rerank: rerank || options.settings.llm_rerank, ..options.settings.clone() };
+    open_with(&settings, dir, embedder)
+}
+
+/// A dataset turn as the host message it stands for: the dataset's first speaker is the user.
+pub fn message(turn: &HTurn, timestamp: i64) -> AgentMessage {
+    let text = turn.display_text();
+    let msg = if turn.role == "user" {
+        AgentMessage::user(&text)
+    } else {
+        AgentMessage::assistant(vec![ContentPart::text(text)])
+    };
+    msg.with_timestamp(timestamp)
+}
+
+/// When the k-th turn of a session happened (sessions carry one date; turns are 30 s apart).
+pub fn turn_time(session_time: Option<i64>, k: usize) -> i64 {
+    session_time.unwrap_or(0) + k as i64 * 30_000
+}
+
+/// Replay a haystack session by session, as separate host sessions: compaction after every
+/// turn, a flush at each session's end so everything reaches memory.
+pub fn replay(memcc: &Memcc, h: &Haystack, budget: usize, ids: &mut Provenance) -> Result<(), BenchError> {
+    for s in &h.sessions {
+        let session_id = format!("{}/{}", h.id, s.unit);
+        let sref = SessionRef::new(&session_id);
+        for (k, t) in s.turns.iter().enumerate() {
+            for id in memcc.context.ingest(&sref, &message(t, turn_time(s.time, k)))?.inserted {
+                ids.insert(id, (s.unit.clone(), t.unit.clone()));
+            }
+            memcc.context.compact(&session_id, budget, false)?;
+        }
+        if !s.turns.is_empty() {
+            memcc.context.flush(&session_id, budget)?;
+        }
+    }
+    Ok(())
+}
+
+/// Replay every session of a haystack into one long host session (`session_id`), compacting
+/// after every turn and never flushing: the conversation a long-running agent would have.
+pub fn replay_as_one_session(
+    memcc: &Memcc,
+    h: &Haystack,
+    session_id: &str,
+    budget: usize,
+    ids: &mut Provenance,
+) -> Result<(), BenchError> {
+    let sref = SessionRef::new(session_id);
+    for s in &h.sessions {
+        for (k, t) in s.turns.iter().enumerate() {
+            for id in memcc.context.ingest(&sref, &message(t, turn_time(s.time, k)))?.inserted {
+                ids.insert(id, (s.unit.clone(), t.unit.clone()));
+            }
+            memcc.context.compact(session_id, budget, false)?;
+        }
+    }
+    Ok(())
+}

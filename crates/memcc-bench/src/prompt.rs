@@ -1,0 +1,515 @@
+//! `memcc bench prompt`: does the prompt MemCC assembles contain the answer? LLM-free.
+//!
+//! Per question, MemCC assembles the prompt a host would send, and [`crate::answer`] tests
+//! whether it holds the gold answer. In the same run, plain baselines ([`crate::baseline`]) get
+//! **the same number of characters** for the same question: the latest turns, BM25 over turns,
+//! BM25 over sessions; plus BM25 sessions filling the whole memory size, and the whole
+//! conversation (the ceiling of this measure). The question itself is never counted.
+//!
+//! Two scenarios, each swept over memory sizes (the tokens recalled memory may use,
+//! `context.memoryMaxTokens`; the host budget is set so that the share `memoryBudgetFraction`
+//! does not bind):
+//! - **new session**: the conversation was replayed session by session (compacted, flushed);
+//!   the question opens a new session, so everything comes through memory recall;
+//! - **long session**: every session replayed into one conversation compacted under that
+//!   budget, the question asked at its end: summaries + fresh tail + recall; and, beside it,
+//!   the same prompt plus what one `lcm_expand_query` call with the question returns.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::answer::{Containment, contains, gold_tokens, text_tokens};
+use crate::baseline::Corpus;
+use crate::haystack::{HQuestion, Haystack};
+use crate::pipeline::{Provenance, open_with, replay, replay_as_one_session};
+use crate::{BenchError, Machine, Options, load, machine, sha256_file};
+use memcc::context::message::AgentMessage;
+use memcc::context::{Assembled, ExpandRequest, SessionRef};
+use memcc::memory::embed::Embedder;
+use memcc::{Memcc, MemccConfig};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scenario {
+    NewSession,
+    LongSession,
+}
+
+impl Scenario {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "new-session" | "new" => Some(Scenario::NewSession),
+            "long-session" | "long" => Some(Scenario::LongSession),
+            _ => None,
+        }
+    }
+}
+
+/// What is measured: MemCC's prompt, or a baseline built for the same question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum System {
+    Memcc,
+    /// Long session: the prompt plus one `lcm_expand_query` with the question (memory size).
+    MemccExpand,
+    /// The latest turns, same characters as MemCC's prompt.
+    Recency,
+    /// BM25 over single turns, same characters.
+    Bm25Turns,
+    /// BM25 over whole sessions, same characters.
+    Bm25Sessions,
+    /// BM25 over whole sessions filling the memory size (tokens), whatever MemCC used.
+    Bm25SessionsFill,
+    /// The whole conversation.
+    Ceiling,
+}
+
+impl System {
+    pub fn label(self) -> &'static str {
+        match self {
+            System::Memcc => "MemCC",
+            System::MemccExpand => "MemCC + lcm_expand_query",
+            System::Recency => "recency, same chars",
+            System::Bm25Turns => "BM25 turns, same chars",
+            System::Bm25Sessions => "BM25 sessions, same chars",
+            System::Bm25SessionsFill => "BM25 sessions, full memory size",
+            System::Ceiling => "whole conversation (ceiling)",
+        }
+    }
+
+    /// Baselines that get exactly MemCC's characters: the ones MemCC must beat.
+    pub fn same_size(self) -> bool {
+        matches!(self, System::Recency | System::Bm25Turns | System::Bm25Sessions)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Score {
+    pub questions: usize,
+    pub strict: f64,
+    pub loose: f64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Tally {
+    n: usize,
+    strict: usize,
+    loose: usize,
+    chars: usize,
+    tokens: usize,
+    cl100k: usize,
+}
+
+impl Tally {
+    fn add(&mut self, c: Containment, m: &Measured) {
+        self.n += 1;
+        self.strict += usize::from(c.strict);
+        self.loose += usize::from(c.loose);
+        self.chars += m.chars;
+        self.tokens += m.tokens;
+        self.cl100k += m.cl100k;
+    }
+
+    fn merge(&mut self, o: &Tally) {
+        self.n += o.n;
+        self.strict += o.strict;
+        self.loose += o.loose;
+        self.chars += o.chars;
+        self.tokens += o.tokens;
+        self.cl100k += o.cl100k;
+    }
+
+    fn score(&self) -> Score {
+        let per = |x: usize| if self.n == 0 { 0.0 } else { x as f64 / self.n as f64 };
+        Score { questions: self.n, strict: per(self.strict), loose: per(self.loose) }
+    }
+
+    fn mean(&self, x: usize) -> f64 {
+        if self.n == 0 { 0.0 } else { x as f64 / self.n as f64 }
+    }
+}
+
+/// One line of the report: a system in a scenario at a memory size.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Row {
+    pub scenario: Scenario,
+    pub memory_tokens: usize,
+    pub system: System,
+    /// Categories 1–4 (questions with a gold answer).
+    pub cats_1_4: Score,
+    /// Categories 1–5; category 5 is scored on its adversarial answer (the fact about the other
+    /// speaker that the question is built to confuse).
+    pub cats_1_5: Score,
+    pub by_category: Vec<(String, Score)>,
+    pub mean_chars: f64,
+    /// MemCC's token estimate.
+    pub mean_tokens: f64,
+    /// Exact cl100k_base tokens (MemCC's prompts only; baselines have the same characters).
+    pub mean_cl100k: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptReport {
+    pub path: String,
+    pub dataset_sha256: String,
+    pub embedder: String,
+    pub settings: Options,
+    pub machine: Machine,
+    pub haystacks: usize,
+    pub questions: usize,
+    pub memory_sizes: Vec<usize>,
+    pub scenarios: Vec<Scenario>,
+    pub rows: Vec<Row>,
+    pub wall_seconds: f64,
+    #[serde(skip)]
+    pub per_question: Vec<QuestionLine>,
+}
+
+/// Per question, scenario and size: what each system scored (for tracing a regression).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionLine {
+    pub id: String,
+    pub category: String,
+    pub question: String,
+    pub gold: String,
+    pub scenario: Scenario,
+    pub memory_tokens: usize,
+    /// (system, strict, loose)
+    pub results: Vec<(System, bool, bool)>,
+    pub memcc_chars: usize,
+    /// MemCC's prompt without the question (with `--prompts`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memcc_prompt: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Measured {
+    chars: usize,
+    tokens: usize,
+    cl100k: usize,
+}
+
+fn measure(text: &str, exact: Option<&tiktoken_rs::CoreBPE>) -> Measured {
+    Measured {
+        chars: text.chars().count(),
+        tokens: memcc::core::estimate_tokens(text),
+        cl100k: exact.map_or(0, |bpe| bpe.encode_ordinary(text).len()),
+    }
+}
+
+/// What the host would send, minus the question: the system-prompt addition and the messages.
+fn prompt_text(a: &Assembled) -> String {
+    let mut parts: Vec<String> = a.system_prompt_addition.iter().cloned().collect();
+    parts.extend(a.messages.iter().map(|m| AgentMessage::from_value(m.clone()).text()));
+    parts.join("\n\n")
+}
+
+/// The gold answer a question is scored on (category 5: its adversarial answer).
+fn gold(q: &HQuestion) -> Option<&str> {
+    q.answer.as_deref().or(q.adversarial_answer.as_deref())
+}
+
+/// The host budget at which recalled memory gets `memory` tokens.
+fn host_budget(settings: &MemccConfig, memory: usize) -> usize {
+    let fraction = settings.context.memory_budget_fraction.max(0.01);
+    (memory as f64 / fraction).ceil() as usize + 256
+}
+
+fn with_memory_size(settings: &MemccConfig, memory: usize) -> MemccConfig {
+    let mut s = settings.clone();
+    s.context.memory_max_tokens = memory;
+    s
+}
+
+type Key = (Scenario, usize, System, String);
+/// A row before aggregation: (scenario, memory size, system) → per-category tallies.
+type Group<'a> = BTreeMap<(Scenario, usize, System), Vec<(&'a String, &'a Tally)>>;
+
+struct Run<'a> {
+    options: &'a Options,
+    embedder: Arc<dyn Embedder>,
+    bpe: Option<tiktoken_rs::CoreBPE>,
+    tallies: BTreeMap<Key, Tally>,
+    lines: Vec<QuestionLine>,
+    keep_prompts: bool,
+}
+
+impl Run<'_> {
+    /// Score MemCC's prompt (and optional extra text) for `q`, and the baselines at its size.
+    fn score(
+        &mut self,
+        corpus: &Corpus,
+        q: &HQuestion,
+        scenario: Scenario,
+        memory: usize,
+        prompt: &str,
+        expanded: Option<&str>,
+    ) -> Result<(), BenchError> {
+        let Some(answer) = gold(q) else { return Ok(()) };
+        let gold = gold_tokens(answer);
+        let memcc = measure(prompt, self.bpe.as_ref());
+        let chars = memcc.chars;
+        let mut texts: Vec<(System, String)> = vec![
+            (System::Recency, corpus.recency(chars)),
+            (System::Bm25Turns, corpus.bm25_turns(&q.text, chars)?),
+            (System::Bm25Sessions, corpus.bm25_sessions(&q.text, chars)?),
+            (System::Bm25SessionsFill, corpus.bm25_sessions_tokens(&q.text, memory)?),
+            (System::Ceiling, corpus.whole()),
+        ];
+        if let Some(extra) = expanded {
+            texts.push((System::MemccExpand, format!("{prompt}\n\n{extra}")));
+        }
+        let mut results = Vec::with_capacity(texts.len() + 1);
+        let found = contains(&text_tokens(prompt), &gold);
+        results.push((System::Memcc, found.strict, found.loose));
+        self.tally(scenario, memory, System::Memcc, &q.category, found, &memcc);
+        for (system, text) in &texts {
+            let found = contains(&text_tokens(text), &gold);
+            let m = measure(text, None);
+            results.push((*system, found.strict, found.loose));
+            self.tally(scenario, memory, *system, &q.category, found, &m);
+        }
+        self.lines.push(QuestionLine {
+            id: q.id.clone(),
+            category: q.category.clone(),
+            question: q.text.clone(),
+            gold: answer.to_string(),
+            scenario,
+            memory_tokens: memory,
+            results,
+            memcc_chars: chars,
+            memcc_prompt: self.keep_prompts.then(|| prompt.to_string()),
+        });
+        Ok(())
+    }
+
+    fn tally(&mut self, scenario: Scenario, memory: usize, system: System, cat: &str, c: Containment, m: &Measured) {
+        self.tallies.entry((scenario, memory, system, cat.to_string())).or_default().add(c, m);
+    }
+
+    fn new_session(&mut self, h: &Haystack, corpus: &Corpus, sizes: &[usize]) -> Result<(), BenchError> {
+        let settings = &self.options.settings;
+        let dir = tempfile::tempdir()?;
+        {
+            let memcc = open_with(settings, dir.path(), &self.embedder)?;
+            replay(&memcc, h, self.options.budget, &mut Provenance::new())?;
+        }
+        for &memory in sizes {
+            let memcc = open_with(&with_memory_size(settings, memory), dir.path(), &self.embedder)?;
+            let budget = host_budget(settings, memory);
+            let ask = SessionRef {
+                session_id: format!("{}/question", h.id),
+                agent_id: Some(settings.context.agent_id.clone()),
+                ..Default::default()
+            };
+            for q in &h.questions {
+                let pending = [AgentMessage::user(&q.text)];
+                let assembled = memcc.context.assemble_for(&ask, budget, q.as_of, &pending)?;
+                self.score(corpus, q, Scenario::NewSession, memory, &prompt_text(&assembled), None)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn long_session(&mut self, h: &Haystack, corpus: &Corpus, sizes: &[usize]) -> Result<(), BenchError> {
+        let settings = &self.options.settings;
+        for &memory in sizes {
+            let dir = tempfile::tempdir()?;
+            let memcc: Memcc = open_with(&with_memory_size(settings, memory), dir.path(), &self.embedder)?;
+            let budget = host_budget(settings, memory);
+            let session = format!("{}/long", h.id);
+            replay_as_one_session(&memcc, h, &session, budget, &mut Provenance::new())?;
+            for q in &h.questions {
+                let pending = [AgentMessage::user(&q.text)];
+                let assembled = memcc.context.assemble_for(&SessionRef::new(&session), budget, q.as_of, &pending)?;
+                let expansion = memcc.context.expand(&ExpandRequest {
+                    ids: Vec::new(),
+                    query: Some(q.text.clone()),
+                    session_id: Some(session.clone()),
+                    max_tokens: Some(memory),
+                    deep: true,
+                })?;
+                let expanded: Vec<&str> = expansion.items.iter().map(|i| i.text.as_str()).collect();
+                self.score(
+                    corpus,
+                    q,
+                    Scenario::LongSession,
+                    memory,
+                    &prompt_text(&assembled),
+                    Some(&expanded.join("\n")),
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Run the answer-in-prompt benchmark. `progress(done, total, label)`.
+pub fn run(
+    path: &Path,
+    options: &Options,
+    sizes: &[usize],
+    scenarios: &[Scenario],
+    keep_prompts: bool,
+    progress: &mut dyn FnMut(usize, usize, &str),
+) -> Result<PromptReport, BenchError> {
+    let started = Instant::now();
+    let haystacks = load(options.dataset, path, options.limit, &mut Vec::new())?;
+    let embedder = Memcc::embedder(&options.settings, &mut Vec::new())?;
+    let mut run = Run {
+        options,
+        embedder: embedder.clone(),
+        bpe: tiktoken_rs::cl100k_base().ok(),
+        tallies: BTreeMap::new(),
+        lines: Vec::new(),
+        keep_prompts,
+    };
+    let steps = haystacks.len() * scenarios.len();
+    for (hi, h) in haystacks.iter().enumerate() {
+        let corpus = Corpus::new(h)?;
+        for (si, &scenario) in scenarios.iter().enumerate() {
+            progress(hi * scenarios.len() + si, steps, &format!("{scenario:?} {}", h.id));
+            match scenario {
+                Scenario::NewSession => run.new_session(h, &corpus, sizes)?,
+                Scenario::LongSession => run.long_session(h, &corpus, sizes)?,
+            }
+        }
+    }
+    progress(steps, steps, "done");
+    let rows = rows(&run.tallies, run.bpe.is_some());
+    Ok(PromptReport {
+        path: path.display().to_string(),
+        dataset_sha256: sha256_file(path),
+        embedder: embedder.model_id(),
+        settings: options.clone(),
+        machine: machine(),
+        haystacks: haystacks.len(),
+        questions: haystacks.iter().map(|h| h.questions.len()).sum(),
+        memory_sizes: sizes.to_vec(),
+        scenarios: scenarios.to_vec(),
+        rows,
+        wall_seconds: started.elapsed().as_secs_f64(),
+        per_question: run.lines,
+    })
+}
+
+fn rows(tallies: &BTreeMap<Key, Tally>, exact: bool) -> Vec<Row> {
+    let mut groups: Group<'_> = BTreeMap::new();
+    for ((scenario, memory, system, cat), t) in tallies {
+        groups.entry((*scenario, *memory, *system)).or_default().push((cat, t));
+    }
+    groups
+        .into_iter()
+        .map(|((scenario, memory_tokens, system), cats)| {
+            let mut all = Tally::default();
+            let mut main = Tally::default();
+            for (c, t) in &cats {
+                all.merge(t);
+                if c.as_str() != "5" {
+                    main.merge(t);
+                }
+            }
+            Row {
+                scenario,
+                memory_tokens,
+                system,
+                cats_1_4: main.score(),
+                cats_1_5: all.score(),
+                by_category: cats.iter().map(|(c, t)| ((*c).clone(), t.score())).collect(),
+                mean_chars: all.mean(all.chars),
+                mean_tokens: all.mean(all.tokens),
+                mean_cl100k: (exact && system == System::Memcc).then(|| all.mean(all.cl100k)),
+            }
+        })
+        .collect()
+}
+
+/// The report as Markdown: one table per scenario, a block per memory size.
+pub fn markdown(report: &PromptReport) -> String {
+    let mut s = format!(
+        "Answer in prompt (LLM-free) — {} conversations, {} questions, embedder {}, memory sizes {:?}\n\
+         dataset sha256 {}; {} cores, {}; wall {:.0} s\n\
+         strict: every normalised gold token is in the prompt (the question itself excluded); loose: half of them. \
+         Same-chars baselines get exactly MemCC's characters per question.\n",
+        report.haystacks,
+        report.questions,
+        report.embedder,
+        report.memory_sizes,
+        report.dataset_sha256,
+        report.machine.cores,
+        report.machine.cpu,
+        report.wall_seconds
+    );
+    let categories: Vec<String> = {
+        let mut c: Vec<String> =
+            report.rows.iter().flat_map(|r| r.by_category.iter().map(|(c, _)| c.clone())).collect();
+        c.sort();
+        c.dedup();
+        c
+    };
+    for scenario in &report.scenarios {
+        s.push_str(&format!("\n### {scenario:?}\n\n| memory | system | strict 1–4 | loose 1–4 | strict 1–5 |"));
+        for c in &categories {
+            s.push_str(&format!(" cat {c} |"));
+        }
+        s.push_str(" chars | tokens | cl100k |\n|---|---|---|---|---|");
+        s.push_str(&"---|".repeat(categories.len() + 3));
+        s.push('\n');
+        for r in report.rows.iter().filter(|r| r.scenario == *scenario) {
+            s.push_str(&format!(
+                "| {} | {} | {:.3} | {:.3} | {:.3} |",
+                r.memory_tokens,
+                r.system.label(),
+                r.cats_1_4.strict,
+                r.cats_1_4.loose,
+                r.cats_1_5.strict
+            ));
+            for c in &categories {
+                match r.by_category.iter().find(|(x, _)| x == c) {
+                    Some((_, sc)) => s.push_str(&format!(" {:.3} |", sc.strict)),
+                    None => s.push_str(" – |"),
+                }
+            }
+            s.push_str(&format!(
+                " {:.0} | {:.0} | {} |\n",
+                r.mean_chars,
+                r.mean_tokens,
+                r.mean_cl100k.map_or_else(|| "–".into(), |x| format!("{x:.0}"))
+            ));
+        }
+        s.push_str(&margins(report, *scenario));
+    }
+    s
+}
+
+/// MemCC beside the best same-size baseline, and beside the ceiling, per memory size.
+fn margins(report: &PromptReport, scenario: Scenario) -> String {
+    let mut s = String::from(
+        "\n| memory | MemCC strict 1–4 | best same-size baseline | margin | MemCC / ceiling |\n|---|---|---|---|---|\n",
+    );
+    for &m in &report.memory_sizes {
+        let here: Vec<&Row> = report.rows.iter().filter(|r| r.scenario == scenario && r.memory_tokens == m).collect();
+        let Some(memcc) = here.iter().find(|r| r.system == System::Memcc) else { continue };
+        let best =
+            here.iter().filter(|r| r.system.same_size()).max_by(|a, b| a.cats_1_4.strict.total_cmp(&b.cats_1_4.strict));
+        let ceiling = here.iter().find(|r| r.system == System::Ceiling).map_or(0.0, |r| r.cats_1_4.strict);
+        if let Some(best) = best {
+            s.push_str(&format!(
+                "| {m} | {:.3} | {:.3} ({}) | {:+.3} | {:.2} |\n",
+                memcc.cats_1_4.strict,
+                best.cats_1_4.strict,
+                best.system.label(),
+                memcc.cats_1_4.strict - best.cats_1_4.strict,
+                if ceiling > 0.0 { memcc.cats_1_4.strict / ceiling } else { 0.0 }
+            ));
+        }
+    }
+    s
+}

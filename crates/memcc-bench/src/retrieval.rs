@@ -1,0 +1,386 @@
+//! Retrieval recall: every mode runs in the same process on the same data, and is scored by the
+//! same code. Retrieval recall is not QA accuracy: it says whether the evidence reached the
+//! prompt, not whether a model answered correctly.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::haystack::Haystack;
+use crate::metrics::{dedup_in_order, ndcg, recall_all, recall_any};
+use crate::pipeline::{Provenance, open, replay};
+use crate::{BenchError, Dataset, Machine, Options, load, machine, peak_rss_mib, sha256_file};
+use memcc::Memcc;
+use memcc::memory::SearchMode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// One record per turn, BM25 only.
+    Bm25,
+    /// One record per turn, vector similarity only.
+    Dense,
+    /// One record per turn, MemCC's hybrid L3 (no LLM).
+    Hybrid,
+    /// Sessions replayed through the context engine with compaction; summaries and raw
+    /// exchanges bridged into memory; hits traced to turns by provenance.
+    Full,
+    /// `full` with LLM rerank (needs an endpoint).
+    FullRerank,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "bm25" => Mode::Bm25,
+            "dense" => Mode::Dense,
+            "hybrid" => Mode::Hybrid,
+            "full" => Mode::Full,
+            "full-rerank" => Mode::FullRerank,
+            _ => return None,
+        })
+    }
+}
+
+pub const KS: [usize; 4] = [1, 3, 5, 10];
+
+/// Per-question result, for tracing a regression to questions.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionResult {
+    pub id: String,
+    pub category: String,
+    pub mode: Mode,
+    pub gold_sessions: Vec<String>,
+    pub gold_turns: Vec<String>,
+    pub ranked_sessions: Vec<String>,
+    pub ranked_turns: Vec<String>,
+    /// (k, [session recall_all, session recall_any, session ndcg, turn recall_all, turn recall_any, turn ndcg])
+    pub scores: Vec<(usize, [f64; 6])>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Aggregate {
+    pub questions: usize,
+    /// Questions that have turn-level gold (turn metrics average over these).
+    pub with_turns: usize,
+    pub means: Vec<(usize, [f64; 6])>,
+}
+
+impl Aggregate {
+    pub fn at(&self, k: usize, metric: usize) -> f64 {
+        self.means.iter().find(|(kk, _)| *kk == k).map_or(0.0, |(_, v)| v[metric])
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeReport {
+    pub mode: Mode,
+    pub overall: Aggregate,
+    /// LoCoMo: without category 5 (adversarial).
+    pub overall_secondary: Option<Aggregate>,
+    pub by_category: Vec<(String, Aggregate)>,
+    pub ingest_seconds: f64,
+    pub query_seconds: f64,
+    /// Peak resident memory of the process after this mode's ingest / queries, in MiB.
+    pub peak_rss_mib_after_ingest: Option<f64>,
+    pub peak_rss_mib_after_query: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub dataset: Dataset,
+    pub path: String,
+    pub dataset_sha256: String,
+    pub embedder: String,
+    pub settings: Options,
+    pub machine: Machine,
+    pub haystacks: usize,
+    pub questions: usize,
+    /// Abstention questions (LongMemEval `_abs`): excluded from recall, counted here.
+    pub abstentions: usize,
+    /// Questions without any usable evidence (excluded from recall).
+    pub without_evidence: usize,
+    /// Evidence ids that were normalised, dangling or unparseable.
+    pub evidence_issues: Vec<String>,
+    /// Modes asked for but not run, and why.
+    pub skipped_modes: Vec<String>,
+    pub modes: Vec<ModeReport>,
+    pub wall_seconds: f64,
+    #[serde(skip)]
+    pub per_question: Vec<QuestionResult>,
+}
+
+impl Report {
+    /// Every category any mode reported.
+    pub fn by_category_names(&self) -> Vec<String> {
+        dedup_in_order(self.modes.iter().flat_map(|m| m.by_category.iter().map(|(c, _)| c.clone())))
+    }
+}
+
+fn aggregate<'a>(results: impl Iterator<Item = &'a QuestionResult>) -> Aggregate {
+    let mut sums = vec![[0.0f64; 6]; KS.len()];
+    let (mut n, mut with_turns) = (0usize, 0usize);
+    for r in results {
+        n += 1;
+        let has_turns = !r.gold_turns.is_empty();
+        with_turns += usize::from(has_turns);
+        for (i, (_, s)) in r.scores.iter().enumerate() {
+            for m in 0..3 {
+                sums[i][m] += s[m];
+            }
+            if has_turns {
+                for m in 3..6 {
+                    sums[i][m] += s[m];
+                }
+            }
+        }
+    }
+    let mean = |x: f64, d: usize| if d == 0 { 0.0 } else { x / d as f64 };
+    Aggregate {
+        questions: n,
+        with_turns,
+        means: KS
+            .iter()
+            .zip(sums)
+            .map(|(k, s)| {
+                (
+                    *k,
+                    [
+                        mean(s[0], n),
+                        mean(s[1], n),
+                        mean(s[2], n),
+                        mean(s[3], with_turns),
+                        mean(s[4], with_turns),
+                        mean(s[5], with_turns),
+                    ],
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Index a haystack's turns as one record each (modes bm25 / dense / hybrid).
+fn index_turns(memcc: &Memcc, h: &Haystack, ids: &mut Provenance) -> Result<(), BenchError> {
+    let mut lines = String::new();
+    let mut next = 1i64;
+    for s in &h.sessions {
+        for (k, t) in s.turns.iter().enumerate() {
+            ids.insert(next, (s.unit.clone(), t.unit.clone()));
+            let when = s.time.map(|_| crate::pipeline::turn_time(s.time, k));
+            let header = memcc::memory::chunk::date_header(when, when);
+            let record = serde_json::json!({
+                "agentId": memcc.config.context.agent_id, "kind": "verbatim", "text": format!("{header}\n{}", t.display_text()),
+                "sourceMessageIds": [next], "sourceSessionIds": [s.unit], "eventTime": when,
+            });
+            lines.push_str(&record.to_string());
+            lines.push('\n');
+            next += 1;
+        }
+    }
+    let report = memcc.memory()?.import_jsonl(lines.as_bytes(), None, &mut |_, _| {})?;
+    if !report.errors.is_empty() {
+        return Err(BenchError::Input(format!("indexing turns: {:?}", report.errors)));
+    }
+    Ok(())
+}
+
+/// Run retrieval on `path` in every requested mode. `progress(done, total, label)`.
+pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize, &str)) -> Result<Report, BenchError> {
+    let started = Instant::now();
+    let mut issues = Vec::new();
+    let haystacks = load(options.dataset, path, options.limit, &mut issues)?;
+    let base = &options.settings;
+    let embedder: Arc<dyn memcc::memory::embed::Embedder> = Memcc::embedder(base, &mut Vec::new())?;
+    let questions: Vec<_> = haystacks.iter().flat_map(|h| h.questions.iter()).collect();
+    let abstentions = questions.iter().filter(|q| q.abstention).count();
+    let without_evidence = questions.iter().filter(|q| !q.abstention && q.gold_sessions.is_empty()).count();
+    let mut skipped_modes = Vec::new();
+    let mut per_question = Vec::new();
+    let mut mode_reports = Vec::new();
+    for &mode in &options.modes {
+        if mode == Mode::FullRerank && base.endpoint().is_none() {
+            skipped_modes.push("full-rerank: no OpenAI-compatible endpoint configured".into());
+            continue;
+        }
+        let (mut ingest, mut query) = (0f64, 0f64);
+        let (mut rss_ingest, mut rss_query) = (None, None);
+        let first = per_question.len();
+        for (hi, h) in haystacks.iter().enumerate() {
+            progress(hi, haystacks.len(), &format!("{mode:?} {}", h.id));
+            let dir = tempfile::tempdir()?;
+            let memcc = open(options, dir.path(), &embedder, mode == Mode::FullRerank)?;
+            let mut ids: Provenance = HashMap::new();
+            let t = Instant::now();
+            match mode {
+                Mode::Full | Mode::FullRerank => replay(&memcc, h, options.budget, &mut ids)?,
+                _ => index_turns(&memcc, h, &mut ids)?,
+            }
+            ingest += t.elapsed().as_secs_f64();
+            rss_ingest = peak_rss_mib();
+            let search_mode = match mode {
+                Mode::Bm25 => SearchMode::Lexical,
+                Mode::Dense => SearchMode::Dense,
+                _ => SearchMode::Hybrid,
+            };
+            let rt = memcc.memory()?;
+            let t = Instant::now();
+            for q in h.questions.iter().filter(|q| !q.abstention && !q.gold_sessions.is_empty()) {
+                let hits = rt.search_with(&base.context.agent_id, &q.text, q.as_of, None, 30, search_mode)?;
+                let units: Vec<(String, String)> =
+                    dedup_in_order(hits.iter().filter_map(|h| h.record.as_ref()).flat_map(|r| {
+                        r.source_message_ids.iter().filter_map(|id| ids.get(id).cloned()).collect::<Vec<_>>()
+                    }));
+                let turns: Vec<String> = units.iter().map(|(_, t)| t.clone()).collect();
+                let sessions: Vec<String> = dedup_in_order(units.iter().map(|(s, _)| s.clone()));
+                let (gs, gt) = (&q.gold_sessions, &q.gold_turns);
+                let scores = KS
+                    .iter()
+                    .map(|&k| {
+                        (
+                            k,
+                            [
+                                recall_all(&sessions, gs, k),
+                                recall_any(&sessions, gs, k),
+                                ndcg(&sessions, gs, k),
+                                recall_all(&turns, gt, k),
+                                recall_any(&turns, gt, k),
+                                ndcg(&turns, gt, k),
+                            ],
+                        )
+                    })
+                    .collect();
+                per_question.push(QuestionResult {
+                    id: q.id.clone(),
+                    category: q.category.clone(),
+                    mode,
+                    gold_sessions: gs.iter().cloned().collect(),
+                    gold_turns: gt.iter().cloned().collect(),
+                    ranked_sessions: sessions.into_iter().take(10).collect(),
+                    ranked_turns: turns.into_iter().take(10).collect(),
+                    scores,
+                });
+            }
+            query += t.elapsed().as_secs_f64();
+            rss_query = peak_rss_mib();
+        }
+        let results = &per_question[first..];
+        let mut categories: Vec<String> = dedup_in_order(results.iter().map(|r| r.category.clone()));
+        categories.sort();
+        mode_reports.push(ModeReport {
+            mode,
+            overall: aggregate(results.iter()),
+            overall_secondary: (options.dataset == Dataset::Locomo)
+                .then(|| aggregate(results.iter().filter(|r| r.category != "5"))),
+            by_category: categories
+                .into_iter()
+                .map(|c| {
+                    let a = aggregate(results.iter().filter(|r| r.category == c));
+                    (c, a)
+                })
+                .collect(),
+            ingest_seconds: ingest,
+            query_seconds: query,
+            peak_rss_mib_after_ingest: rss_ingest,
+            peak_rss_mib_after_query: rss_query,
+        });
+    }
+    progress(haystacks.len(), haystacks.len(), "done");
+    Ok(Report {
+        dataset: options.dataset,
+        path: path.display().to_string(),
+        dataset_sha256: sha256_file(path),
+        embedder: embedder.model_id(),
+        settings: options.clone(),
+        machine: machine(),
+        haystacks: haystacks.len(),
+        questions: questions.len(),
+        abstentions,
+        without_evidence,
+        evidence_issues: issues,
+        skipped_modes,
+        modes: mode_reports,
+        wall_seconds: started.elapsed().as_secs_f64(),
+        per_question,
+    })
+}
+
+/// The report as Markdown (also what the terminal shows).
+pub fn markdown(report: &Report) -> String {
+    let mut s = format!(
+        "{:?} retrieval — {} haystacks, {} questions ({} abstention, {} without usable evidence: excluded), embedder {}, budget {}\n\
+         dataset sha256 {}; {} cores, {}; wall {:.0} s\n\
+         R_all@k: every gold unit in the top k (LongMemEval's metric); R_any@k: at least one. Retrieval recall is not QA accuracy.\n\n",
+        report.dataset,
+        report.haystacks,
+        report.questions,
+        report.abstentions,
+        report.without_evidence,
+        report.embedder,
+        report.settings.budget,
+        report.dataset_sha256,
+        report.machine.cores,
+        report.machine.cpu,
+        report.wall_seconds
+    );
+    let header = "| mode | n | sess R_all@5 | sess R_any@5 | sess R_all@10 | sess NDCG@10 | turn R_all@5 | turn R_all@10 | turn R_any@10 | turn NDCG@10 | ingest s | query s | peak MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    let row = |m: &ModeReport, a: &Aggregate| {
+        format!(
+            "| {:?} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.1} | {:.0} |\n",
+            m.mode,
+            a.questions,
+            a.at(5, 0),
+            a.at(5, 1),
+            a.at(10, 0),
+            a.at(10, 2),
+            a.at(5, 3),
+            a.at(10, 3),
+            a.at(10, 4),
+            a.at(10, 5),
+            m.ingest_seconds,
+            m.query_seconds,
+            m.peak_rss_mib_after_query.unwrap_or(0.0)
+        )
+    };
+    let title = if report.dataset == Dataset::Locomo {
+        "All categories (1–5)"
+    } else {
+        "All question types (abstention excluded)"
+    };
+    s.push_str(&format!("{title}\n\n{header}"));
+    for m in &report.modes {
+        s.push_str(&row(m, &m.overall));
+    }
+    if report.modes.iter().any(|m| m.overall_secondary.is_some()) {
+        s.push_str(&format!("\nCategories 1–4 (without adversarial 5)\n\n{header}"));
+        for m in &report.modes {
+            if let Some(a) = &m.overall_secondary {
+                s.push_str(&row(m, a));
+            }
+        }
+    }
+    s.push_str("\nBy category\n\n| mode | category | n | sess R_all@10 | sess R_any@10 | turn R_all@10 | turn R_any@10 |\n|---|---|---|---|---|---|---|\n");
+    for m in &report.modes {
+        for (c, a) in &m.by_category {
+            s.push_str(&format!(
+                "| {:?} | {c} | {} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+                m.mode,
+                a.questions,
+                a.at(10, 0),
+                a.at(10, 1),
+                a.at(10, 3),
+                a.at(10, 4)
+            ));
+        }
+    }
+    for skipped in &report.skipped_modes {
+        s.push_str(&format!("\nskipped: {skipped}"));
+    }
+    s.push_str(&format!(
+        "\n{} evidence ids were normalised or reported (listed in the JSON report).\n",
+        report.evidence_issues.len()
+    ));
+    s
+}
