@@ -170,7 +170,7 @@ fn index_turns(memcc: &Memcc, h: &Haystack, ids: &mut Provenance) -> Result<(), 
         for (k, t) in s.turns.iter().enumerate() {
             ids.insert(next, (s.unit.clone(), t.unit.clone()));
             let when = s.time.map(|_| crate::pipeline::turn_time(s.time, k));
-            let header = memcc::memory::chunk::date_header(when, when);
+            let header = memcc::core::time::date_header(when, when);
             let record = serde_json::json!({
                 "agentId": memcc.config.context.agent_id, "kind": "verbatim", "text": format!("{header}\n{}", t.display_text()),
                 "sourceMessageIds": [next], "sourceSessionIds": [s.unit], "eventTime": when,

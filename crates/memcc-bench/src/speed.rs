@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use memcc::context::message::{AgentMessage, ContentPart};
 use memcc::context::{ContextConfig, ContextEngine, ContextStore, GrepRequest, SessionRef};
-use memcc::core::bridge::{BridgeMessage, RecallQuery, SummaryPayload};
+use memcc::core::bridge::{BridgeMessage, RecallQuery, SummaryKind, SummaryPayload};
 use memcc::memory::embed::Embedder;
 use memcc::memory::record::{NewRecord, RecordKind};
 use memcc::memory::store::{Insert, MemoryStore};
@@ -221,6 +221,7 @@ pub fn run(
                 role: if m % 2 == 0 { "user".into() } else { "assistant".into() },
                 text: text((p * 100 + m) as usize),
                 timestamp: Some(1_700_000_000_000 + m * 1000),
+                speaker: None,
             })
             .collect();
         let payload = SummaryPayload {
@@ -228,12 +229,13 @@ pub fn run(
             session_id: "s".into(),
             session_key: None,
             agent_id: "main".into(),
-            kind: "leaf".into(),
+            kind: SummaryKind::Leaf,
             depth: 0,
             content: messages.iter().map(|m| m.text.clone()).collect::<Vec<_>>().join("\n"),
             earliest: Some(1_700_000_000_000),
             latest: Some(1_700_000_100_000),
             messages,
+            lead_in: Vec::new(),
             child_summary_ids: Vec::new(),
         };
         records += rt.ingest_summary(&payload)?.records;

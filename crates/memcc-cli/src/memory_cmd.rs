@@ -91,7 +91,7 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
                             h.id,
                             h.wing,
                             h.room,
-                            h.kind,
+                            h.kind.as_str(),
                             h.text.replace('\n', " / ")
                         )
                     })

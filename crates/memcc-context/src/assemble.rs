@@ -8,7 +8,6 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::compact::format_time;
 use crate::config::ContextConfig;
 use crate::error::Result;
 use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, Summary};
@@ -49,8 +48,8 @@ fn escape_summary_text(text: &str) -> String {
 
 /// A summary as the model sees it.
 pub fn render_summary(s: &Summary) -> String {
-    let from = s.earliest.map(format_time).unwrap_or_else(|| "?".into());
-    let to = s.latest.map(format_time).unwrap_or_else(|| "?".into());
+    let from = s.earliest.map(memcc_core::time::minute).unwrap_or_else(|| "?".into());
+    let to = s.latest.map(memcc_core::time::minute).unwrap_or_else(|| "?".into());
     format!(
         "<summary id=\"{}\" kind=\"{}\" depth=\"{}\" from=\"{from}\" to=\"{to}\" messages=\"{}\">\n{}\n</summary>",
         s.id,

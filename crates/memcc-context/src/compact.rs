@@ -226,17 +226,13 @@ impl Compactor<'_> {
             method: format!("{}:{}", self.summarizer.label(), produced.method),
             created_at: now_ms(),
         };
-        let payload_messages = messages
-            .iter()
-            .map(|m| BridgeMessage {
-                message_id: m.id,
-                seq: m.seq,
-                role: m.role.clone(),
-                text: m.content.clone(),
-                timestamp: m.timestamp,
-            })
-            .collect();
-        self.commit(conversation, summary, ids, Vec::new(), chunk, payload_messages)
+        let first_seq = messages.first().map_or(0, |m| m.seq);
+        let lead_in = self.store.messages_in_range(conversation.id, first_seq - 1, first_seq - 1)?;
+        let bridged = Bridged {
+            messages: messages.iter().map(bridge_message).collect(),
+            lead_in: lead_in.iter().map(bridge_message).collect(),
+        };
+        self.commit(conversation, summary, ids, Vec::new(), chunk, bridged)
     }
 
     fn condense(
@@ -283,7 +279,7 @@ impl Compactor<'_> {
             method: format!("{}:{}", self.summarizer.label(), produced.method),
             created_at: now_ms(),
         };
-        self.commit(conversation, summary, Vec::new(), child_ids, run, Vec::new())
+        self.commit(conversation, summary, Vec::new(), child_ids, run, Bridged::default())
     }
 
     fn commit(
@@ -293,7 +289,7 @@ impl Compactor<'_> {
         message_ids: Vec<i64>,
         child_ids: Vec<String>,
         replaced: &[ContextItem],
-        bridge_messages: Vec<BridgeMessage>,
+        bridged: Bridged,
     ) -> Result<Option<(String, SummaryKind)>> {
         summary.token_count = 4 + estimate_tokens(&render_summary(&summary));
         let source_tokens: usize = replaced.iter().map(|i| i.tokens).sum();
@@ -316,12 +312,13 @@ impl Compactor<'_> {
             session_id: conversation.session_id.clone(),
             session_key: conversation.session_key.clone(),
             agent_id: conversation.agent_id.clone(),
-            kind: s.kind.as_str().into(),
+            kind: s.kind,
             depth: s.depth,
             content: s.content.clone(),
             earliest: s.earliest,
             latest: s.latest,
-            messages: bridge_messages,
+            messages: bridged.messages,
+            lead_in: bridged.lead_in,
             child_summary_ids: new.child_ids,
         };
         // The summary is committed; memory is best-effort and never undoes it.
@@ -329,6 +326,25 @@ impl Compactor<'_> {
             tracing::warn!(summary = %s.id, error = %e, "memory bridge rejected a summary");
         }
         Ok(Some((s.id, s.kind)))
+    }
+}
+
+/// The raw messages a leaf hands to memory, and the one before them.
+#[derive(Default)]
+struct Bridged {
+    messages: Vec<BridgeMessage>,
+    lead_in: Vec<BridgeMessage>,
+}
+
+fn bridge_message(m: &StoredMessage) -> BridgeMessage {
+    let speaker = serde_json::from_str(&m.raw).ok().and_then(|v| crate::message::AgentMessage::from_value(v).speaker());
+    BridgeMessage {
+        message_id: m.id,
+        seq: m.seq,
+        role: m.role.clone(),
+        text: m.content.clone(),
+        timestamp: m.timestamp,
+        speaker,
     }
 }
 
@@ -387,18 +403,11 @@ fn summary_id(conversation_id: i64, kind: &str, covered: impl Iterator<Item = St
     format!("sum_{}", &hex::encode(h.finalize())[..16])
 }
 
-/// Format a millisecond timestamp as `YYYY-MM-DD HH:MM` (UTC).
-pub fn format_time(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
-        .unwrap_or_else(|| ms.to_string())
-}
-
 /// Messages as summariser input: one `[time] role: text` line each.
 pub fn render_messages(messages: &[StoredMessage]) -> String {
     let mut out = String::new();
     for m in messages {
-        let when = m.timestamp.map(format_time).unwrap_or_else(|| format!("#{}", m.seq));
+        let when = m.timestamp.map(memcc_core::time::minute).unwrap_or_else(|| format!("#{}", m.seq));
         let text = m.content.replace('\n', " ");
         out.push_str(&format!("[{when}] {}: {}\n", m.role, text.trim()));
     }

@@ -126,6 +126,9 @@ pub fn prepare(message: &AgentMessage, threshold: usize) -> NewMessage {
             }
         })
         .collect();
+    if let Some(e) = message.timestamp_error() {
+        tracing::warn!(error = %e, "message stored without its timestamp");
+    }
     NewMessage {
         role: msg.role(),
         content: msg.text(),

@@ -206,13 +206,30 @@ impl AgentMessage {
         }
     }
 
-    /// Milliseconds since the epoch: a number, or an RFC 3339 string.
+    /// Milliseconds since the epoch: a number, or an RFC 3339 string; `None` when absent or
+    /// outside what [`memcc_core::time::validate`] accepts (see [`AgentMessage::timestamp_error`]).
     pub fn timestamp(&self) -> Option<i64> {
+        self.raw_timestamp().and_then(|ms| memcc_core::time::validate(ms).ok())
+    }
+
+    /// A timestamp the message carries but MemCC cannot use (a nanosecond clock, a year past
+    /// 9999); the message is still stored, without it.
+    pub fn timestamp_error(&self) -> Option<memcc_core::time::TimestampError> {
+        self.raw_timestamp().and_then(|ms| memcc_core::time::validate(ms).err())
+    }
+
+    fn raw_timestamp(&self) -> Option<i64> {
         match self.field("timestamp")? {
-            Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+            Value::Number(n) => n.as_i64().or_else(|| n.as_f64().filter(|f| f.is_finite()).map(|f| f as i64)),
             Value::String(s) => chrono::DateTime::parse_from_rfc3339(s).ok().map(|d| d.timestamp_millis()),
             _ => None,
         }
+    }
+
+    /// Who said it, when the host names the speaker (OpenAI-style `name`).
+    pub fn speaker(&self) -> Option<String> {
+        let name = self.field("name")?.as_str()?.trim();
+        (!name.is_empty() && name.chars().count() <= 64).then(|| name.to_string())
     }
 
     pub fn model(&self) -> Option<&str> {

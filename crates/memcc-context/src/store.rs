@@ -73,21 +73,7 @@ pub struct StoredMessage {
     pub timestamp: Option<i64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SummaryKind {
-    Leaf,
-    Condensed,
-}
-
-impl SummaryKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SummaryKind::Leaf => "leaf",
-            SummaryKind::Condensed => "condensed",
-        }
-    }
-}
+pub use memcc_core::bridge::SummaryKind;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {

@@ -15,6 +15,26 @@ pub struct BridgeMessage {
     pub text: String,
     /// Milliseconds since the Unix epoch, when known.
     pub timestamp: Option<i64>,
+    /// Who said it, when the host names the speaker (a message's `name`); else the role speaks.
+    #[serde(default)]
+    pub speaker: Option<String>,
+}
+
+/// What a summary summarises: raw messages (a leaf) or other summaries (condensed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SummaryKind {
+    Leaf,
+    Condensed,
+}
+
+impl SummaryKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SummaryKind::Leaf => "leaf",
+            SummaryKind::Condensed => "condensed",
+        }
+    }
 }
 
 /// A summary that the compactor has just committed.
@@ -24,8 +44,7 @@ pub struct SummaryPayload {
     pub session_id: String,
     pub session_key: Option<String>,
     pub agent_id: String,
-    /// `leaf` or `condensed`.
-    pub kind: String,
+    pub kind: SummaryKind,
     pub depth: u32,
     pub content: String,
     pub earliest: Option<i64>,
@@ -33,6 +52,10 @@ pub struct SummaryPayload {
     /// The raw messages a leaf summary covers; empty for condensed summaries, whose leaves
     /// already delivered them.
     pub messages: Vec<BridgeMessage>,
+    /// The message just before a leaf's first one (already delivered with the previous leaf),
+    /// so that an exchange cut by the leaf boundary is still kept whole in one record.
+    #[serde(default)]
+    pub lead_in: Vec<BridgeMessage>,
     /// Child summary ids of a condensed summary.
     pub child_summary_ids: Vec<String>,
 }

@@ -2,14 +2,15 @@
 //!
 //! The context engine and the memory runtime never import each other. What they both need lives
 //! here: the [`bridge`] contract they meet at, token estimation, CJK-aware text segmentation for
-//! full-text search, and the OpenAI-compatible chat client both use for optional LLM work.
+//! full-text search, [`time`] (validated timestamps, dates grounded), and the OpenAI-compatible chat client both use for optional LLM work.
 
 pub mod bridge;
 pub mod llm;
 pub mod paths;
 pub mod sqlite;
 pub mod text;
+pub mod time;
 pub mod tokens;
 
-pub use bridge::{BridgeError, MemoryBridge, NoopBridge, RecallQuery, RecallSection, SummaryPayload};
+pub use bridge::{BridgeError, MemoryBridge, NoopBridge, RecallQuery, RecallSection, SummaryKind, SummaryPayload};
 pub use tokens::estimate_tokens;

@@ -214,6 +214,79 @@ pub fn snippet(text: &str, needles: &[String], max_chars: usize) -> String {
     out
 }
 
+/// The sentences of `text`, each with its byte range: cut after `.`, `!`, `?` (and their CJK
+/// forms) followed by a space or the end, and at " / " (how recall joins messages).
+fn sentences(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
+        let end = i + c.len_utf8();
+        let cut = match c {
+            '。' | '！' | '？' => true,
+            '.' | '!' | '?' => next.is_none_or(char::is_whitespace),
+            '/' => text[..i].ends_with(' ') && next == Some(' '),
+            _ => false,
+        };
+        if cut {
+            out.push(start..end);
+            start = end;
+        }
+    }
+    if start < text.len() {
+        out.push(start..text.len());
+    }
+    out
+}
+
+/// At most `max_chars` characters of `text`, made of whole sentences: the one with the most of
+/// `needles` (case-insensitive), then its neighbours while they fit (the following first, since
+/// an answer tends to follow what it answers). Elisions are marked with `…`. A single sentence
+/// longer than `max_chars` is cut around its first hit as [`snippet`] does.
+pub fn excerpt(text: &str, needles: &[String], max_chars: usize) -> String {
+    let text = text.trim();
+    if text.chars().count() <= max_chars {
+        return text.to_string();
+    }
+    let spans = sentences(text);
+    let lower: Vec<String> = needles.iter().filter(|n| !n.is_empty()).map(|n| n.to_lowercase()).collect();
+    let hits = |r: &std::ops::Range<usize>| {
+        let s = text[r.clone()].to_lowercase();
+        lower.iter().filter(|n| s.contains(n.as_str())).count()
+    };
+    let best = (0..spans.len()).max_by_key(|&i| (hits(&spans[i]), std::cmp::Reverse(i))).unwrap_or(0);
+    let len = |r: &std::ops::Range<usize>| text[r.clone()].chars().count();
+    if spans.is_empty() || len(&spans[best]) > max_chars {
+        return snippet(text, needles, max_chars);
+    }
+    let (mut first, mut last) = (best, best);
+    let mut used = len(&spans[best]) + 2;
+    loop {
+        let grow_after = last + 1 < spans.len() && used + len(&spans[last + 1]) <= max_chars;
+        if grow_after {
+            used += len(&spans[last + 1]);
+            last += 1;
+            continue;
+        }
+        if first > 0 && used + len(&spans[first - 1]) <= max_chars {
+            used += len(&spans[first - 1]);
+            first -= 1;
+            continue;
+        }
+        break;
+    }
+    let mut out = String::new();
+    if first > 0 {
+        out.push('…');
+    }
+    out.push_str(text[spans[first].start..spans[last].end].trim());
+    if last + 1 < spans.len() {
+        out.push('…');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +318,22 @@ mod tests {
         assert_eq!(phrase_query("Turn 17").as_deref(), Some("\"turn 17\""));
         assert_eq!(phrase_query("住在北京").as_deref(), Some("\"住在 在北 北京 京\""));
         assert_eq!(phrase_query("single"), None);
+    }
+
+    #[test]
+    fn excerpts_keep_whole_sentences_around_the_match() {
+        let text = "We met at noon. The weather was grey. She bought a red bike and a helmet for the trip. \
+                    Then we had lunch. Later we went home.";
+        let e = excerpt(text, &["bike".into()], 80);
+        assert!(e.contains("She bought a red bike and a helmet for the trip."), "{e}");
+        assert!(e.chars().count() <= 82, "{e}");
+        assert!(!e.contains("bik…"), "never cut mid-sentence: {e}");
+        assert_eq!(excerpt("short", &[], 30), "short");
+        let joined = "Ann: what did you buy? / Bo: a tent for the lake";
+        assert!(excerpt(joined, &["tent".into()], 30).contains("Bo: a tent for the lake"));
+        let one = "x".repeat(500);
+        assert!(excerpt(&one, &[], 50).chars().count() <= 52, "a long sentence is cut like a snippet");
+        assert_eq!(excerpt("北京很大。上海也很大。广州呢？", &["上海".into()], 8), "…上海也很大。…");
     }
 
     #[test]

@@ -1,8 +1,15 @@
-//! Verbatim recall: the raw exchanges a summary covers, cut into small dated chunks so a later
-//! question can be answered from the speakers' own words, each with its provenance.
+//! Verbatim recall records: the raw messages a summary covers, as small overlapping windows of
+//! consecutive messages, each dated and with its provenance, so that a later question can be
+//! answered from the speakers' own words.
+//!
+//! Why windows and not one record per user turn: a fact is often split across two speakers (a
+//! question, then its answer). Consecutive windows share their boundary messages (the stride is
+//! half a window), and the first window of a leaf starts with the message before the leaf (its
+//! *lead-in*), so every pair of adjacent messages is whole in at least one record.
 
 use memcc_core::bridge::BridgeMessage;
 use memcc_core::estimate_tokens;
+use memcc_core::time::{date_header, ground_relative_dates};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chunk {
@@ -11,65 +18,82 @@ pub struct Chunk {
     pub event_time: Option<i64>,
 }
 
-pub fn format_date(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).map(|d| d.format("%Y-%m-%d %H:%M").to_string()).unwrap_or_default()
-}
-
-/// `[Date: …]` header for a span.
-pub fn date_header(from: Option<i64>, to: Option<i64>) -> String {
-    match (from, to) {
-        (Some(a), Some(b)) if format_date(a)[..10] != format_date(b)[..10] => {
-            format!("[Date: {} – {}]", format_date(a), format_date(b))
-        }
-        (Some(a), _) | (None, Some(a)) => format!("[Date: {}]", format_date(a)),
-        (None, None) => "[Date: unknown]".into(),
-    }
-}
-
-/// Longest tool output kept in a chunk, in characters.
+/// Longest tool output kept in a window, in characters.
 const TOOL_CHARS: usize = 300;
 
-/// Group messages into exchanges (a user message and what answers it), cut at `max_tokens`.
-pub fn chunks(messages: &[BridgeMessage], max_tokens: usize) -> Vec<Chunk> {
-    let mut out: Vec<Chunk> = Vec::new();
-    let mut lines: Vec<String> = Vec::new();
-    let mut ids: Vec<i64> = Vec::new();
-    let mut times: Vec<i64> = Vec::new();
-    let mut tokens = 0usize;
-    let flush = |lines: &mut Vec<String>, ids: &mut Vec<i64>, times: &mut Vec<i64>, out: &mut Vec<Chunk>| {
-        if lines.is_empty() {
-            return;
-        }
-        let first = times.iter().min().copied();
-        let last = times.iter().max().copied();
-        out.push(Chunk {
-            text: format!("{}\n{}", date_header(first, last), lines.join("\n")),
-            message_ids: std::mem::take(ids),
-            event_time: first,
-        });
-        lines.clear();
-        times.clear();
-    };
-    for m in messages {
-        let mut text = m.text.trim().to_string();
-        if text.is_empty() {
-            continue;
-        }
-        if m.role == "toolResult" && text.chars().count() > TOOL_CHARS {
-            text = format!("{}…", text.chars().take(TOOL_CHARS).collect::<String>());
-        }
-        let line = format!("{}: {}", m.role, text);
-        let t = estimate_tokens(&line);
-        if (m.role == "user" || tokens + t > max_tokens) && !lines.is_empty() {
-            flush(&mut lines, &mut ids, &mut times, &mut out);
-            tokens = 0;
-        }
-        lines.push(line);
-        ids.push(m.message_id);
-        times.extend(m.timestamp);
-        tokens += t;
+/// One message as a record line: `Speaker: words` (the role when the speaker is unknown), with
+/// relative dates grounded against the message's time. `None` for a message without words.
+pub fn line(m: &BridgeMessage) -> Option<String> {
+    let mut text = m.text.trim().to_string();
+    if text.is_empty() {
+        return None;
     }
-    flush(&mut lines, &mut ids, &mut times, &mut out);
+    if m.role == "toolResult" && text.chars().count() > TOOL_CHARS {
+        text = format!("{}…", text.chars().take(TOOL_CHARS).collect::<String>());
+    }
+    let text = ground_relative_dates(&text.replace('\n', " "), m.timestamp);
+    let label = m.speaker.as_deref().unwrap_or(&m.role);
+    // A host that already writes "Name: …" into the text is not repeated.
+    Some(if text.strip_prefix(label).is_some_and(|rest| rest.starts_with(':')) {
+        text
+    } else {
+        format!("{label}: {text}")
+    })
+}
+
+struct Line {
+    text: String,
+    id: i64,
+    time: Option<i64>,
+    tokens: usize,
+    own: bool,
+}
+
+/// Overlapping windows over `messages` (preceded by the last message of `lead_in`), each of at
+/// most `max_tokens` — but at least two messages when two fit in twice that, so a question is
+/// never alone. Windows holding only the lead-in are not made (it was delivered before).
+pub fn windows(lead_in: &[BridgeMessage], messages: &[BridgeMessage], max_tokens: usize) -> Vec<Chunk> {
+    let lines: Vec<Line> = lead_in
+        .iter()
+        .rev()
+        .take(1)
+        .map(|m| (m, false))
+        .chain(messages.iter().map(|m| (m, true)))
+        .filter_map(|(m, own)| {
+            let text = line(m)?;
+            Some(Line { tokens: estimate_tokens(&text), text, id: m.message_id, time: m.timestamp, own })
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < lines.len() {
+        let mut end = start;
+        let mut tokens = 0;
+        while end < lines.len() {
+            let t = tokens + lines[end].tokens;
+            let fits = t <= max_tokens || (end - start < 2 && t <= 2 * max_tokens);
+            if end > start && !fits {
+                break;
+            }
+            tokens = t;
+            end += 1;
+        }
+        let window = &lines[start..end];
+        if window.iter().any(|l| l.own) {
+            let first = window.iter().filter_map(|l| l.time).min();
+            let last = window.iter().filter_map(|l| l.time).max();
+            let body: Vec<&str> = window.iter().map(|l| l.text.as_str()).collect();
+            out.push(Chunk {
+                text: format!("{}\n{}", date_header(first, last), body.join("\n")),
+                message_ids: window.iter().map(|l| l.id).collect(),
+                event_time: first,
+            });
+        }
+        if end == lines.len() {
+            break;
+        }
+        start += (end - start).div_ceil(2);
+    }
     out
 }
 
@@ -83,29 +107,59 @@ mod tests {
             seq: id,
             role: role.into(),
             text: text.into(),
-            timestamp: Some(1_700_000_000_000 + id * 60_000),
+            timestamp: Some(1_683_554_160_000 + id * 60_000),
+            speaker: None,
         }
     }
 
     #[test]
-    fn exchanges_start_at_user_messages_and_carry_provenance() {
-        let m = vec![
-            msg(1, "user", "hi"),
-            msg(2, "assistant", "hello"),
-            msg(3, "user", "I live in Oslo"),
-            msg(4, "assistant", "nice"),
-        ];
-        let c = chunks(&m, 300);
-        assert_eq!(c.len(), 2);
-        assert_eq!(c[0].message_ids, vec![1, 2]);
-        assert!(c[1].text.starts_with("[Date: 2023-11-14 22:16]\nuser: I live in Oslo"), "{}", c[1].text);
+    fn every_adjacent_pair_shares_a_window() {
+        let m: Vec<_> =
+            (1..=9).map(|i| msg(i, if i % 2 == 1 { "user" } else { "assistant" }, "a short line")).collect();
+        let w = windows(&[], &m, 12);
+        for pair in m.windows(2) {
+            let (a, b) = (pair[0].message_id, pair[1].message_id);
+            assert!(
+                w.iter().any(|c| c.message_ids.contains(&a) && c.message_ids.contains(&b)),
+                "{a} and {b} never together: {w:?}"
+            );
+        }
+        assert!(w.iter().all(|c| c.message_ids.len() >= 2));
+        assert!(w.len() < m.len(), "windows overlap by about half, not more: {}", w.len());
     }
 
     #[test]
-    fn long_exchanges_are_cut() {
+    fn the_lead_in_joins_the_first_window_only() {
+        let before = [msg(1, "assistant", "What did you buy?")];
+        let m = [msg(2, "user", "A red bike"), msg(3, "assistant", "Nice")];
+        let w = windows(&before, &m, 300);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].message_ids, vec![1, 2, 3]);
+        assert!(
+            w[0].text.starts_with("[Date: 2023-05-08]\nassistant: What did you buy?\nuser: A red bike"),
+            "{}",
+            w[0].text
+        );
+        assert!(windows(&before, &[], 300).is_empty(), "a lead-in alone makes no record");
+    }
+
+    #[test]
+    fn lines_name_the_speaker_and_ground_dates() {
+        let mut m = msg(1, "user", "I went to the support group yesterday");
+        m.speaker = Some("Caroline".into());
+        assert_eq!(line(&m).unwrap(), "Caroline: I went to the support group yesterday (7 May 2023)");
+        m.text = "Caroline: hi".into();
+        assert_eq!(line(&m).unwrap(), "Caroline: hi", "not named twice");
+        m.text = "  ".into();
+        assert_eq!(line(&m), None);
+    }
+
+    #[test]
+    fn long_messages_stand_alone() {
         let long = "word ".repeat(400);
         let m = vec![msg(1, "user", "q"), msg(2, "assistant", &long), msg(3, "assistant", &long)];
-        let c = chunks(&m, 300);
-        assert_eq!(c.len(), 3);
+        let w = windows(&[], &m, 300);
+        assert!(w.iter().all(|c| c.message_ids.len() <= 2), "{w:?}");
+        assert!(m.iter().all(|x| w.iter().any(|c| c.message_ids.contains(&x.message_id))));
     }
 }

@@ -15,7 +15,7 @@ pub struct MemoryConfig {
     pub agent_dir: Option<PathBuf>,
     /// Files of `agentDir` recalled verbatim as identity.
     pub identity_files: Vec<String>,
-    /// Smaller injections: L1 400 tokens, no L2, top 3 in L3.
+    /// Smaller injections: L1 400 tokens, no L2, at most 5 lines in L3.
     pub context_optimization: bool,
     /// Rerank L3 with a chat model when one is configured.
     pub llm_rerank: bool,
@@ -31,7 +31,8 @@ pub struct MemoryConfig {
     pub recency_half_life_days: f64,
     /// Topic lexicons for the classifier; the built-in ones when empty.
     pub wings: Vec<WingRule>,
-    /// Verbatim chunks are cut at about this many tokens.
+    /// Verbatim records are windows of consecutive messages of about this many tokens
+    /// (overlapping by half a window).
     pub chunk_tokens: usize,
     /// Where vectors are searched; `memory.db` stays their source of truth either way.
     pub vector_backend: VectorBackend,
@@ -63,7 +64,7 @@ impl Default for MemoryConfig {
             essential_min_weight: 2.0,
             recency_half_life_days: 30.0,
             wings: Vec::new(),
-            chunk_tokens: 300,
+            chunk_tokens: 120,
             vector_backend: VectorBackend::Exact,
         }
     }
@@ -89,8 +90,8 @@ impl MemoryConfig {
             self.essential_min_weight = 2.0;
         }
         if self.chunk_tokens < 32 {
-            warnings.push(format!("chunkTokens {} is too small; using 300", self.chunk_tokens));
-            self.chunk_tokens = 300;
+            warnings.push(format!("chunkTokens {} is too small; using 120", self.chunk_tokens));
+            self.chunk_tokens = 120;
         }
         warnings
     }
@@ -103,8 +104,10 @@ impl MemoryConfig {
         if self.context_optimization { 0 } else { 500 }
     }
 
-    pub fn recall_top_k(&self) -> usize {
-        if self.context_optimization { 3 } else { 10 }
+    /// Most L3 lines in one prompt: the budget and the value floor decide, except that
+    /// `contextOptimization` keeps recall to a few lines.
+    pub fn recall_line_limit(&self) -> usize {
+        if self.context_optimization { 5 } else { usize::MAX }
     }
 }
 

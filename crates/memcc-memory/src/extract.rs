@@ -383,6 +383,18 @@ static ZH_TRIPLES: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     ]
 });
 
+/// A mined document about "User" made about the person who said it, when known: "User likes
+/// tea." → "Caroline likes tea.", "用户喜欢茶。" → "Caroline喜欢茶。".
+pub fn about_speaker(document: &str, speaker: Option<&str>) -> String {
+    let Some(name) = speaker else { return document.to_string() };
+    for prefix in ["User", "用户"] {
+        if let Some(rest) = document.strip_prefix(prefix) {
+            return format!("{name}{rest}");
+        }
+    }
+    document.to_string()
+}
+
 fn subject_of(s: &str) -> String {
     match s.to_lowercase().as_str() {
         "i" | "my" | "me" => "user".into(),

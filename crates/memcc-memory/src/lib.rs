@@ -12,12 +12,13 @@ pub mod recall;
 pub mod record;
 pub mod runtime;
 mod schema;
+pub mod search;
 pub mod store;
 pub mod vector;
 
 pub use config::{MemoryConfig, VectorBackend};
 pub use error::MemoryError;
-pub use recall::{SearchHit, SearchMode};
 pub use record::{MemoryRecord, RecordKind};
 pub use runtime::{IngestReport, MemoryRuntime};
 pub use schema::SCHEMA_VERSION;
+pub use search::{SearchHit, SearchMode};

@@ -1,6 +1,7 @@
 //! [`MemoryRuntime`]: the facade over the memory store, the embedder and the vector index; the
 //! real [`MemoryBridge`]; and the API behind `memory_search` / `memory_get`.
 
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -8,18 +9,20 @@ use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::{chunks, date_header};
+use crate::chunk::windows;
 use crate::classify::Classifier;
 use crate::config::{MemoryConfig, VectorBackend};
 use crate::embed::Embedder;
 use crate::error::{MemoryError, Result};
-use crate::extract::{PrefCategory, preferences, triples};
-use crate::recall::SearchHit;
+use crate::extract::{PrefCategory, about_speaker, preferences, triples};
+use crate::recall::Recall;
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, parse_ref};
+use crate::search::{Query, Search, SearchHit, SearchMode};
 use crate::store::{Insert, Inserted, MemoryStats, MemoryStore};
 use crate::vector::{ExactScan, VectorStore};
-use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
+use memcc_core::bridge::{BridgeError, BridgeMessage, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
 use memcc_core::llm::ChatModel;
+use memcc_core::time::{date_header, ground_relative_dates};
 
 /// What one bridged summary became.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -52,13 +55,13 @@ struct Portable {
 }
 
 pub struct MemoryRuntime {
-    pub(crate) store: Arc<MemoryStore>,
-    pub(crate) embedder: Arc<dyn Embedder>,
-    pub(crate) index: Arc<dyn VectorStore>,
-    pub(crate) config: MemoryConfig,
-    pub(crate) classifier: Classifier,
-    pub(crate) reranker: Option<Arc<dyn ChatModel>>,
-    pub(crate) rerank_skip_logged: AtomicBool,
+    store: Arc<MemoryStore>,
+    embedder: Arc<dyn Embedder>,
+    index: Arc<dyn VectorStore>,
+    config: MemoryConfig,
+    classifier: Classifier,
+    reranker: Option<Arc<dyn ChatModel>>,
+    rerank_skip_logged: AtomicBool,
     triple_model: Option<Arc<dyn ChatModel>>,
 }
 
@@ -238,8 +241,30 @@ impl MemoryRuntime {
         agents
     }
 
-    pub(crate) fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
-        Ok(self.embedder.embed(&[text])?.pop().unwrap_or_default())
+    fn search(&self) -> Search<'_> {
+        Search {
+            store: &self.store,
+            index: &*self.index,
+            embedder: &*self.embedder,
+            config: &self.config,
+            reranker: self.reranker.as_deref(),
+            rerank_skip_logged: &self.rerank_skip_logged,
+        }
+    }
+
+    /// L3 deep search for `agent` (plus shared agents), with a choice of retrievers: `Hybrid`
+    /// is what recall uses; the benchmark compares the others on the same store.
+    pub fn search_with(
+        &self,
+        agent: &str,
+        query: &str,
+        as_of: Option<i64>,
+        wing: Option<&str>,
+        top: usize,
+        mode: SearchMode,
+    ) -> Result<Vec<SearchHit>> {
+        let agents = self.readable_agents(agent);
+        self.search().run(&Query { agents: &agents, text: query, as_of, wing, top, candidates: top, mode })
     }
 
     /// Store records, embedding them in one batch; a failed embedding stores them queued.
@@ -330,26 +355,37 @@ impl MemoryRuntime {
         // Recall uses these to show a summary or its condensed parent, not both.
         summary.source_summary_ids.extend(s.child_summary_ids.iter().cloned());
         batch.push((summary, summary_triples));
-        for chunk in chunks(&s.messages, self.config.chunk_tokens) {
-            let mut found = Vec::new();
-            for m in s.messages.iter().filter(|m| m.role == "user" && chunk.message_ids.contains(&m.message_id)) {
-                for mut t in triples(&m.text) {
-                    t.valid_from = m.timestamp;
-                    found.push(t);
+        // What people said about themselves: the user's words, and any named speaker's.
+        let speaking: Vec<&BridgeMessage> =
+            s.messages.iter().filter(|m| m.role == "user" || m.speaker.is_some()).collect();
+        let mut mined: HashMap<i64, Vec<NewTriple>> = HashMap::new();
+        for m in &speaking {
+            let subject = m.speaker.as_deref().map(str::to_lowercase);
+            for mut t in triples(&m.text) {
+                t.valid_from = m.timestamp;
+                if let (Some(name), "user") = (&subject, t.subject.as_str()) {
+                    t.subject = name.clone();
                 }
+                mined.entry(m.message_id).or_default().push(t);
             }
+        }
+        for chunk in windows(&s.lead_in, &s.messages, self.config.chunk_tokens) {
+            // A message's triples go with the first window that holds it.
+            let found: Vec<NewTriple> = chunk.message_ids.iter().filter_map(|id| mined.remove(id)).flatten().collect();
             batch.push((base(RecordKind::Verbatim, chunk.text, chunk.event_time, chunk.message_ids), found));
         }
-        for m in s.messages.iter().filter(|m| m.role == "user") {
-            for p in preferences(&m.text) {
+        for m in &speaking {
+            let said = ground_relative_dates(&m.text, m.timestamp);
+            for p in preferences(&said) {
                 let weight = match p.category {
                     PrefCategory::Like | PrefCategory::Dislike | PrefCategory::Bio => 2.0,
                     _ => 1.5,
                 };
-                let text = format!("{} {}", date_header(m.timestamp, m.timestamp), p.document);
+                let document = about_speaker(&p.document, m.speaker.as_deref());
+                let text = format!("{} {document}", date_header(m.timestamp, m.timestamp));
                 let mut record = base(RecordKind::Preference, text, m.timestamp, vec![m.message_id]);
                 record.weight = weight;
-                record.subject = p.predicate.as_ref().map(|_| "user".to_string());
+                record.subject = p.predicate.as_ref().map(|_| m.speaker.clone().unwrap_or_else(|| "user".into()));
                 record.predicate = p.predicate;
                 batch.push((record, Vec::new()));
                 report.preferences += 1;
@@ -422,8 +458,7 @@ impl MemoryRuntime {
         if query.trim().is_empty() {
             return Err(MemoryError::Input("memory_search needs a query".into()));
         }
-        let hits =
-            self.search_with(agent, query, None, wing, max_results.clamp(1, 100), crate::recall::SearchMode::Hybrid)?;
+        let hits = self.search_with(agent, query, None, wing, max_results.clamp(1, 100), SearchMode::Hybrid)?;
         Ok(hits.into_iter().filter(|h| h.score >= min_score).collect())
     }
 
@@ -448,7 +483,8 @@ impl MemoryRuntime {
 
     /// The assembler's recall, within `budget` tokens.
     pub fn retrieve(&self, query: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>> {
-        self.layers(&query.agent_id, &query.text, query.as_of, budget)
+        let agents = self.readable_agents(&query.agent_id);
+        Recall { search: self.search(), classifier: &self.classifier }.layers(&agents, &query.text, query.as_of, budget)
     }
 
     /// Every record of `agent` (or all) as JSON lines; returns the count.

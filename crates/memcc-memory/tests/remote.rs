@@ -122,13 +122,13 @@ fn llm_rerank_reorders_and_failures_keep_the_hybrid_order() {
 
 #[test]
 fn llm_triples_join_the_knowledge_graph_and_bad_answers_are_ignored() {
-    use memcc_core::bridge::{BridgeMessage, SummaryPayload};
+    use memcc_core::bridge::{BridgeMessage, SummaryKind, SummaryPayload};
     let payload = |id: &str, text: &str| SummaryPayload {
         summary_id: id.into(),
         session_id: "s".into(),
         session_key: None,
         agent_id: "main".into(),
-        kind: "leaf".into(),
+        kind: SummaryKind::Leaf,
         depth: 0,
         content: text.into(),
         earliest: Some(1_700_000_000_000),
@@ -139,7 +139,9 @@ fn llm_triples_join_the_knowledge_graph_and_bad_answers_are_ignored() {
             role: "user".into(),
             text: text.into(),
             timestamp: Some(1_700_000_000_000),
+            speaker: None,
         }],
+        lead_in: Vec::new(),
         child_summary_ids: Vec::new(),
     };
     let server = MockServer::start(|_, body, _| {

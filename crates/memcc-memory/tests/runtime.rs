@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use memcc_core::bridge::{BridgeMessage, MemoryBridge, RecallQuery, SummaryPayload};
+use memcc_core::bridge::{BridgeMessage, MemoryBridge, RecallQuery, SummaryKind, SummaryPayload};
 use memcc_core::estimate_tokens;
 use memcc_memory::embed::{Embedder, HashingEmbedder};
 use memcc_memory::{MemoryConfig, MemoryRuntime, RecordKind};
@@ -24,6 +24,7 @@ fn payload(agent: &str, id: &str, day: i64, turns: &[(&str, &str)]) -> SummaryPa
             role: role.to_string(),
             text: text.to_string(),
             timestamp: Some(T0 + day * DAY + i as i64 * 60_000),
+            speaker: None,
         })
         .collect();
     SummaryPayload {
@@ -31,12 +32,13 @@ fn payload(agent: &str, id: &str, day: i64, turns: &[(&str, &str)]) -> SummaryPa
         session_id: format!("session-{day}"),
         session_key: None,
         agent_id: agent.into(),
-        kind: "leaf".into(),
+        kind: SummaryKind::Leaf,
         depth: 0,
         content: turns.iter().map(|(r, t)| format!("- {r}: {t}")).collect::<Vec<_>>().join("\n"),
         earliest: messages.first().and_then(|m| m.timestamp),
         latest: messages.last().and_then(|m| m.timestamp),
         messages,
+        lead_in: Vec::new(),
         child_summary_ids: Vec::new(),
     }
 }
@@ -134,10 +136,11 @@ fn every_layer_stays_within_its_budget_and_the_total() {
         assert!(total <= budget, "budget {budget}: {total}");
         for s in &sections {
             assert_eq!(s.tokens, estimate_tokens(&s.body));
+            // L1 and L2 get a share of the budget, capped; recall fills the rest.
             match s.name.as_str() {
-                "essential" => assert!(s.tokens <= 800 + 10),
-                "context" => assert!(s.tokens <= 500 + 10),
-                "recall" => assert!(s.body.lines().count() <= 10 + 2),
+                "essential" => assert!(s.tokens <= (budget * 15 / 100).min(800) + 12, "{budget}: {}", s.tokens),
+                "context" => assert!(s.tokens <= (budget / 10).min(500) + 12, "{budget}: {}", s.tokens),
+                "recall" => {}
                 "identity" => assert!(s.body.contains("You are Trip")),
                 other => panic!("unexpected section {other}"),
             }
@@ -145,7 +148,13 @@ fn every_layer_stays_within_its_budget_and_the_total() {
     }
     let full = rt.retrieve(&query("main", "travel hotel flight for the trip"), 20_000).unwrap();
     let names: Vec<&str> = full.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, vec!["identity", "essential", "context", "recall"]);
+    // L2 shows only what L3 did not already show; with this much room L3 may take it all.
+    let expected: Vec<&str> =
+        ["identity", "essential", "context", "recall"].into_iter().filter(|n| names.contains(n)).collect();
+    assert_eq!(names, expected, "sections keep their order");
+    for needed in ["identity", "essential", "recall"] {
+        assert!(names.contains(&needed), "{names:?}");
+    }
 }
 
 #[test]
@@ -177,7 +186,7 @@ fn context_optimization_shrinks_the_injection() {
     let essential = |s: &[memcc_core::RecallSection]| s.iter().find(|x| x.name == "essential").map_or(0, |x| x.tokens);
     assert!(essential(&sections) <= 400 + 10 && essential(&normal_sections) > 400);
     let recall_lines = sections.iter().find(|x| x.name == "recall").map_or(0, |x| x.body.lines().count() - 2);
-    assert!(recall_lines <= 3);
+    assert!(recall_lines <= 5);
 }
 
 #[test]
@@ -204,7 +213,7 @@ fn newer_statements_supersede_older_ones() {
     assert_eq!(history.len(), 2);
     assert!(history[0].superseded_by == Some(history[1].id) && history[1].object == "Berlin");
     let hits = rt.memory_search("main", "where does the user live", 10, 0.0, None).unwrap();
-    let pos = |needle: &str| hits.iter().position(|h| h.kind == "preference" && h.text.contains(needle));
+    let pos = |needle: &str| hits.iter().position(|h| h.kind == RecordKind::Preference && h.text.contains(needle));
     assert!(pos("Berlin") < pos("Oslo") || pos("Oslo").is_none(), "current first: {hits:?}");
     let sections = rt.retrieve(&query("main", "where do I live"), 2_000).unwrap();
     let essential = sections.iter().find(|s| s.name == "essential").unwrap();
@@ -360,14 +369,17 @@ fn recall_does_not_repeat_a_summary_and_its_condensed_parent() {
     seed(&rt, "main");
     // The compactor folds sum_a into a condensed summary that repeats its facts.
     let mut condensed = payload("main", "sum_c", 5, &[]);
-    condensed.kind = "condensed".into();
+    condensed.kind = SummaryKind::Condensed;
     condensed.depth = 1;
     condensed.content = "CONDENSED: Lina is allergic to peanuts; the flight is LH 1174 from Frankfurt.".into();
     condensed.child_summary_ids = vec!["sum_a".into()];
     rt.ingest_summary(&condensed).unwrap();
     let hits = rt.memory_search("main", "Lina allergic peanuts", 20, 0.0, None).unwrap();
     let id_of = |needle: &str| {
-        hits.iter().find(|h| h.kind == "summary" && h.text.contains(needle)).map(|h| h.id.clone()).expect(needle)
+        hits.iter()
+            .find(|h| h.kind == RecordKind::Summary && h.text.contains(needle))
+            .map(|h| h.id.clone())
+            .expect(needle)
     };
     let (leaf, parent) = (id_of("- user: By the way"), id_of("CONDENSED:"));
     let sections = MemoryBridge::retrieve(&rt, &query("main", "What is Lina allergic to?"), 4_000).unwrap();

@@ -1,0 +1,272 @@
+//! L3 deep search, behind `memory_search` and the recall layer: vector and BM25 candidates →
+//! hybrid score with a recency boost for near-ties → knowledge-graph merge → optional LLM
+//! rerank. It reads the store, the vector index and the embedder it is given; it knows nothing
+//! of the runtime that owns them.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::Serialize;
+
+use crate::config::MemoryConfig;
+use crate::embed::Embedder;
+use crate::error::Result;
+use crate::record::{MemoryRecord, RecordKind};
+use crate::store::MemoryStore;
+use crate::vector::VectorStore;
+use memcc_core::llm::{ChatModel, ChatRequest};
+use memcc_core::text::{Combine, Term, combine_terms, match_query, terms};
+
+/// Which retrievers L3 uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// Vector + BM25 candidates, fused, recency for ties, KG merge, optional LLM rerank.
+    Hybrid,
+    /// BM25 only.
+    Lexical,
+    /// Vector similarity only.
+    Dense,
+}
+
+/// A scored L3 result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    /// `mem_<n>`, or `kg_<subject>` for a knowledge-graph result.
+    pub id: String,
+    pub score: f64,
+    pub kind: RecordKind,
+    pub wing: String,
+    pub room: String,
+    pub text: String,
+    pub event_time: Option<i64>,
+    /// Superseded or expired: kept for history, ranked lower.
+    pub current: bool,
+    #[serde(skip)]
+    pub record: Option<MemoryRecord>,
+}
+
+/// Candidates taken from each retriever before fusion, at least.
+pub const MIN_CANDIDATES: usize = 20;
+
+/// What a search reads.
+pub(crate) struct Search<'a> {
+    pub store: &'a MemoryStore,
+    pub index: &'a dyn VectorStore,
+    pub embedder: &'a dyn Embedder,
+    pub config: &'a MemoryConfig,
+    pub reranker: Option<&'a dyn ChatModel>,
+    pub rerank_skip_logged: &'a AtomicBool,
+}
+
+/// One search: whose records, for what, how many.
+pub(crate) struct Query<'a> {
+    pub agents: &'a [String],
+    pub text: &'a str,
+    pub as_of: Option<i64>,
+    pub wing: Option<&'a str>,
+    pub top: usize,
+    /// Candidates from each retriever (at least [`MIN_CANDIDATES`]).
+    pub candidates: usize,
+    pub mode: SearchMode,
+}
+
+impl Search<'_> {
+    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        Ok(self.embedder.embed(&[text])?.pop().unwrap_or_default())
+    }
+
+    pub fn run(&self, q: &Query<'_>) -> Result<Vec<SearchHit>> {
+        let candidates = q.candidates.max(MIN_CANDIDATES).max(if q.mode == SearchMode::Hybrid { 0 } else { q.top });
+        let mut vector_scores: HashMap<i64, f64> = HashMap::new();
+        if q.mode != SearchMode::Lexical {
+            match self.embed_query(q.text) {
+                Ok(v) if v.is_empty() => {}
+                Ok(v) => {
+                    for hit in self.index.search(&v, candidates, q.agents) {
+                        vector_scores.insert(hit.id, f64::from(hit.score));
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "query embedding failed; lexical search only"),
+            }
+        }
+        let mut lexical: HashMap<i64, f64> = HashMap::new();
+        if let Some(expr) = self.lexical_query(q.text, q.agents)?.filter(|_| q.mode != SearchMode::Dense) {
+            for (id, bm25) in self.store.fts(&expr, q.agents, q.wing, candidates)? {
+                lexical.insert(id, bm25);
+            }
+        }
+        let ids: Vec<i64> =
+            vector_scores.keys().chain(lexical.keys()).copied().collect::<HashSet<_>>().into_iter().collect();
+        let records: Vec<MemoryRecord> = self
+            .store
+            .get_many(&ids)?
+            .into_iter()
+            .filter(|r| !r.forgotten && q.wing.is_none_or(|w| r.wing == w))
+            .collect();
+        let max_bm25 = lexical.values().copied().fold(0.0, f64::max);
+        let now = q.as_of.unwrap_or_else(crate::store::now_ms);
+        let half_life_ms = self.config.recency_half_life_days * 86_400_000.0;
+        let mut hits: Vec<SearchHit> = records
+            .into_iter()
+            .map(|r| {
+                let cos = vector_scores.get(&r.id).copied().unwrap_or(0.0).max(0.0);
+                let lex = if max_bm25 > 0.0 { lexical.get(&r.id).copied().unwrap_or(0.0) / max_bm25 } else { 0.0 };
+                // Both signals count; recency only separates near-ties (≤ 0.05).
+                let age = (now - r.event_time.unwrap_or(r.created_at)).max(0) as f64;
+                let recency = 0.05 * (-age / half_life_ms * std::f64::consts::LN_2).exp();
+                let mut score = match q.mode {
+                    SearchMode::Hybrid => 0.35 * cos + 0.65 * lex + recency,
+                    SearchMode::Lexical => lex,
+                    SearchMode::Dense => cos,
+                };
+                if !r.is_current() {
+                    score *= 0.6;
+                }
+                SearchHit {
+                    id: r.ref_id(),
+                    score,
+                    kind: r.kind,
+                    wing: r.wing.clone(),
+                    room: r.room.clone(),
+                    text: r.text.clone(),
+                    event_time: r.event_time,
+                    current: r.is_current(),
+                    record: Some(r),
+                }
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.event_time.cmp(&a.event_time)));
+        if q.mode != SearchMode::Hybrid {
+            hits.truncate(q.top);
+            return Ok(hits);
+        }
+        self.merge_knowledge_graph(q.agents, q.text, &mut hits)?;
+        if self.config.llm_rerank {
+            self.llm_rerank(q.text, &mut hits);
+        }
+        hits.truncate(q.top);
+        Ok(hits)
+    }
+
+    /// The ranked-retrieval query for `query`: content words, minus those so common they match
+    /// a large share of the agents' records (they barely move BM25, yet make its cost grow with
+    /// the collection). When every word is that common, the two rarest are kept.
+    pub fn lexical_query(&self, query: &str, agents: &[String]) -> Result<Option<String>> {
+        let content: Vec<Term> = terms(query)
+            .into_iter()
+            .filter(|t| !matches!(t, Term::Word(w) if memcc_core::text::is_stop_word(w)))
+            .take(memcc_core::text::MAX_QUERY_TERMS)
+            .collect();
+        if content.is_empty() {
+            return Ok(match_query(query, Combine::Any));
+        }
+        let cap = (self.store.record_count()? / 20).max(2_000) as usize;
+        let mut scored: Vec<(usize, Term)> = Vec::with_capacity(content.len());
+        for t in content {
+            let df = self.store.doc_freq_capped(&memcc_core::text::term_expr(&t), agents, cap)?;
+            scored.push((df, t));
+        }
+        let mut kept: Vec<Term> = scored.iter().filter(|(df, _)| *df <= cap).map(|(_, t)| t.clone()).collect();
+        if kept.is_empty() {
+            scored.sort_by_key(|(df, _)| *df);
+            kept = scored.into_iter().take(2).map(|(_, t)| t).collect();
+        }
+        Ok(combine_terms(&kept, Combine::Any))
+    }
+
+    /// Add one synthetic result listing the stored facts about the query's entities, unless the
+    /// top results already say them.
+    fn merge_knowledge_graph(&self, agents: &[String], query: &str, hits: &mut Vec<SearchHit>) -> Result<()> {
+        let mut entities: Vec<String> = Vec::new();
+        for t in terms(query) {
+            match t {
+                Term::Word(w) if w.len() > 2 => entities.push(w),
+                Term::Cjk(c) => entities.push(c.into_iter().collect()),
+                _ => {}
+            }
+        }
+        if query.contains(['I', '我']) || query.to_lowercase().contains(" my ") {
+            entities.push("user".into());
+        }
+        let triples = self.store.triples_about(agents, &entities, 8)?;
+        let top_text: String = hits.iter().take(5).map(|h| h.text.to_lowercase()).collect::<Vec<_>>().join("\n");
+        let fresh: Vec<_> = triples.iter().filter(|t| !top_text.contains(&t.object.to_lowercase())).collect();
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        let lines: Vec<String> = fresh
+            .iter()
+            .map(|t| {
+                let since =
+                    t.valid_from.and_then(memcc_core::time::day).map(|d| format!(" (since {d})")).unwrap_or_default();
+                format!("{} — {} — {}{since}", t.subject, t.predicate.replace('_', " "), t.object)
+            })
+            .collect();
+        let best = hits.first().map_or(0.5, |h| h.score);
+        let position = hits.len().min(2);
+        hits.insert(
+            position,
+            SearchHit {
+                id: format!("kg_{}", fresh[0].subject.replace(' ', "_")),
+                score: best * 0.9,
+                kind: RecordKind::Fact,
+                wing: "knowledge".into(),
+                room: "graph".into(),
+                text: format!("Known facts: {}", lines.join("; ")),
+                event_time: fresh.iter().filter_map(|t| t.valid_from).max(),
+                current: true,
+                record: None,
+            },
+        );
+        Ok(())
+    }
+
+    /// Reorder by a chat model's judgement; on any failure keep the hybrid order.
+    fn llm_rerank(&self, query: &str, hits: &mut Vec<SearchHit>) {
+        let Some(model) = self.reranker else {
+            if !self.rerank_skip_logged.swap(true, Ordering::Relaxed) {
+                tracing::info!("llmRerank is on but no chat endpoint is configured; skipping the rerank");
+            }
+            return;
+        };
+        if hits.len() < 2 {
+            return;
+        }
+        // The model sees at most the first 30 (a longer list costs more than it moves).
+        let shown = hits.len().min(30);
+        let listing: String = hits[..shown]
+            .iter()
+            .enumerate()
+            .map(|(i, h)| format!("[{}] {}", i + 1, h.text.chars().take(600).collect::<String>().replace('\n', " ")))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let request = ChatRequest::simple(
+            "Rank the passages by how well they help answer the query. Reply with only a JSON array of passage \
+             numbers, most relevant first, e.g. [3, 1, 2].",
+            &format!("Query: {query}\n\nPassages:\n{listing}"),
+            200,
+        );
+        let order: Option<Vec<usize>> = model.complete(&request).ok().and_then(|reply| {
+            let start = reply.find('[')?;
+            let end = reply[start..].find(']')? + start;
+            serde_json::from_str::<Vec<usize>>(&reply[start..=end]).ok()
+        });
+        match order {
+            Some(order) => {
+                let mut taken = vec![false; hits.len()];
+                let mut reordered = Vec::with_capacity(hits.len());
+                for n in order {
+                    if let Some(i) = n.checked_sub(1).filter(|&i| i < shown && !taken[i]) {
+                        taken[i] = true;
+                        reordered.push(hits[i].clone());
+                    }
+                }
+                reordered.extend(hits.iter().enumerate().filter(|(i, _)| !taken[*i]).map(|(_, h)| h.clone()));
+                *hits = reordered;
+            }
+            None => tracing::warn!("LLM rerank gave no usable order; keeping the hybrid ranking"),
+        }
+    }
+}
