@@ -27,7 +27,8 @@ pub fn open(options: &Options, dir: &Path, embedder: &Arc<dyn Embedder>, rerank:
     open_with(&settings, dir, embedder)
 }
 
-/// A dataset turn as the host message it stands for: the dataset's first speaker is the user.
+/// A dataset turn as the host message it stands for: the dataset's first speaker is the user;
+/// a named speaker is named in the text (as group chats do) and in the message's `name`.
 pub fn message(turn: &HTurn, timestamp: i64) -> AgentMessage {
     let text = turn.display_text();
     let msg = if turn.role == "user" {
@@ -35,7 +36,11 @@ pub fn message(turn: &HTurn, timestamp: i64) -> AgentMessage {
     } else {
         AgentMessage::assistant(vec![ContentPart::text(text)])
     };
-    msg.with_timestamp(timestamp)
+    let msg = msg.with_timestamp(timestamp);
+    match &turn.speaker {
+        Some(name) => msg.with_speaker(name),
+        None => msg,
+    }
 }
 
 /// When the k-th turn of a session happened (sessions carry one date; turns are 30 s apart).

@@ -160,11 +160,20 @@ impl AgentMessage {
     }
 
     /// Set `timestamp` (ms since epoch); returns self for chaining.
-    pub fn with_timestamp(mut self, ms: i64) -> Self {
+    pub fn with_timestamp(self, ms: i64) -> Self {
+        self.with_field("timestamp", ms.into())
+    }
+
+    /// Set `name`, the speaker (see [`AgentMessage::speaker`]); returns self for chaining.
+    pub fn with_speaker(self, name: &str) -> Self {
+        self.with_field("name", name.into())
+    }
+
+    fn with_field(mut self, key: &str, value: Value) -> Self {
         if let Some(extra) = self.extra_mut() {
-            extra.insert("timestamp".into(), ms.into());
+            extra.insert(key.into(), value);
         } else if let AgentMessage::Unknown(Value::Object(map)) = &mut self {
-            map.insert("timestamp".into(), ms.into());
+            map.insert(key.into(), value);
         }
         self
     }

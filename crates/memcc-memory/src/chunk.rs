@@ -78,6 +78,11 @@ pub fn windows(lead_in: &[BridgeMessage], messages: &[BridgeMessage], max_tokens
             tokens = t;
             end += 1;
         }
+        // A window never ends on a question whose answer follows: the answer joins it.
+        if end < lines.len() && ends_with_question(&lines[end - 1].text) && tokens + lines[end].tokens <= 2 * max_tokens
+        {
+            end += 1;
+        }
         let window = &lines[start..end];
         if window.iter().any(|l| l.own) {
             let first = window.iter().filter_map(|l| l.time).min();
@@ -95,6 +100,10 @@ pub fn windows(lead_in: &[BridgeMessage], messages: &[BridgeMessage], max_tokens
         start += (end - start).div_ceil(2);
     }
     out
+}
+
+fn ends_with_question(text: &str) -> bool {
+    text.trim_end().ends_with(['?', '？'])
 }
 
 #[cfg(test)]
@@ -126,6 +135,19 @@ mod tests {
         }
         assert!(w.iter().all(|c| c.message_ids.len() >= 2));
         assert!(w.len() < m.len(), "windows overlap by about half, not more: {}", w.len());
+    }
+
+    #[test]
+    fn a_window_does_not_end_on_a_question() {
+        let m = [
+            msg(1, "user", "We are planning a team trip next month."),
+            msg(2, "assistant", "Where are you headed, do you know yet?"),
+            msg(3, "user", "Edinburgh, Scotland, on Tim's advice."),
+            msg(4, "assistant", "Lovely."),
+        ];
+        let w = windows(&[], &m, 24);
+        let asked = w.iter().find(|c| c.message_ids.contains(&2)).unwrap();
+        assert!(asked.message_ids.contains(&3), "{w:?}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! drawn in proportion to the room, taken best first while they are worth showing (a score
 //! within reach of the best), each costing what its rendering costs; a line already shown is not
 //! shown again, a summary is not shown beside the summary above it, and each further line from
-//! a session already shown weighs a little less, so one session cannot crowd out the rest.
+//! a session already shown is ordered a little later, so one session cannot crowd out the rest.
 //! Recalled text is escaped so it can never open or close a section.
 
 use std::collections::{HashMap, HashSet};
@@ -31,8 +31,8 @@ const MESSAGE_CHARS: usize = 800;
 const SUMMARY_CHARS: usize = 600;
 /// A candidate is worth showing while its score is at least this share of the best one's.
 const VALUE_FLOOR: f64 = 0.25;
-/// Weight of a line from a session that already has `n` lines shown: `SESSION_DECAY^n`.
-const SESSION_DECAY: f64 = 0.85;
+/// Order weight of a line from a session that already has `n` lines shown: `SESSION_DECAY^n`.
+const SESSION_DECAY: f64 = 0.9;
 /// Rough tokens of one recalled line, for sizing the candidate pool.
 const LINE_TOKENS: usize = 40;
 /// Tokens of a section's open and close tags.
@@ -138,11 +138,12 @@ impl Recall<'_> {
         let mut per_session: HashMap<String, i32> = HashMap::new();
         let limit = self.search.config.recall_line_limit();
         while out.len() < limit {
+            // Diversity orders; the value floor judges a record on its own score.
             let weight = |h: &SearchHit| h.score * SESSION_DECAY.powi(*per_session.get(session_of(h)).unwrap_or(&0));
             let Some(best) = (0..hits.len()).max_by(|&a, &b| weight(&hits[a]).total_cmp(&weight(&hits[b]))) else {
                 break;
             };
-            if weight(&hits[best]) < floor {
+            if hits[best].score < floor {
                 break;
             }
             let h = hits.swap_remove(best);
