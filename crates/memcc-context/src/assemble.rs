@@ -64,7 +64,17 @@ pub fn render_summary(s: &Summary) -> String {
 struct Unit {
     start: usize,
     end: usize,
+    /// Its items' tokens, and its day marker's.
     tokens: usize,
+    /// The day of its first raw message, when that differs from the item before it: raw
+    /// messages carry their time only in fields a model never sees, so the prompt says when a
+    /// new day starts (a long session spans weeks).
+    day: Option<String>,
+}
+
+/// The marker shown before the first raw message of a new day.
+fn day_marker(day: &str) -> String {
+    format!("[MemCC: the messages below are from {day}]")
 }
 
 fn units(items: &[ContextItem]) -> Vec<Unit> {
@@ -81,7 +91,14 @@ fn units(items: &[ContextItem]) -> Vec<Unit> {
                 }
             }
         }
-        out.push(Unit { start: i, end, tokens: items[i..end].iter().map(|x| x.tokens).sum() });
+        let day_of = |item: &ContextItem| item.time.and_then(memcc_core::time::day);
+        let day = match &items[i].item {
+            ItemRef::Message { .. } if i > 0 => day_of(&items[i]).filter(|d| day_of(&items[i - 1]).as_ref() != Some(d)),
+            ItemRef::Message { .. } => None,
+            ItemRef::Summary { .. } => None,
+        };
+        let marker = day.as_deref().map_or(0, |d| FRAME + estimate_tokens(&day_marker(d)));
+        out.push(Unit { start: i, end, tokens: items[i..end].iter().map(|x| x.tokens).sum::<usize>() + marker, day });
         i = end;
     }
     out
@@ -161,11 +178,16 @@ impl Assembler<'_> {
         let memory_message = (!sections.is_empty()).then(
             || json!({"role": "user", "content": memory_text, "timestamp": as_of.unwrap_or_else(crate::store::now_ms)}),
         );
+        let markers: std::collections::HashMap<usize, &str> =
+            units.iter().filter_map(|u| Some((u.start, u.day.as_deref()?))).collect();
         for (pos, item) in kept.iter().enumerate() {
             if Some(pos) == last_user {
                 if let Some(m) = &memory_message {
                     messages.push(m.clone());
                 }
+            }
+            if let Some(day) = markers.get(&(first_kept + pos)) {
+                messages.push(json!({"role": "user", "content": day_marker(day), "timestamp": item.time}));
             }
             match &item.item {
                 ItemRef::Summary { id, .. } => {

@@ -126,7 +126,9 @@ impl Compactor<'_> {
                 match pressure_run(&items[..tail_start]) {
                     Some(run) => Step::Condense(run),
                     None => {
-                        outcome.reason = "over threshold but nothing outside the fresh tail is left to compact".into();
+                        outcome.reason = "over threshold, but only summaries of different depths are left: the \
+                                          oldest stay out of the prompt"
+                            .into();
                         break;
                     }
                 }
@@ -378,9 +380,12 @@ fn fanout_run(items: &[ContextItem], fanout: usize) -> Option<std::ops::Range<us
     None
 }
 
-/// Under pressure with no raw messages left to fold: the adjacent pair of summaries whose
-/// deeper member is shallowest (equal depths first, then the oldest). Merging low before high,
-/// like a binary counter, keeps the DAG's depth logarithmic in the number of leaves.
+/// Under pressure with no raw messages left to fold: the oldest adjacent pair of summaries of the
+/// same depth, shallowest first. Merging only equals, like a binary counter, keeps the DAG's
+/// depth logarithmic in the number of leaves, so no early fact is re-summarised more than
+/// log n times. When every depth differs, nothing is merged: the context stays over the
+/// threshold and the assembler leaves the oldest summaries out of the prompt; they stay in the
+/// DAG (lcm_grep / lcm_expand_query) and in memory.
 fn pressure_run(items: &[ContextItem]) -> Option<std::ops::Range<usize>> {
     let depth = |i: &ContextItem| match i.item {
         ItemRef::Summary { depth, .. } => Some(depth),
@@ -388,7 +393,8 @@ fn pressure_run(items: &[ContextItem]) -> Option<std::ops::Range<usize>> {
     };
     (0..items.len().saturating_sub(1))
         .filter_map(|i| Some((i, depth(&items[i])?, depth(&items[i + 1])?)))
-        .min_by_key(|&(i, a, b)| (a.max(b), a.abs_diff(b), i))
+        .filter(|&(_, a, b)| a == b)
+        .min_by_key(|&(i, d, _)| (d, i))
         .map(|(i, _, _)| i..i + 2)
 }
 

@@ -117,6 +117,8 @@ pub struct ContextItem {
     pub ordinal: i64,
     pub tokens: usize,
     pub item: ItemRef,
+    /// When it was said: a message's timestamp, a summary's latest.
+    pub time: Option<i64>,
 }
 
 impl ContextItem {
@@ -263,7 +265,8 @@ impl ContextStore {
     pub fn context_items(&self, conversation_id: i64) -> Result<Vec<ContextItem>> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
-            "SELECT ci.ordinal, ci.token_count, ci.message_id, ci.summary_id, m.seq, m.role, m.tool_call_ids, m.tool_result_for, s.depth
+            "SELECT ci.ordinal, ci.token_count, ci.message_id, ci.summary_id, m.seq, m.role, m.tool_call_ids, m.tool_result_for, s.depth,
+                    COALESCE(m.timestamp, s.latest)
              FROM context_items ci
              LEFT JOIN messages m ON m.id = ci.message_id
              LEFT JOIN summaries s ON s.id = ci.summary_id
@@ -286,7 +289,7 @@ impl ContextStore {
                 }
                 None => ItemRef::Summary { id: r.get(3)?, depth: r.get::<_, i64>(8)? as u32 },
             };
-            Ok(ContextItem { ordinal, tokens: tokens as usize, item })
+            Ok(ContextItem { ordinal, tokens: tokens as usize, item, time: r.get(9)? })
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }

@@ -249,3 +249,66 @@ fn a_short_reply_between_long_messages_never_stalls_compaction() {
     }
     assert_lossless(&engine, "s");
 }
+
+#[test]
+fn a_new_day_in_a_long_session_is_marked_in_the_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine_at(&dir);
+    let day = 86_400_000;
+    let t0 = 1_683_554_160_000; // 2023-05-08
+    let s = SessionRef::new("days");
+    for (i, t) in [t0, t0 + 60_000, t0 + day, t0 + day + 60_000].into_iter().enumerate() {
+        engine.ingest(&s, &AgentMessage::user(&format!("message {i}")).with_timestamp(t)).unwrap();
+    }
+    let a = engine.assemble("days", 10_000, None).unwrap();
+    let texts: Vec<String> = a.messages.iter().map(|m| AgentMessage::from_value(m.clone()).text()).collect();
+    assert_eq!(
+        texts,
+        ["message 0", "message 1", "[MemCC: the messages below are from 2023-05-09]", "message 2", "message 3"],
+        "one marker where the day changes, none before the first day"
+    );
+    assert_eq!(a.raw_messages_included, 4);
+    // The marker is paid for: a budget that holds the messages but not the marker drops the oldest.
+    for budget in 1..80 {
+        let a = engine.assemble("days", budget, None).unwrap();
+        assert!(a.estimated_tokens <= budget, "{budget}: {}", a.estimated_tokens);
+    }
+}
+
+#[test]
+fn the_dag_stays_shallow_when_compacting_after_every_message_at_a_tiny_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine_at(&dir);
+    let s = SessionRef::new("tiny");
+    for i in 0..400i64 {
+        let text = format!("Message {i}: topic number {i}, code word ZX{i:04}, and a few more words to fill it.");
+        engine.ingest(&s, &AgentMessage::user(&text).with_timestamp(1_700_000_000_000 + i * 60_000)).unwrap();
+        engine.compact("tiny", 200, false).unwrap();
+    }
+    let conv = engine.store().find_conversation("tiny").unwrap().unwrap();
+    let summaries = engine.store().summaries(conv.id).unwrap();
+    let leaves = summaries.iter().filter(|s| s.depth == 0).count();
+    let depth = summaries.iter().map(|s| s.depth).max().unwrap();
+    // Only summaries of equal depth merge: a binary counter, not a chain.
+    let log2 = (usize::BITS - leaves.leading_zeros()) as u32;
+    assert!(leaves > 50 && depth <= log2 + 1, "{leaves} leaves, depth {depth}");
+    // The earliest fact is still found and expanded back from the deepest summary.
+    let hits = engine
+        .grep(&GrepRequest { pattern: "ZX0003".into(), session_id: Some("tiny".into()), ..Default::default() })
+        .unwrap();
+    assert!(hits.iter().any(|h| h.kind == "message"), "{hits:?}");
+    let top = summaries.iter().max_by_key(|s| s.depth).unwrap();
+    let e = engine
+        .expand(&ExpandRequest {
+            ids: vec![top.id.clone()],
+            query: None,
+            session_id: Some("tiny".into()),
+            max_tokens: Some(100_000),
+            deep: true,
+        })
+        .unwrap();
+    assert!(e.items.iter().all(|i| i.kind == "message") && !e.items.is_empty());
+    assert!(engine.verify("tiny").unwrap().ok(), "every message still reachable exactly once");
+    let a = engine.assemble("tiny", 200, None).unwrap();
+    assert!(a.estimated_tokens <= 200);
+}
