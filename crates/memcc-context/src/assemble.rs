@@ -41,9 +41,13 @@ pub struct Assembled {
     pub truncated_latest: bool,
 }
 
-/// Escape text placed inside a `<summary>` element so it cannot close or open one.
-fn escape_summary_text(text: &str) -> String {
-    text.replace("</summary", "<\\/summary").replace("<summary", "<\\summary")
+static SECTION_TAG: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)<(\s*/?\s*(?:summary|memcc-))").expect("static regex"));
+
+/// Escape text placed inside a `<summary>` element so it can neither close nor open one, nor
+/// any of MemCC's `<memcc-…>` sections, in any letter case.
+pub fn escape_summary_text(text: &str) -> String {
+    SECTION_TAG.replace_all(text, "&lt;$1").into_owned()
 }
 
 /// A summary as the model sees it.
@@ -211,26 +215,24 @@ impl Assembler<'_> {
                 messages.push(m);
             }
         }
-        // Not even the newest unit fits: send the start of the newest message instead of nothing.
+        // Not even the newest unit fits: send the start of the newest message instead of nothing
+        // (when the budget holds the note and a useful start of it).
         if kept.is_empty() {
-            if let Some(unit) = units.last() {
-                if remaining > FRAME + 16 {
-                    let last = &items[unit.end - 1];
-                    if let ItemRef::Message { id, .. } = &last.item {
-                        if let Some(m) = self.store.messages(&[*id])?.pop() {
-                            let note = format!(
-                                "[MemCC: this {} message is {} tokens, more than the context budget allows; its start \
-                                 follows. Use lcm_expand_query ids=[\"msg_{}\"] to read it in parts.]\n",
-                                m.role, m.token_count, m.id
-                            );
-                            let room = remaining - FRAME - estimate_tokens(&note);
-                            let text = cut_to_tokens(&m.content, room);
-                            used = FRAME + estimate_tokens(&note) + estimate_tokens(&text);
-                            messages.push(
-                                json!({"role": "user", "content": format!("{note}{text}"), "timestamp": m.timestamp}),
-                            );
-                            truncated_latest = true;
-                        }
+            if let Some(ItemRef::Message { id, .. }) = units.last().map(|u| &items[u.end - 1].item) {
+                if let Some(m) = self.store.messages(&[*id])?.pop() {
+                    let note = format!(
+                        "[MemCC: this {} message is {} tokens, more than the context budget allows; its start \
+                         follows. Use lcm_expand_query ids=[\"msg_{}\"] to read it in parts.]\n",
+                        m.role, m.token_count, m.id
+                    );
+                    let frame = FRAME + estimate_tokens(&note);
+                    if let Some(room) = remaining.checked_sub(frame).filter(|&r| r >= 16) {
+                        let text = cut_to_tokens(&m.content, room);
+                        used = frame + estimate_tokens(&text);
+                        messages.push(
+                            json!({"role": "user", "content": format!("{note}{text}"), "timestamp": m.timestamp}),
+                        );
+                        truncated_latest = true;
                     }
                 }
             }

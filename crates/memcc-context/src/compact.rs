@@ -79,10 +79,11 @@ pub fn splits_tool_pair(items: &[ContextItem], boundary: usize) -> bool {
 pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: usize) -> usize {
     let message_positions: Vec<usize> =
         items.iter().enumerate().filter(|(_, i)| i.is_message()).map(|(p, _)| p).collect();
-    let mut start = if message_positions.len() <= fresh_tail_count {
-        message_positions.first().copied().unwrap_or(items.len())
-    } else {
-        message_positions[message_positions.len() - fresh_tail_count]
+    let mut start = match message_positions.len().checked_sub(fresh_tail_count) {
+        // A fresh tail of 0 keeps only the newest user message (below).
+        _ if fresh_tail_count == 0 => items.len(),
+        Some(first) => message_positions[first],
+        None => message_positions.first().copied().unwrap_or(items.len()),
     };
     let last_user = items.iter().rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
     if let Some(u) = last_user {
