@@ -26,12 +26,21 @@ function engineConfig(pluginConfig, logger) {
 }
 
 let shared = null;
-// The host's model for the lifecycle call in progress (runtimeContext.llm); summaries use it
-// when no compactionModel is configured, and fall back to extractive summaries without it.
-let currentLlm = null;
+// The host's model per session (runtimeContext.llm of that session's lifecycle calls): a summary
+// of one agent's conversation is written by that session's model, never another's. Without
+// one, summaries fall back to the extractive summariser.
+const sessionLlms = new Map();
+const MAX_SESSION_LLMS = 1000;
 function useHostModel(params) {
-  currentLlm = params?.runtimeContext?.llm ?? currentLlm;
+  const llm = params?.runtimeContext?.llm;
+  if (!llm || !params?.sessionId) return;
+  sessionLlms.delete(params.sessionId);
+  sessionLlms.set(params.sessionId, llm);
+  if (sessionLlms.size > MAX_SESSION_LLMS) sessionLlms.delete(sessionLlms.keys().next().value);
 }
+
+/** The stable code of an addon error (`memcc: [code] …`): the plugin branches on it, never on the text. */
+const codeOf = (e) => /^memcc: \[(\w+)\]/.exec(e?.message ?? "")?.[1];
 
 // After the host model fails or stalls, summaries skip it (extractive fallback) for a while,
 // so an outage costs one timeout and not one per summary.
@@ -39,11 +48,14 @@ let hostModelPausedUntil = 0;
 const HOST_MODEL_TIMEOUT_MS = 30_000;
 const HOST_MODEL_PAUSE_MS = 10 * 60_000;
 
+// Called by the addon from a threadsafe callback: a throw here would be fatal to the host's
+// process, so every path is guarded and answers.
 function hostComplete(callJson) {
   let callId;
   let request;
+  let sessionId;
   try {
-    ({ callId, request } = JSON.parse(callJson));
+    ({ callId, request, sessionId } = JSON.parse(callJson));
   } catch {
     return; // unreadable: the Rust side times out and falls back to extractive summaries
   }
@@ -55,18 +67,23 @@ function hostComplete(callJson) {
     if (pause) hostModelPausedUntil = Date.now() + HOST_MODEL_PAUSE_MS;
     shared?.resolveHostCall(callId, ok, String(text ?? ""));
   };
-  if (Date.now() < hostModelPausedUntil) return answer(false, "host model paused after a recent failure", false);
-  setTimeout(() => answer(false, "host model timed out"), HOST_MODEL_TIMEOUT_MS).unref?.();
-  if (!currentLlm?.complete) return answer(false, "no host model in this context", false);
-  currentLlm
-    .complete({
-      messages: (request.messages ?? []).map((m) => ({ role: m.role, content: m.content })),
-      systemPrompt: request.system ?? undefined,
-      maxTokens: request.max_tokens ?? undefined,
-      temperature: request.temperature ?? undefined,
-      purpose: "memcc: summarise compacted conversation",
-    })
-    .then((r) => answer(true, r?.text), (e) => answer(false, e?.message ?? e));
+  try {
+    if (Date.now() < hostModelPausedUntil) return answer(false, "host model paused after a recent failure", false);
+    const llm = sessionLlms.get(sessionId);
+    if (!llm?.complete) return answer(false, "no host model for this session", false);
+    setTimeout(() => answer(false, "host model timed out"), HOST_MODEL_TIMEOUT_MS).unref?.();
+    Promise.resolve(
+      llm.complete({
+        messages: (request?.messages ?? []).map((m) => ({ role: m.role, content: m.content })),
+        systemPrompt: request?.system ?? undefined,
+        maxTokens: request?.max_tokens ?? undefined,
+        temperature: request?.temperature ?? undefined,
+        purpose: "memcc: summarise compacted conversation",
+      }),
+    ).then((r) => answer(true, r?.text), (e) => answer(false, e?.message ?? e));
+  } catch (e) {
+    answer(false, e?.message ?? String(e));
+  }
 }
 
 function engine(api) {
@@ -103,9 +120,11 @@ function budgetOf(api, params) {
 
 const SESSION_OVER = new Set(["new", "reset", "idle", "daily", "deleted"]);
 
-const MEMORY_PROMPT =
-  "Long-term memory (MemCC): facts from earlier sessions appear in <memcc-*> blocks. Use memory_search to look for more " +
-  "and memory_get to read a memory in full; cite what you use.";
+/** A session that ended needs no model any more (the flush below still has it until it returns). */
+function sessionLlmsAfterEnd(sessionId) {
+  setTimeout(() => sessionLlms.delete(sessionId), HOST_MODEL_TIMEOUT_MS * 2).unref?.();
+}
+
 
 /** The visible messages of the host's transcript for this session; empty when unavailable. */
 async function hostTranscript(api, params) {
@@ -157,6 +176,8 @@ function memoryRuntime(api) {
   };
 }
 
+const maintaining = new Set();
+
 function contextEngine(api) {
   return {
     info: {
@@ -190,35 +211,46 @@ function contextEngine(api) {
     },
     async commitTurn(params) {
       useHostModel(params);
-      const out = await json(engine(api).commitTurn(session(params), String(params.advancementKey), JSON.stringify(params.messages ?? [])));
+      // A missing key must not become the string "undefined", which would make every later turn a duplicate.
+      const key = params.advancementKey;
+      if (key === undefined || key === null || String(key) === "") throw new Error("memcc: commitTurn needs an advancementKey");
+      const out = await json(engine(api).commitTurn(session(params), String(key), JSON.stringify(params.messages ?? [])));
       // Compaction follows in maintain(), which the host offers after every acknowledged commit.
       return { status: out.status };
     },
     async maintain(params) {
       useHostModel(params);
-      // The host also maintains right after bootstrapping a brand-new session: nothing stored yet.
-      const out = await json(engine(api).compact(params.sessionId, budgetOf(api, params), false)).catch((e) => {
-        if (/no conversation with session id/.test(e.message)) return { compacted: false, reason: "nothing stored yet" };
-        throw e;
-      });
-      // MemCC never rewrites the host's transcript: its summaries live in its own store.
-      return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: out.reason ?? (out.compacted ? "compacted" : undefined) };
+      // One compaction per session at a time: a maintain() arriving while the last one runs
+      // has nothing to add (the running one reads the latest context).
+      if (maintaining.has(params.sessionId)) return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: "compaction already running" };
+      maintaining.add(params.sessionId);
+      try {
+        // The host also maintains right after bootstrapping a brand-new session: nothing stored yet.
+        const out = await json(engine(api).compact(session(params), budgetOf(api, params), false)).catch((e) => {
+          if (codeOf(e) === "unknown_session") return { compacted: false, reason: "nothing stored yet" };
+          throw e;
+        });
+        // MemCC never rewrites the host's transcript: its summaries live in its own store.
+        return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: out.reason ?? (out.compacted ? "compacted" : undefined) };
+      } finally {
+        maintaining.delete(params.sessionId);
+      }
     },
     async afterTurn(params) {
       useHostModel(params);
-      await json(engine(api).compact(params.sessionId, budgetOf(api, params), false));
+      await json(engine(api).compact(session(params), budgetOf(api, params), false));
     },
     async assemble(params) {
       useHostModel(params);
       const pending = params.prompt ? [{ role: "user", content: String(params.prompt) }] : [];
       const out = await json(engine(api).assembleFor(session(params), budgetOf(api, params), null, JSON.stringify(pending)));
       logWarnings(api);
-      const hint = [out.systemPromptAddition, MEMORY_PROMPT].filter(Boolean).join("\n\n");
-      return { messages: out.messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: hint };
+      // The memory prompt is in systemPromptAddition already, and counted in estimatedTokens.
+      return { messages: out.messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: out.systemPromptAddition };
     },
     async compact(params) {
       useHostModel(params);
-      const out = await json(engine(api).compact(params.sessionId, budgetOf(api, params), Boolean(params.force)));
+      const out = await json(engine(api).compact(session(params), budgetOf(api, params), Boolean(params.force)));
       return { ok: true, compacted: out.compacted, reason: out.reason, result: out };
     },
     async dispose() {
@@ -229,6 +261,8 @@ function contextEngine(api) {
 
 function tools(api) {
   const agent = (ctx) => ctx?.agentId ?? "main";
+  // lcm_* read this session when the host names it, else this agent's conversations; never another agent's.
+  const scope = (ctx, p) => JSON.stringify({ ...p, sessionId: ctx?.sessionId ?? undefined, agentId: agent(ctx) });
   return [
     {
       name: "memory_search",
@@ -249,14 +283,14 @@ function tools(api) {
       parameters: { type: "object", additionalProperties: false, required: ["pattern"], properties: {
         pattern: { type: "string" }, mode: { type: "string", enum: ["text", "regex"] }, scope: { type: "string", enum: ["messages", "summaries", "both"] },
         limit: { type: "integer", minimum: 1, maximum: 100 } } },
-      execute: (ctx) => async (_id, p) => text(await json(engine(api).grep(JSON.stringify({ ...p, sessionId: ctx?.sessionId ?? undefined })))),
+      execute: (ctx) => async (_id, p) => text(await json(engine(api).grep(scope(ctx, p)))),
     },
     {
       name: "lcm_expand_query",
       description: "Expand summary, message or file ids (from lcm_grep or <summary id=…>) back to the original messages, or expand the best matches of a query.",
       parameters: { type: "object", additionalProperties: false, properties: {
         ids: { type: "array", items: { type: "string" } }, query: { type: "string" }, maxTokens: { type: "integer", minimum: 100 }, deep: { type: "boolean" } } },
-      execute: (ctx) => async (_id, p) => text(await json(engine(api).expand(JSON.stringify({ ...p, sessionId: ctx?.sessionId ?? undefined })))),
+      execute: (ctx) => async (_id, p) => text(await json(engine(api).expand(scope(ctx, p)))),
     },
   ];
 }
@@ -269,19 +303,27 @@ export default {
   register(api) {
     api.registerContextEngine("memcc", () => contextEngine(api));
     api.registerMemoryCapability({
-      promptBuilder: () => [MEMORY_PROMPT],
+      promptBuilder: () => [engine(api).memoryPrompt()],
       runtime: memoryRuntime(api),
     });
-    // A session that is over (a /new or /reset, idle or daily expiry, deletion) is flushed: its
-    // fresh tail is summarised too, so its last messages reach long-term memory now rather than
-    // never. Restarts and host compactions do not end the conversation and are left alone.
+    // A session that is over (a /new or /reset, idle or daily expiry) is flushed: its fresh tail
+    // is summarised too, so its last messages reach long-term memory now rather than never. A
+    // session the user deletes is not flushed into memory (flushDeletedSessions: true changes
+    // that). Restarts and host compactions do not end the conversation and are left alone.
     api.on?.("session_end", async (event) => {
-      if (!SESSION_OVER.has(event?.reason) || !event?.sessionId) return;
+      const sessionId = event?.sessionId;
+      if (!SESSION_OVER.has(event?.reason) || !sessionId) return;
+      sessionLlmsAfterEnd(sessionId);
+      if (event.reason === "deleted" && api.pluginConfig?.flushDeletedSessions !== true) {
+        api.logger?.info?.(`memcc: session ${sessionId} was deleted; not flushed into memory`);
+        return;
+      }
       try {
-        const out = await json(engine(api).flush(event.sessionId, budgetOf(api, {})));
-        api.logger?.info?.(`memcc: session ${event.sessionId} ended (${event.reason}); ${out.leafSummaries} leaf summaries flushed to memory`);
+        const out = await json(engine(api).flush(session({ ...event, sessionId }), budgetOf(api, {})));
+        api.logger?.info?.(`memcc: session ${sessionId} ended (${event.reason}); ${out.leafSummaries} leaf summaries flushed to memory`);
       } catch (e) {
-        api.logger?.debug?.(`memcc: nothing to flush for session ${event.sessionId}: ${e.message}`);
+        if (codeOf(e) === "unknown_session") api.logger?.debug?.(`memcc: nothing stored for session ${sessionId}`);
+        else api.logger?.warn?.(`memcc: could not flush session ${sessionId}: ${e.message}`);
       }
     });
     for (const t of tools(api)) {

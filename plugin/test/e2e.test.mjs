@@ -1,7 +1,8 @@
 // End to end against a real OpenClaw (npm openclaw@2026.9.6) on Node 24: the plugin installs
 // and loads in both slots with its four tools, turns persist through commitTurn, compaction
 // puts summaries in the prompt with the lcm_grep hint, a grep → expand tool chain recovers an
-// exact phrase, a session deleted through a running gateway is flushed into memory (session_end),
+// exact phrase, a session deleted through a running gateway ends without being flushed into
+// memory (session_end; what a user deletes is not remembered),
 // and a new session recalls a fact from the first one.
 // Needs: OPENCLAW_BIN (openclaw executable), NODE24_BIN_DIR (a Node 24 bin dir), and a built
 // plugin (scripts/build-plugin.sh). scripts/e2e-openclaw.sh sets all of that up.
@@ -135,13 +136,18 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     const original = hits.filter((h) => h.role === "user" && h.snippet.startsWith("Fact to keep"));
     assert.equal(original.length, 1, "the first turn's user message is stored once");
     const sums = JSON.parse(await native.grep(JSON.stringify({ pattern: "storage unit", sessionId: "e2e-a", scope: "summaries" })));
-    const methods = await Promise.all(sums.map(async (h) => JSON.parse(await native.describe(h.id)).summary.method));
+    const methods = await Promise.all(sums.map(async (h) => JSON.parse(await native.describe(null, h.id)).summary.method));
     assert.ok(methods.some((m) => m.startsWith("llm:host")), `a summary written by the host's model was committed (${methods})`);
     const msgs = JSON.stringify([{ role: "user", content: "retry me", timestamp: 1 }, { role: "assistant", content: [{ type: "text", text: "ok" }], timestamp: 2 }]);
     const s = JSON.stringify({ sessionId: "e2e-retry" });
     assert.equal(JSON.parse(await native.commitTurn(s, "turn-1", msgs)).status, "committed");
     assert.equal(JSON.parse(await native.commitTurn(s, "turn-1", msgs)).status, "duplicate");
-    await assert.rejects(native.grep("{not json"), /invalid grep request JSON/);
+    await assert.rejects(native.grep("{not json"), /^Error: memcc: \[invalid_input\] invalid grep request JSON/);
+    // Another agent's conversation is as unknown as one that does not exist, whatever the ids say.
+    await assert.rejects(native.grep(JSON.stringify({ pattern: "storage unit", sessionId: "e2e-a", agentId: "intruder" })), /\[unknown_session\]/);
+    const other = JSON.parse(await native.grep(JSON.stringify({ pattern: "storage unit", agentId: "intruder" })));
+    assert.deepEqual(other, [], "an agent without conversations finds nothing");
+    await assert.rejects(native.expand(JSON.stringify({ ids: [hits[0].id], agentId: "intruder" })), /\[not_found\]/);
     assert.throws(() => new MemccNative('{"bogus": true}'), /unknown field/);
   });
 
@@ -160,24 +166,24 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     assert.ok(failed.length > 0, "summaries went to the model and failed");
     const { MemccNative } = createRequire(import.meta.url)(path.join(pluginDir, "memcc.node"));
     const native = new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing" }));
-    const stats = JSON.parse(await native.stats("e2e-c"));
+    const stats = JSON.parse(await native.stats(JSON.stringify({ sessionId: "e2e-c" })));
     assert.ok(stats.context.summaries > 0, "fallback summaries were written");
     const hits = JSON.parse(await native.grep(JSON.stringify({ pattern: "caravan parked bay", sessionId: "e2e-c", scope: "messages" })));
     assert.equal(hits.length, 4, "every turn's message is kept");
     const sum = JSON.parse(await native.grep(JSON.stringify({ pattern: "caravan", sessionId: "e2e-c", scope: "summaries", limit: 1 })))[0];
-    const d = JSON.parse(await native.describe(sum.id));
+    const d = JSON.parse(await native.describe(null, sum.id));
     assert.match(d.summary.method, /extractive-fallback|truncated/);
   });
 
   await t.test("a resumed session is bootstrapped from the host transcript without duplicates", async () => {
     const { MemccNative } = createRequire(import.meta.url)(path.join(pluginDir, "memcc.node"));
-    const count = async () => JSON.parse(await new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing", memoryEnabled: false })).stats("e2e-a")).context.messages;
+    const count = async () => JSON.parse(await new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing", memoryEnabled: false })).stats(JSON.stringify({ sessionId: "e2e-a" }))).context.messages;
     const before = await count();
     turn("e2e-a", "One more short turn.");
     assert.equal(await count(), before + 2, "bootstrap re-read the whole transcript and added only the new turn");
   });
 
-  await t.test("a session deleted through the gateway is flushed, so its last turn reaches memory", async () => {
+  await t.test("a session deleted through the gateway ends, and is not flushed into memory", async () => {
     turn("e2e-end", "Before I go: my gym locker number is 5521.");
     const { MemccNative } = createRequire(import.meta.url)(path.join(pluginDir, "memcc.node"));
     const native = new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing" }));
@@ -201,12 +207,14 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     });
     const del = run(["sessions", "delete", "agent:main:explicit:e2e-end", "--yes", "--json", "--url", `ws://127.0.0.1:${gatewayPort}`, "--token", "e2e-token"]);
     assert.equal(del.code, 0, del.err);
-    let flushed = false;
-    for (let i = 0; i < 40 && !flushed; i++) {
+    let ended = false;
+    for (let i = 0; i < 40 && !ended; i++) {
       await new Promise((r) => setTimeout(r, 500));
-      flushed = await found();
+      ended = /memcc: session \S*e2e-end\S* was deleted; not flushed/.test(gatewayLog);
     }
-    assert.ok(flushed, `session_end flushed the tail into memory; gateway log:\n${gatewayLog.split("\n").filter((l) => /memcc/.test(l)).join("\n")}`);
+    const memccLog = gatewayLog.split("\n").filter((l) => /memcc/.test(l)).join("\n");
+    assert.ok(ended, `session_end reached the plugin for the deleted session; gateway log:\n${memccLog}`);
+    assert.equal(await found(), false, `what the user deleted did not go into long-term memory:\n${memccLog}`);
     // `agent --local` refuses to run beside a live gateway: wait for it to be gone.
     const exited = new Promise((r) => gateway.once("exit", r));
     gateway.kill("SIGTERM");

@@ -335,6 +335,7 @@ impl Run<'_> {
                     session_id: Some(session.clone()),
                     max_tokens: Some(memory),
                     deep: true,
+                    ..Default::default()
                 })?;
                 let expanded: Vec<&str> = expansion.items.iter().map(|i| i.text.as_str()).collect();
                 self.score(

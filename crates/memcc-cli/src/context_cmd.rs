@@ -156,6 +156,9 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 }
                 s
             })?;
+            if !report.errors.is_empty() && report.added + report.duplicates + report.other_entries == 0 {
+                bail!("nothing of {} could be imported ({} bad lines)", file.display(), report.errors.len());
+            }
         }
         ContextCommand::Ingest { session, file, budget } => {
             let reader: Box<dyn BufRead> = match file {
@@ -168,19 +171,14 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             if let Some(first) = parsed.errors.first() {
                 bail!("line {}: {} (nothing ingested)", first.line, first.error);
             }
-            let session_ref = SessionRef::new(session);
-            let mut added = 0;
-            let mut duplicates = 0;
+            // One batch: a message repeated inside it is kept each time (see README, idempotency).
+            let out = engine.ingest_batch(&SessionRef::new(session), &parsed.messages)?;
+            let (added, duplicates) = (out.inserted.len(), out.duplicates);
             let mut compactions = Vec::new();
-            for m in &parsed.messages {
-                let out = engine.ingest(&session_ref, m)?;
-                added += out.inserted.len();
-                duplicates += out.duplicates;
-                if let Some(b) = budget {
-                    let c = engine.compact(session, *b, false)?;
-                    if c.compacted {
-                        compactions.push(c);
-                    }
+            if let Some(b) = budget {
+                let c = engine.compact(session, *b, false)?;
+                if c.compacted {
+                    compactions.push(c);
                 }
             }
             let value = serde_json::json!({"added": added, "duplicates": duplicates, "compactions": compactions});
@@ -239,6 +237,8 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 mode: if a.regex { GrepMode::Regex } else { GrepMode::Text },
                 scope,
                 session_id: a.session.clone(),
+                // The engine's agent: `--agent`.
+                agent_id: None,
                 since: a.since,
                 before: a.before,
                 limit: a.limit,
@@ -258,7 +258,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             })?;
         }
         ContextCommand::Describe { id } => {
-            let d = engine.describe(id)?;
+            let d = engine.describe(None, id)?;
             emit(cli, &d, || {
                 let s = &d.summary;
                 let mut out = format!(
@@ -286,6 +286,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 ids: ids.clone(),
                 query: query.clone(),
                 session_id: session.clone(),
+                agent_id: None,
                 max_tokens: *max_tokens,
                 deep: *deep,
             };
@@ -334,7 +335,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             }
         }
         ContextCommand::Stats { session } => {
-            let st = engine.stats(session.as_deref())?;
+            let st = engine.stats(session.as_deref().map(SessionRef::new))?;
             emit(cli, &st, || {
                 format!(
                     "{} conversations, {} messages ({} tokens), {} summaries ({} leaf, {} condensed, max depth {}), \

@@ -99,7 +99,7 @@ pub fn run(home: Option<PathBuf>) -> Result<()> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let stats = engine.stats(Some(&session.session_id))?;
+    let stats = engine.stats(Some(session.clone()))?;
     println!(
         "   {} messages ({} tokens) now stand in the context as {} items ({} tokens): {} leaf + {} condensed \
          summaries, DAG depth {}, after {compactions} compactions.",

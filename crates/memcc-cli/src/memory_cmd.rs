@@ -35,19 +35,21 @@ pub enum MemoryCommand {
     Get { id: String },
     /// Forget a record (soft delete: never recalled, kept on disk and in exports).
     Forget { id: String },
-    /// Write records as JSON lines (all agents with --all).
+    /// Write the agent's records as JSON lines.
     Export {
         #[arg(long)]
         file: Option<PathBuf>,
+        /// Every agent's records (an operator's backup of the whole store).
         #[arg(long)]
-        all: bool,
+        all_agents: bool,
     },
-    /// Read records from JSON lines (an export), embedding them with a progress bar.
+    /// Read records from JSON lines (an export) into the agent (`--agent`), embedding them with a
+    /// progress bar. The agent a line names is ignored unless `--keep-agents`.
     Import {
         file: PathBuf,
-        /// Put every record under this agent (migration).
+        /// Keep the agent each line names (an operator restoring an `--all-agents` backup).
         #[arg(long)]
-        into_agent: Option<String>,
+        keep_agents: bool,
     },
     /// Counts by kind, wing, model; pending embeddings.
     Stats,
@@ -124,8 +126,8 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
             }
             emit(cli, &serde_json::json!({"forgotten": id}), || format!("forgot {id}"))?;
         }
-        MemoryCommand::Export { file, all } => {
-            let scope = if *all { None } else { Some(agent) };
+        MemoryCommand::Export { file, all_agents } => {
+            let scope = if *all_agents { None } else { Some(agent) };
             let n = match file {
                 Some(f) => {
                     let mut out = std::io::BufWriter::new(
@@ -141,11 +143,12 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
                 emit(cli, &serde_json::json!({"exported": n}), || format!("exported {n} records"))?;
             }
         }
-        MemoryCommand::Import { file, into_agent } => {
+        MemoryCommand::Import { file, keep_agents } => {
             let reader =
                 BufReader::new(std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?);
             let pb = bar("embedding");
-            let report = rt.import_jsonl(reader, into_agent.as_deref(), &mut |done, total| {
+            let into = (!*keep_agents).then_some(agent);
+            let report = rt.import_jsonl(reader, into, &mut |done, total| {
                 pb.set_length(total as u64);
                 pb.set_position(done as u64);
             })?;
@@ -160,6 +163,9 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
                 }
                 s
             })?;
+            if !report.errors.is_empty() && report.added + report.duplicates + report.skipped_forgotten == 0 {
+                bail!("no record of {} could be imported ({} bad lines)", file.display(), report.errors.len());
+            }
         }
         MemoryCommand::Stats => {
             let st = rt.stats()?;

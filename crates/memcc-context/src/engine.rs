@@ -39,6 +39,18 @@ impl From<&str> for SessionRef {
     }
 }
 
+impl From<&String> for SessionRef {
+    fn from(s: &String) -> Self {
+        SessionRef::new(s)
+    }
+}
+
+impl From<&SessionRef> for SessionRef {
+    fn from(s: &SessionRef) -> Self {
+        s.clone()
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportReport {
@@ -81,17 +93,46 @@ impl ContextEngine {
         &self.config
     }
 
-    /// The conversation for `session`, created on first use.
+    fn agent_of<'a>(&'a self, session: &'a SessionRef) -> &'a str {
+        session.agent_id.as_deref().unwrap_or(&self.config.agent_id)
+    }
+
+    /// The conversation for `session`, created on first use. A session id another agent
+    /// already holds is refused, exactly as an unknown one would be.
     pub fn session(&self, session: &SessionRef) -> Result<Conversation> {
         if session.session_id.trim().is_empty() {
             return Err(ContextError::Input("session id must not be empty".into()));
         }
-        let agent = session.agent_id.as_deref().unwrap_or(&self.config.agent_id);
-        Ok(self.store.conversation(&session.session_id, session.session_key.as_deref(), agent)?)
+        let agent = self.agent_of(session);
+        let c = self.store.conversation(&session.session_id, session.session_key.as_deref(), agent)?;
+        if c.agent_id != agent {
+            return Err(ContextError::UnknownSession(session.session_id.clone()));
+        }
+        Ok(c)
     }
 
-    fn existing(&self, session_id: &str) -> Result<Conversation> {
-        self.store.find_conversation(session_id)?.ok_or_else(|| ContextError::UnknownSession(session_id.to_string()))
+    /// A stored conversation of the session's agent; another agent's is "unknown".
+    fn existing(&self, session: &SessionRef) -> Result<Conversation> {
+        self.store
+            .find_conversation(&session.session_id)?
+            .filter(|c| c.agent_id == self.agent_of(session))
+            .ok_or_else(|| ContextError::UnknownSession(session.session_id.clone()))
+    }
+
+    /// What a read may see: one session of the agent, or every conversation of the agent.
+    fn scope(&self, agent: Option<&str>, session_id: Option<&str>) -> Result<Vec<i64>> {
+        let agent = agent.unwrap_or(&self.config.agent_id);
+        match session_id {
+            Some(s) => Ok(vec![
+                self.existing(&SessionRef {
+                    session_id: s.into(),
+                    agent_id: Some(agent.into()),
+                    ..Default::default()
+                })?
+                .id,
+            ]),
+            None => Ok(self.store.conversation_ids_of(agent)?),
+        }
     }
 
     /// Store messages (idempotently; see [`ContextStore::append_messages`]).
@@ -138,18 +179,18 @@ impl ContextEngine {
     }
 
     /// Compact when over `contextThreshold × budget` (always, with `force`).
-    pub fn compact(&self, session_id: &str, budget: usize, force: bool) -> Result<CompactionOutcome> {
-        self.compact_with(session_id, budget, if force { Mode::Force } else { Mode::Normal })
+    pub fn compact(&self, session: impl Into<SessionRef>, budget: usize, force: bool) -> Result<CompactionOutcome> {
+        self.compact_with(&session.into(), budget, if force { Mode::Force } else { Mode::Normal })
     }
 
     /// End of a session: summarise everything, the fresh tail included, so every message has
     /// been handed to memory. The next assemble then starts from summaries only.
-    pub fn flush(&self, session_id: &str, budget: usize) -> Result<CompactionOutcome> {
-        self.compact_with(session_id, budget, Mode::Flush)
+    pub fn flush(&self, session: impl Into<SessionRef>, budget: usize) -> Result<CompactionOutcome> {
+        self.compact_with(&session.into(), budget, Mode::Flush)
     }
 
-    fn compact_with(&self, session_id: &str, budget: usize, mode: Mode) -> Result<CompactionOutcome> {
-        let conversation = self.existing(session_id)?;
+    fn compact_with(&self, session: &SessionRef, budget: usize, mode: Mode) -> Result<CompactionOutcome> {
+        let conversation = self.existing(session)?;
         let compactor = Compactor {
             store: &self.store,
             config: &self.config,
@@ -161,8 +202,8 @@ impl ContextEngine {
     }
 
     /// The prompt for the next model call within `budget` tokens. Read-only.
-    pub fn assemble(&self, session_id: &str, budget: usize, as_of: Option<i64>) -> Result<Assembled> {
-        let conversation = self.existing(session_id)?;
+    pub fn assemble(&self, session: impl Into<SessionRef>, budget: usize, as_of: Option<i64>) -> Result<Assembled> {
+        let conversation = self.existing(&session.into())?;
         self.assembler().assemble(&conversation, budget, as_of, "")
     }
 
@@ -177,7 +218,8 @@ impl ContextEngine {
         pending: &[AgentMessage],
     ) -> Result<Assembled> {
         let conversation = match self.store.find_conversation(&session.session_id)? {
-            Some(c) => c,
+            Some(c) if c.agent_id == self.agent_of(session) => c,
+            Some(_) => return Err(ContextError::UnknownSession(session.session_id.clone())),
             None => Conversation {
                 id: 0,
                 session_id: session.session_id.clone(),
@@ -193,38 +235,35 @@ impl ContextEngine {
         Assembler { store: &self.store, bridge: &*self.bridge, config: &self.config }
     }
 
-    /// `lcm_grep`: search one session (or all, when `session_id` is `None`).
+    /// `lcm_grep`: search one session of the request's agent, or all of that agent's.
     pub fn grep(&self, request: &GrepRequest) -> Result<Vec<GrepHit>> {
-        let conversation = match &request.session_id {
-            Some(s) => Some(self.existing(s)?.id),
-            None => None,
-        };
-        expand::grep(&self.store, conversation, request)
+        let scope = self.scope(request.agent_id.as_deref(), request.session_id.as_deref())?;
+        expand::grep(&self.store, &scope, request)
     }
 
-    /// `lcm_describe`: a summary's metadata, span, children and parents.
-    pub fn describe(&self, summary_id: &str) -> Result<Description> {
-        expand::describe(&self.store, summary_id)
+    /// `lcm_describe`: a summary's metadata, span, children and parents, if it is `agent`'s.
+    pub fn describe(&self, agent: Option<&str>, summary_id: &str) -> Result<Description> {
+        expand::describe(&self.store, &self.scope(agent, None)?, summary_id)
     }
 
-    /// `lcm_expand_query`: the raw messages / child summaries under ids or a query.
+    /// `lcm_expand_query`: the raw messages / child summaries under ids or a query, within the
+    /// request's scope (one session, or the agent's conversations).
     pub fn expand(&self, request: &ExpandRequest) -> Result<Expansion> {
-        let conversation = match &request.session_id {
-            Some(s) => Some(self.existing(s)?.id),
-            None => None,
-        };
-        expand::expand(&self.store, conversation, request)
+        let scope = self.scope(request.agent_id.as_deref(), request.session_id.as_deref())?;
+        expand::expand(&self.store, &scope, request)
     }
 
     /// Check the lossless invariant and the file's integrity for one session.
-    pub fn verify(&self, session_id: &str) -> Result<crate::verify::VerifyReport> {
-        let conversation = self.existing(session_id)?;
-        crate::verify::verify(&self.store, conversation.id, session_id)
+    pub fn verify(&self, session: impl Into<SessionRef>) -> Result<crate::verify::VerifyReport> {
+        let session = session.into();
+        let conversation = self.existing(&session)?;
+        crate::verify::verify(&self.store, conversation.id, &session.session_id)
     }
 
-    pub fn stats(&self, session_id: Option<&str>) -> Result<StoreStats> {
-        let conversation = match session_id {
-            Some(s) => Some(self.existing(s)?.id),
+    /// Counts for one session, or for the whole store (every agent: an operator's view).
+    pub fn stats(&self, session: Option<SessionRef>) -> Result<StoreStats> {
+        let conversation = match session {
+            Some(s) => Some(self.existing(&s)?.id),
             None => None,
         };
         Ok(self.store.stats(conversation)?)

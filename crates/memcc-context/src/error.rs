@@ -49,4 +49,18 @@ impl From<rusqlite::Error> for ContextError {
     }
 }
 
+impl ContextError {
+    pub fn code(&self) -> memcc_core::ErrorCode {
+        use memcc_core::ErrorCode as C;
+        match self {
+            ContextError::Store(_) | ContextError::Io(_) => C::Storage,
+            ContextError::Config(_) => C::InvalidConfig,
+            ContextError::UnknownSession(_) => C::UnknownSession,
+            ContextError::NotFound(_) => C::NotFound,
+            ContextError::Input(_) => C::InvalidInput,
+            ContextError::Summarize(_) => C::Model,
+        }
+    }
+}
+
 pub type Result<T, E = ContextError> = std::result::Result<T, E>;

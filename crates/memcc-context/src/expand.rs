@@ -33,6 +33,8 @@ pub enum GrepScope {
 #[serde(rename_all = "camelCase", default)]
 pub struct GrepRequest {
     pub pattern: String,
+    /// Whose conversations (default: the engine's agent). Only they are ever searched.
+    pub agent_id: Option<String>,
     pub mode: GrepMode,
     pub scope: GrepScope,
     /// Restrict to one conversation (session id).
@@ -77,9 +79,10 @@ pub fn parse_message_ref(id: &str) -> Option<i64> {
     id.strip_prefix("msg_")?.parse().ok()
 }
 
-pub(crate) fn grep(store: &ContextStore, conversation_id: Option<i64>, req: &GrepRequest) -> Result<Vec<GrepHit>> {
+/// `scope`: the conversations the caller may read; nothing outside them is searched.
+pub(crate) fn grep(store: &ContextStore, scope: &[i64], req: &GrepRequest) -> Result<Vec<GrepHit>> {
     let limit = req.limit.unwrap_or(DEFAULT_GREP_LIMIT).clamp(1, MAX_GREP_LIMIT);
-    let filter = SearchFilter { conversation_id, since: req.since, before: req.before, limit };
+    let filter = SearchFilter { conversation_ids: scope.to_vec(), since: req.since, before: req.before, limit };
     let mut hits = Vec::new();
     let want_messages = req.scope != GrepScope::Summaries;
     let want_summaries = req.scope != GrepScope::Messages;
@@ -193,8 +196,11 @@ pub struct Description {
     pub parents: Vec<String>,
 }
 
-pub(crate) fn describe(store: &ContextStore, id: &str) -> Result<Description> {
-    let summary = store.summary(id)?.ok_or_else(|| ContextError::NotFound(format!("summary {id}")))?;
+pub(crate) fn describe(store: &ContextStore, scope: &[i64], id: &str) -> Result<Description> {
+    let summary = store
+        .summary(id)?
+        .filter(|s| scope.contains(&s.conversation_id))
+        .ok_or_else(|| ContextError::NotFound(format!("summary {id}")))?;
     let (messages, child_summaries) = store.summary_children(id)?;
     let mut children = Vec::new();
     for m in store.messages(&messages)? {
@@ -213,6 +219,8 @@ pub(crate) fn describe(store: &ContextStore, id: &str) -> Result<Description> {
 #[serde(rename_all = "camelCase", default)]
 pub struct ExpandRequest {
     pub ids: Vec<String>,
+    /// Whose conversations (default: the engine's agent); ids of any other answer "not found".
+    pub agent_id: Option<String>,
     /// Used when `ids` is empty: expand the best-matching summaries (or messages).
     pub query: Option<String>,
     pub session_id: Option<String>,
@@ -248,7 +256,7 @@ pub struct Expansion {
 
 pub const DEFAULT_EXPAND_TOKENS: usize = 4000;
 
-pub(crate) fn expand(store: &ContextStore, conversation_id: Option<i64>, req: &ExpandRequest) -> Result<Expansion> {
+pub(crate) fn expand(store: &ContextStore, scope: &[i64], req: &ExpandRequest) -> Result<Expansion> {
     let max_tokens = req.max_tokens.unwrap_or(DEFAULT_EXPAND_TOKENS).max(1);
     let mut ids = req.ids.clone();
     if ids.is_empty() {
@@ -258,14 +266,19 @@ pub(crate) fn expand(store: &ContextStore, conversation_id: Option<i64>, req: &E
         }
         let grep_req =
             GrepRequest { pattern: q.to_string(), limit: Some(3), scope: GrepScope::Summaries, ..Default::default() };
-        ids = grep(store, conversation_id, &grep_req)?.into_iter().map(|h| h.id).collect();
+        ids = grep(store, scope, &grep_req)?.into_iter().map(|h| h.id).collect();
         if ids.is_empty() {
             let grep_req = GrepRequest { scope: GrepScope::Messages, limit: Some(10), ..grep_req };
-            ids = grep(store, conversation_id, &grep_req)?.into_iter().map(|h| h.id).collect();
+            ids = grep(store, scope, &grep_req)?.into_iter().map(|h| h.id).collect();
         }
     }
     let mut items = Vec::new();
     for id in &ids {
+        // An id of another conversation is as unknown as one that does not exist; what a summary
+        // in scope reaches below it is in the same conversation.
+        if !in_scope(store, scope, id)? {
+            return Err(ContextError::NotFound(format!("no summary, message or file with id {id:?}")));
+        }
         collect(store, id, None, req.deep, &mut items, 0)?;
     }
     let mut out = Vec::new();
@@ -290,6 +303,16 @@ pub(crate) fn expand(store: &ContextStore, conversation_id: Option<i64>, req: &E
     }
     let omitted = total - out.len();
     Ok(Expansion { items: out, tokens: used, truncated: truncated || omitted > 0, omitted })
+}
+
+fn in_scope(store: &ContextStore, scope: &[i64], id: &str) -> Result<bool> {
+    if let Some(mid) = parse_message_ref(id) {
+        return Ok(store.messages(&[mid])?.first().is_some_and(|m| scope.contains(&m.conversation_id)));
+    }
+    if id.starts_with("file_") {
+        return Ok(store.large_file_in(id, scope)?);
+    }
+    Ok(store.summary(id)?.is_some_and(|s| scope.contains(&s.conversation_id)))
 }
 
 /// Depth guard: the DAG is acyclic by construction, but a corrupt file must not recurse forever.

@@ -150,10 +150,17 @@ pub struct StoreStats {
 /// Filters shared by full-text and regex search.
 #[derive(Debug, Clone, Default)]
 pub struct SearchFilter {
-    pub conversation_id: Option<i64>,
+    /// The conversations the search may read (its scope; never "all").
+    pub conversation_ids: Vec<i64>,
     pub since: Option<i64>,
     pub before: Option<i64>,
     pub limit: usize,
+}
+
+impl SearchFilter {
+    fn scope_json(&self) -> String {
+        serde_json::to_string(&self.conversation_ids).unwrap_or_else(|_| "[]".into())
+    }
 }
 
 /// The context store: one SQLite file in WAL mode.
@@ -211,16 +218,23 @@ impl ContextStore {
             return Ok(c);
         }
         let now = now_ms();
+        // Another process may create the same session at the same moment: the first wins, and
+        // both then read the one row.
         conn.execute(
-            "INSERT INTO conversations (session_id, session_key, agent_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
+            "INSERT OR IGNORE INTO conversations (session_id, session_key, agent_id, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?4)",
             params![session_id, session_key, agent_id, now],
         )?;
-        Ok(Conversation {
-            id: conn.last_insert_rowid(),
-            session_id: session_id.to_string(),
-            session_key: session_key.map(String::from),
-            agent_id: agent_id.to_string(),
-        })
+        find_conversation(&conn, session_id)?
+            .ok_or_else(|| StoreError::Corrupt(format!("conversation {session_id} vanished after its insert")))
+    }
+
+    /// The ids of `agent`'s conversations.
+    pub fn conversation_ids_of(&self, agent_id: &str) -> Result<Vec<i64>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("SELECT id FROM conversations WHERE agent_id = ?1 ORDER BY id")?;
+        let rows = stmt.query_map([agent_id], |r| r.get(0))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
     pub fn conversations(&self) -> Result<Vec<Conversation>> {
@@ -378,6 +392,22 @@ impl ContextStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
+    /// Whether a message of one of `conversation_ids` refers to large file `id` (a file is
+    /// stored once, however many conversations hold it).
+    pub fn large_file_in(&self, id: &str, conversation_ids: &[i64]) -> Result<bool> {
+        let conn = self.conn();
+        let scope = serde_json::to_string(conversation_ids).unwrap_or_else(|_| "[]".into());
+        Ok(conn
+            .query_row(
+                "SELECT 1 FROM message_parts p JOIN messages m ON m.id = p.message_id
+                 WHERE p.large_file_id = ?1 AND m.conversation_id IN (SELECT value FROM json_each(?2)) LIMIT 1",
+                params![id, scope],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
     pub fn large_file(&self, id: &str) -> Result<Option<LargeFile>> {
         let conn = self.conn();
         Ok(conn
@@ -465,13 +495,13 @@ impl ContextStore {
             "SELECT m.id, m.conversation_id, m.seq, m.role, m.content, m.raw, m.token_count, m.timestamp
              FROM messages_fts f JOIN messages m ON m.id = f.rowid
              WHERE messages_fts MATCH ?1
-               AND (?2 IS NULL OR m.conversation_id = ?2)
+               AND m.conversation_id IN (SELECT value FROM json_each(?2))
                AND (?3 IS NULL OR m.timestamp >= ?3)
                AND (?4 IS NULL OR m.timestamp < ?4)
              ORDER BY f.rank LIMIT ?5",
         )?;
         let rows = stmt.query_map(
-            params![query, filter.conversation_id, filter.since, filter.before, filter.limit as i64],
+            params![query, filter.scope_json(), filter.since, filter.before, filter.limit as i64],
             message_from_row,
         )?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
@@ -485,13 +515,13 @@ impl ContextStore {
                     s.last_seq, s.descendant_messages, s.descendant_summaries, s.source_tokens, s.method, s.created_at
              FROM summaries_fts f JOIN summaries s ON s.rid = f.rowid
              WHERE summaries_fts MATCH ?1
-               AND (?2 IS NULL OR s.conversation_id = ?2)
+               AND s.conversation_id IN (SELECT value FROM json_each(?2))
                AND (?3 IS NULL OR s.latest >= ?3)
                AND (?4 IS NULL OR s.earliest < ?4)
              ORDER BY f.rank LIMIT ?5",
         )?;
         let rows = stmt.query_map(
-            params![query, filter.conversation_id, filter.since, filter.before, filter.limit as i64],
+            params![query, filter.scope_json(), filter.since, filter.before, filter.limit as i64],
             summary_from_row,
         )?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
@@ -501,10 +531,10 @@ impl ContextStore {
     pub fn scan_messages(&self, filter: &SearchFilter, mut visit: impl FnMut(StoredMessage) -> bool) -> Result<()> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
-            "{MESSAGE_SELECT} WHERE (?1 IS NULL OR conversation_id = ?1)
+            "{MESSAGE_SELECT} WHERE conversation_id IN (SELECT value FROM json_each(?1))
                AND (?2 IS NULL OR timestamp >= ?2) AND (?3 IS NULL OR timestamp < ?3) ORDER BY id"
         ))?;
-        let mut rows = stmt.query(params![filter.conversation_id, filter.since, filter.before])?;
+        let mut rows = stmt.query(params![filter.scope_json(), filter.since, filter.before])?;
         while let Some(row) = rows.next()? {
             if !visit(message_from_row(row)?) {
                 break;
@@ -517,10 +547,10 @@ impl ContextStore {
     pub fn scan_summaries(&self, filter: &SearchFilter, mut visit: impl FnMut(Summary) -> bool) -> Result<()> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!(
-            "{SUMMARY_SELECT} WHERE (?1 IS NULL OR conversation_id = ?1)
+            "{SUMMARY_SELECT} WHERE conversation_id IN (SELECT value FROM json_each(?1))
                AND (?2 IS NULL OR latest >= ?2) AND (?3 IS NULL OR earliest < ?3) ORDER BY rid"
         ))?;
-        let mut rows = stmt.query(params![filter.conversation_id, filter.since, filter.before])?;
+        let mut rows = stmt.query(params![filter.scope_json(), filter.since, filter.before])?;
         while let Some(row) = rows.next()? {
             if !visit(summary_from_row(row)?) {
                 break;

@@ -36,7 +36,7 @@ fn two_thousand_turns_fit_the_budget_and_lose_nothing() {
     }
     assert_lossless(&engine, "long");
 
-    let stats = engine.stats(Some("long")).unwrap();
+    let stats = engine.stats(Some("long".into())).unwrap();
     let leaves = stats.leaf_summaries as f64;
     let bound = leaves.log2().ceil() as i64 + 1;
     assert!(stats.max_depth <= bound, "depth {} for {} leaves (bound {bound})", stats.max_depth, leaves);

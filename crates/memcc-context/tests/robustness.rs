@@ -81,7 +81,7 @@ fn fifty_megabyte_tool_output_is_stored_once_behind_a_pointer() {
     assert_eq!(out.inserted.len(), 1);
     // The same output again (a retried turn) is not stored twice.
     assert_eq!(engine.ingest(&SessionRef::new("s"), &msg).unwrap().duplicates, 1);
-    let stats = engine.stats(Some("s")).unwrap();
+    let stats = engine.stats(Some("s".into())).unwrap();
     assert_eq!(stats.large_files, 1);
     let a = engine.assemble("s", 8_000, None).unwrap();
     assert!(a.estimated_tokens <= 8_000);
@@ -104,7 +104,7 @@ fn fifty_megabyte_tool_output_is_stored_once_behind_a_pointer() {
 fn malformed_and_non_utf8_lines_are_reported_and_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let engine = seeded(&dir);
-    let before = engine.stats(Some("s")).unwrap().messages;
+    let before = engine.stats(Some("s".into())).unwrap().messages;
     let mut data = Vec::new();
     data.extend_from_slice(b"{\"role\":\"user\",\"content\":\"fresh line one\",\"timestamp\":1800000000000}\n");
     data.extend_from_slice(b"{\"role\":\"user\",\"content\":\n");
@@ -113,7 +113,7 @@ fn malformed_and_non_utf8_lines_are_reported_and_skipped() {
     let report = engine.import_jsonl(Some("s"), &data[..]).unwrap();
     assert_eq!(report.added, 2);
     assert_eq!(report.errors.iter().map(|e| e.line).collect::<Vec<_>>(), vec![2, 3]);
-    assert_eq!(engine.stats(Some("s")).unwrap().messages, before + 2);
+    assert_eq!(engine.stats(Some("s".into())).unwrap().messages, before + 2);
     // Importing the same file again adds nothing.
     let again = engine.import_jsonl(Some("s"), &data[..]).unwrap();
     assert_eq!((again.added, again.duplicates), (0, 2));
@@ -139,7 +139,7 @@ fn commit_turn_is_idempotent_on_its_key() {
     let s = SessionRef::new("t");
     assert!(engine.commit_turn(&s, "turn-1", &msgs).unwrap().is_some());
     assert!(engine.commit_turn(&s, "turn-1", &msgs).unwrap().is_none(), "a retried commit is a no-op");
-    assert_eq!(engine.stats(Some("t")).unwrap().messages as usize, msgs.len());
+    assert_eq!(engine.stats(Some("t".into())).unwrap().messages as usize, msgs.len());
     assert!(matches!(engine.commit_turn(&s, "", &msgs), Err(ContextError::Input(_))));
 }
 
@@ -305,6 +305,7 @@ fn the_dag_stays_shallow_when_compacting_after_every_message_at_a_tiny_budget() 
             session_id: Some("tiny".into()),
             max_tokens: Some(100_000),
             deep: true,
+            ..Default::default()
         })
         .unwrap();
     assert!(e.items.iter().all(|i| i.kind == "message") && !e.items.is_empty());

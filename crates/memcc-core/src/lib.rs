@@ -5,6 +5,7 @@
 //! full-text search, [`time`] (validated timestamps, dates grounded), and the OpenAI-compatible chat client both use for optional LLM work.
 
 pub mod bridge;
+pub mod errors;
 pub mod llm;
 pub mod paths;
 pub mod sqlite;
@@ -13,4 +14,5 @@ pub mod time;
 pub mod tokens;
 
 pub use bridge::{BridgeError, MemoryBridge, NoopBridge, RecallQuery, RecallSection, SummaryKind, SummaryPayload};
+pub use errors::ErrorCode;
 pub use tokens::estimate_tokens;

@@ -33,4 +33,20 @@ impl From<memcc_core::sqlite::SqliteError> for MemoryError {
     }
 }
 
+impl MemoryError {
+    pub fn code(&self) -> memcc_core::ErrorCode {
+        use memcc_core::ErrorCode as C;
+        match self {
+            MemoryError::Sqlite(_)
+            | MemoryError::NewerSchema { .. }
+            | MemoryError::DataDir { .. }
+            | MemoryError::Io(_) => C::Storage,
+            MemoryError::Embed(_) => C::Model,
+            MemoryError::Config(_) => C::InvalidConfig,
+            MemoryError::Input(_) => C::InvalidInput,
+            MemoryError::NotFound(_) => C::NotFound,
+        }
+    }
+}
+
 pub type Result<T, E = MemoryError> = std::result::Result<T, E>;

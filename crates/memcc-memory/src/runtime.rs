@@ -436,7 +436,7 @@ impl MemoryRuntime {
             kind,
             text: text.to_string(),
             event_time: Some(crate::store::now_ms()),
-            weight: if pinned { 3.0 } else { 1.0 },
+            weight: if pinned { MAX_WEIGHT } else { 1.0 },
             pinned,
             ..NewRecord::default()
         };
@@ -537,12 +537,14 @@ impl MemoryRuntime {
             }
             match serde_json::from_str::<Portable>(text) {
                 Ok(p) if p.forgotten => report.skipped_forgotten += 1,
-                Ok(p) if p.record.text.trim().is_empty() => report.errors.push((i + 1, "record without text".into())),
                 Ok(mut p) => {
                     if let Some(a) = into_agent {
                         p.record.agent_id = a.to_string();
                     }
-                    batch.push(p.record);
+                    match checked(p.record) {
+                        Ok(r) => batch.push(r),
+                        Err(e) => report.errors.push((i + 1, e)),
+                    }
                 }
                 Err(e) => report.errors.push((i + 1, format!("malformed record: {e}"))),
             }
@@ -563,6 +565,28 @@ impl MemoryRuntime {
     pub fn stats(&self) -> Result<MemoryStats> {
         self.store.stats()
     }
+}
+
+/// The heaviest weight a record can carry (a pinned record's).
+const MAX_WEIGHT: f64 = 3.0;
+
+/// An imported record as it may be stored: text, an agent, times MemCC can show, a weight in
+/// [0, 3] (a file cannot plant a record that outweighs every pinned one).
+fn checked(mut r: NewRecord) -> std::result::Result<NewRecord, String> {
+    if r.text.trim().is_empty() {
+        return Err("record without text".into());
+    }
+    if r.agent_id.trim().is_empty() {
+        return Err("record without agentId".into());
+    }
+    if let Some(t) = r.event_time {
+        memcc_core::time::validate(t).map_err(|e| format!("eventTime: {e}"))?;
+    }
+    if !r.weight.is_finite() || !(0.0..=MAX_WEIGHT).contains(&r.weight) {
+        return Err(format!("weight {} is outside [0, {MAX_WEIGHT}]", r.weight));
+    }
+    r.text = r.text.trim().to_string();
+    Ok(r)
 }
 
 impl MemoryBridge for MemoryRuntime {

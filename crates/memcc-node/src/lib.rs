@@ -75,12 +75,25 @@ fn on_own_thread<'e>(
     Ok(promise)
 }
 
+/// A failure as the plugin sees it: `[code] message`, the code one of
+/// [`memcc::core::ErrorCode`]'s, so the plugin branches on the code and never on the text.
+fn coded(code: memcc::core::ErrorCode, message: impl std::fmt::Display) -> String {
+    format!("[{}] {message}", code.as_str())
+}
+
+/// For `map_err` on any MemCC error.
+fn fail<E: Into<memcc::MemccError>>(e: E) -> String {
+    let e = e.into();
+    coded(e.code(), e)
+}
+
 fn parse<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> std::result::Result<T, String> {
-    serde_json::from_str(json).map_err(|e| format!("invalid {what} JSON: {e}"))
+    serde_json::from_str(json)
+        .map_err(|e| coded(memcc::core::ErrorCode::InvalidInput, format!("invalid {what} JSON: {e}")))
 }
 
 fn to_json<T: serde::Serialize>(value: T) -> std::result::Result<serde_json::Value, String> {
-    serde_json::to_value(value).map_err(|e| e.to_string())
+    serde_json::to_value(value).map_err(|e| coded(memcc::core::ErrorCode::Storage, e))
 }
 
 #[derive(serde::Deserialize)]
@@ -119,12 +132,30 @@ struct HostModel {
 /// Longer than the plugin's own 30 s limit, so the JS side normally answers first.
 const HOST_TIMEOUT: Duration = Duration::from_secs(45);
 
+thread_local! {
+    /// The session whose compaction this thread runs: the host lends the model of *that*
+    /// session's agent, never another's.
+    static HOST_SESSION: std::cell::RefCell<Option<(String, Option<String>)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Run `work` with `session` as the one the host's model is asked on behalf of.
+fn for_session<T>(session: &SessionRef, work: impl FnOnce() -> T) -> T {
+    HOST_SESSION.with(|s| *s.borrow_mut() = Some((session.session_id.clone(), session.agent_id.clone())));
+    let out = work();
+    HOST_SESSION.with(|s| *s.borrow_mut() = None);
+    out
+}
+
 impl ChatModel for HostModel {
     fn complete(&self, request: &ChatRequest) -> std::result::Result<String, LlmError> {
+        let Some((session_id, agent_id)) = HOST_SESSION.with(|s| s.borrow().clone()) else {
+            return Err(LlmError::Host("no session to ask the host model for".into()));
+        };
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = sync_channel(1);
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
-        let json = serde_json::json!({"callId": id, "request": request}).to_string();
+        let json = serde_json::json!({"callId": id, "sessionId": session_id, "agentId": agent_id, "request": request})
+            .to_string();
         let status = self.call.call(json, ThreadsafeFunctionCallMode::NonBlocking);
         let result = if status == Status::Ok {
             rx.recv_timeout(HOST_TIMEOUT).map_err(|_| LlmError::Host("the host model did not answer in time".into()))
@@ -159,7 +190,7 @@ impl MemccNative {
         });
         let open = move || -> std::result::Result<Memcc, String> {
             let config: MemccConfig = parse("config", &config_json)?;
-            Memcc::open_background(config, host).map_err(|e| e.to_string())
+            Memcc::open_background(config, host).map_err(fail)
         };
         match catch_unwind(AssertUnwindSafe(open)) {
             Ok(Ok(m)) => Ok(MemccNative { inner: Arc::new(m), pending }),
@@ -177,6 +208,12 @@ impl MemccNative {
     }
 
     /// Warnings from opening (e.g. the local model is missing).
+    /// What the model is told about long-term memory (for the host's memory prompt builder).
+    #[napi]
+    pub fn memory_prompt(&self) -> String {
+        memcc::MEMORY_PROMPT.to_string()
+    }
+
     #[napi]
     pub fn warnings(&self) -> Vec<String> {
         self.inner.warnings()
@@ -187,7 +224,7 @@ impl MemccNative {
         let m = self.inner.clone();
         job(move || {
             let s: Session = parse("session", &session_json)?;
-            to_json(m.context.ingest_batch(&s.into(), &messages(&messages_json)?).map_err(|e| e.to_string())?)
+            to_json(m.context.ingest_batch(&s.into(), &messages(&messages_json)?).map_err(fail)?)
         })
     }
 
@@ -197,21 +234,17 @@ impl MemccNative {
         let m = self.inner.clone();
         job(move || {
             let s: Session = parse("session", &session_json)?;
-            let done = m
-                .context
-                .commit_turn(&s.into(), &advancement_key, &messages(&messages_json)?)
-                .map_err(|e| e.to_string())?;
+            let done = m.context.commit_turn(&s.into(), &advancement_key, &messages(&messages_json)?).map_err(fail)?;
             Ok(serde_json::json!({"status": if done.is_some() { "committed" } else { "duplicate" }, "outcome": done}))
         })
     }
 
     #[napi]
-    pub fn assemble(&self, session_id: String, budget: u32, as_of: Option<f64>) -> AsyncTask<Job> {
+    pub fn assemble(&self, session_json: String, budget: u32, as_of: Option<f64>) -> AsyncTask<Job> {
         let m = self.inner.clone();
         job(move || {
-            to_json(
-                m.context.assemble(&session_id, budget as usize, as_of.map(|t| t as i64)).map_err(|e| e.to_string())?,
-            )
+            let s: Session = parse("session", &session_json)?;
+            to_json(m.context.assemble(SessionRef::from(s), budget as usize, as_of.map(|t| t as i64)).map_err(fail)?)
         })
     }
 
@@ -228,28 +261,26 @@ impl MemccNative {
         job(move || {
             let s: Session = parse("session", &session_json)?;
             let pending = messages(&pending_json)?;
-            to_json(
-                m.context
-                    .assemble_for(&s.into(), budget as usize, as_of.map(|t| t as i64), &pending)
-                    .map_err(|e| e.to_string())?,
-            )
+            to_json(m.assemble_for(&s.into(), budget as usize, as_of.map(|t| t as i64), &pending).map_err(fail)?)
         })
     }
 
     /// On a thread of its own: summaries may wait on the host's model (see `on_own_thread`).
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn compact<'e>(&self, env: &'e Env, session_id: String, budget: u32, force: bool) -> Result<Object<'e>> {
+    pub fn compact<'e>(&self, env: &'e Env, session_json: String, budget: u32, force: bool) -> Result<Object<'e>> {
         let m = self.inner.clone();
         on_own_thread(env, "compact", move || {
-            to_json(m.context.compact(&session_id, budget as usize, force).map_err(|e| e.to_string())?)
+            let s = SessionRef::from(parse::<Session>("session", &session_json)?);
+            to_json(for_session(&s, || m.context.compact(&s, budget as usize, force)).map_err(fail)?)
         })
     }
 
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn flush<'e>(&self, env: &'e Env, session_id: String, budget: u32) -> Result<Object<'e>> {
+    pub fn flush<'e>(&self, env: &'e Env, session_json: String, budget: u32) -> Result<Object<'e>> {
         let m = self.inner.clone();
         on_own_thread(env, "flush", move || {
-            to_json(m.context.flush(&session_id, budget as usize).map_err(|e| e.to_string())?)
+            let s = SessionRef::from(parse::<Session>("session", &session_json)?);
+            to_json(for_session(&s, || m.context.flush(&s, budget as usize)).map_err(fail)?)
         })
     }
 
@@ -259,14 +290,15 @@ impl MemccNative {
         let m = self.inner.clone();
         job(move || {
             let req: GrepRequest = parse("grep request", &request_json)?;
-            to_json(m.context.grep(&req).map_err(|e| e.to_string())?)
+            to_json(m.context.grep(&req).map_err(fail)?)
         })
     }
 
+    /// `lcm_describe` of a summary of `agentId`'s (the engine's agent when null).
     #[napi]
-    pub fn describe(&self, summary_id: String) -> AsyncTask<Job> {
+    pub fn describe(&self, agent_id: Option<String>, summary_id: String) -> AsyncTask<Job> {
         let m = self.inner.clone();
-        job(move || to_json(m.context.describe(&summary_id).map_err(|e| e.to_string())?))
+        job(move || to_json(m.context.describe(agent_id.as_deref(), &summary_id).map_err(fail)?))
     }
 
     /// `lcm_expand_query` with an `ExpandRequest` as JSON.
@@ -275,7 +307,7 @@ impl MemccNative {
         let m = self.inner.clone();
         job(move || {
             let req: ExpandRequest = parse("expand request", &request_json)?;
-            to_json(m.context.expand(&req).map_err(|e| e.to_string())?)
+            to_json(m.context.expand(&req).map_err(fail)?)
         })
     }
 
@@ -290,10 +322,9 @@ impl MemccNative {
     ) -> AsyncTask<Job> {
         let m = self.inner.clone();
         job(move || {
-            let rt = m.memory().map_err(|e| e.to_string())?;
-            let hits = rt
-                .memory_search(&agent_id, &query, max_results as usize, min_score, wing.as_deref())
-                .map_err(|e| e.to_string())?;
+            let rt = m.memory().map_err(fail)?;
+            let hits =
+                rt.memory_search(&agent_id, &query, max_results as usize, min_score, wing.as_deref()).map_err(fail)?;
             to_json(hits)
         })
     }
@@ -301,18 +332,20 @@ impl MemccNative {
     #[napi]
     pub fn memory_get(&self, agent_id: String, id: String) -> AsyncTask<Job> {
         let m = self.inner.clone();
-        job(move || {
-            to_json(m.memory().map_err(|e| e.to_string())?.memory_get(&agent_id, &id).map_err(|e| e.to_string())?)
-        })
+        job(move || to_json(m.memory().map_err(fail)?.memory_get(&agent_id, &id).map_err(fail)?))
     }
 
     #[napi]
-    pub fn stats(&self, session_id: Option<String>) -> AsyncTask<Job> {
+    pub fn stats(&self, session_json: Option<String>) -> AsyncTask<Job> {
         let m = self.inner.clone();
         job(move || {
-            let context = m.context.stats(session_id.as_deref()).map_err(|e| e.to_string())?;
+            let session = match session_json {
+                Some(j) => Some(SessionRef::from(parse::<Session>("session", &j)?)),
+                None => None,
+            };
+            let context = m.context.stats(session).map_err(fail)?;
             let memory = match m.memory_enabled() {
-                true => Some(m.memory().map_err(|e| e.to_string())?.stats().map_err(|e| e.to_string())?),
+                true => Some(m.memory().map_err(fail)?.stats().map_err(fail)?),
                 false => None,
             };
             Ok(serde_json::json!({"context": to_json(context)?, "memory": to_json(memory)?}))

@@ -32,6 +32,21 @@ pub enum MemccError {
     Store(#[from] memcc_context::StoreError),
     #[error("invalid configuration: {0}")]
     Config(String),
+    #[error("{0}")]
+    MemoryUnavailable(String),
+}
+
+impl MemccError {
+    /// What kind of failure this is, for hosts to branch on.
+    pub fn code(&self) -> memcc_core::ErrorCode {
+        match self {
+            MemccError::Context(e) => e.code(),
+            MemccError::Memory(e) => e.code(),
+            MemccError::Store(_) => memcc_core::ErrorCode::Storage,
+            MemccError::Config(_) => memcc_core::ErrorCode::InvalidConfig,
+            MemccError::MemoryUnavailable(_) => memcc_core::ErrorCode::MemoryUnavailable,
+        }
+    }
 }
 
 /// The host-facing configuration (the OpenClaw plugin's `configSchema` mirrors it).
@@ -136,6 +151,11 @@ impl MemccConfig {
         }
     }
 }
+
+/// What the model is told about long-term memory when memory is on: hosts put it in the system
+/// prompt (OpenClaw's memory prompt builder, and [`Memcc::assemble_for`]).
+pub const MEMORY_PROMPT: &str = "Long-term memory (MemCC): facts from earlier sessions appear in <memcc-*> blocks. Use \
+memory_search to look for more and memory_get to read a memory in full; cite what you use.";
 
 /// Dimensions of well-known remote embedding models.
 fn known_dim(model: &str) -> Option<usize> {
@@ -294,15 +314,39 @@ impl Memcc {
     /// The memory runtime (waiting for it if it is still opening), or a clear error when memory
     /// is disabled or could not be opened.
     pub fn memory(&self) -> Result<&MemoryRuntime, MemccError> {
-        let slot = self
-            .memory
-            .as_deref()
-            .ok_or_else(|| MemccError::Config("long-term memory is disabled (memoryEnabled: false)".into()))?;
+        let slot = self.memory.as_deref().ok_or_else(|| {
+            MemccError::MemoryUnavailable("long-term memory is disabled (memoryEnabled: false)".into())
+        })?;
         Ok(&**slot.get()?)
     }
 
     /// Whether long-term memory is enabled (it may still be opening).
     pub fn memory_enabled(&self) -> bool {
         self.memory.is_some()
+    }
+
+    /// The prompt a host sends mid-turn ([`ContextEngine::assemble_for`]) with [`MEMORY_PROMPT`]
+    /// added to the system-prompt addition when memory is on, all within `budget`.
+    pub fn assemble_for(
+        &self,
+        session: &memcc_context::SessionRef,
+        budget: usize,
+        as_of: Option<i64>,
+        pending: &[memcc_context::AgentMessage],
+    ) -> Result<memcc_context::Assembled, MemccError> {
+        let prompt = self.memory_enabled().then_some(MEMORY_PROMPT);
+        let reserved = prompt.map_or(0, |p| memcc_core::estimate_tokens(p) + 2);
+        if reserved > budget / 4 {
+            return Ok(self.context.assemble_for(session, budget, as_of, pending)?);
+        }
+        let mut a = self.context.assemble_for(session, budget - reserved, as_of, pending)?;
+        if let Some(p) = prompt {
+            a.system_prompt_addition = Some(match a.system_prompt_addition.take() {
+                Some(hint) => format!("{hint}\n\n{p}"),
+                None => p.to_string(),
+            });
+            a.estimated_tokens += reserved;
+        }
+        Ok(a)
     }
 }

@@ -45,7 +45,10 @@ impl MemorySlot {
 
     /// The runtime, waiting for it to open if it is still opening.
     pub fn get(&self) -> Result<&Arc<MemoryRuntime>, MemccError> {
-        self.cell.wait().as_ref().map_err(|e| MemccError::Config(format!("long-term memory is unavailable: {e}")))
+        self.cell
+            .wait()
+            .as_ref()
+            .map_err(|e| MemccError::MemoryUnavailable(format!("long-term memory is unavailable: {e}")))
     }
 
     /// The runtime if it is open by now, without waiting.
