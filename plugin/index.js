@@ -310,7 +310,7 @@ export default {
     // is summarised too, so its last messages reach long-term memory now rather than never. A
     // session the user deletes is not flushed into memory (flushDeletedSessions: true changes
     // that). Restarts and host compactions do not end the conversation and are left alone.
-    api.on?.("session_end", async (event) => {
+    api.on?.("session_end", async (event, ctx) => {
       const sessionId = event?.sessionId;
       if (!SESSION_OVER.has(event?.reason) || !sessionId) return;
       sessionLlmsAfterEnd(sessionId);
@@ -319,7 +319,7 @@ export default {
         return;
       }
       try {
-        const out = await json(engine(api).flush(session({ ...event, sessionId }), budgetOf(api, {})));
+        const out = await json(engine(api).flush(session({ ...event, sessionId, agentId: event.agentId ?? ctx?.agentId }), budgetOf(api, {})));
         api.logger?.info?.(`memcc: session ${sessionId} ended (${event.reason}); ${out.leafSummaries} leaf summaries flushed to memory`);
       } catch (e) {
         if (codeOf(e) === "unknown_session") api.logger?.debug?.(`memcc: nothing stored for session ${sessionId}`);
