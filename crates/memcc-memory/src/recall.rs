@@ -67,13 +67,14 @@ impl Recall<'_> {
         // L3 gets the rest, keeping L2's share back; L2 takes what L3 leaves of its share.
         let l3_room = budget.saturating_sub(identity_tokens + l1_tokens + context_budget + SECTION_TAGS);
         let needles = needles(query);
-        let l3 = self.deep(agents, query, as_of, l3_room, &needles, &mut shown)?;
+        let lexical = self.search.lexical_query(query, agents)?;
+        let l3 = self.deep(agents, query, as_of, l3_room, &needles, &lexical, &mut shown)?;
         let l3_tokens = l3.iter().map(|l| estimate_tokens(l) + 1).sum::<usize>() + SECTION_TAGS;
         let l2_room = context_budget
             .min(budget.saturating_sub(identity_tokens + l1_tokens + l3_tokens))
             .saturating_sub(SECTION_TAGS);
         let l2 = if l2_room > 0 && wing != DEFAULT_WING {
-            let context = self.wing_records(agents, query, &wing)?;
+            let context = self.wing_records(agents, lexical.as_deref(), &wing)?;
             lines(&context, &mut shown, l2_room, &needles)
         } else {
             Vec::new()
@@ -90,12 +91,13 @@ impl Recall<'_> {
         Ok(fit(sections, budget))
     }
 
-    /// L2: the query's matches in its wing, else the wing's newest records.
-    fn wing_records(&self, agents: &[String], query: &str, wing: &str) -> Result<Vec<MemoryRecord>> {
+    /// L2: the query's matches (`lexical`, its BM25 expression) in its wing, else the wing's
+    /// newest records.
+    fn wing_records(&self, agents: &[String], lexical: Option<&str>, wing: &str) -> Result<Vec<MemoryRecord>> {
         let store = self.search.store;
         let mut found = Vec::new();
-        if let Some(expr) = self.search.lexical_query(query, agents)? {
-            let ids: Vec<i64> = store.fts(&expr, agents, Some(wing), 10)?.into_iter().map(|(id, _)| id).collect();
+        if let Some(expr) = lexical {
+            let ids: Vec<i64> = store.fts(expr, agents, Some(wing), 10)?.into_iter().map(|(id, _)| id).collect();
             found = store.get_many(&ids)?;
         }
         if found.is_empty() {
@@ -110,6 +112,7 @@ impl Recall<'_> {
     }
 
     /// L3 lines filling `room` tokens by marginal value (see the module docs).
+    #[allow(clippy::too_many_arguments)]
     fn deep(
         &self,
         agents: &[String],
@@ -117,12 +120,14 @@ impl Recall<'_> {
         as_of: Option<i64>,
         room: usize,
         needles: &[String],
+        lexical: &Option<String>,
         shown: &mut Shown,
     ) -> Result<Vec<String>> {
         if room == 0 {
             return Ok(Vec::new());
         }
-        let pool = (2 * room / LINE_TOKENS).clamp(crate::search::MIN_CANDIDATES, 400);
+        // About one candidate per line the room holds (twice as many found nothing more on LoCoMo).
+        let pool = (room / LINE_TOKENS).clamp(crate::search::MIN_CANDIDATES, 200);
         let mut hits = self.search.run(&Query {
             agents,
             text: query,
@@ -131,6 +136,7 @@ impl Recall<'_> {
             top: pool,
             candidates: pool,
             mode: SearchMode::Hybrid,
+            lexical: Some(lexical),
         })?;
         let floor = hits.first().map_or(0.0, |h| h.score * VALUE_FLOOR);
         let mut out = Vec::new();

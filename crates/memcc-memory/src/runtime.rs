@@ -264,7 +264,16 @@ impl MemoryRuntime {
         mode: SearchMode,
     ) -> Result<Vec<SearchHit>> {
         let agents = self.readable_agents(agent);
-        self.search().run(&Query { agents: &agents, text: query, as_of, wing, top, candidates: top, mode })
+        self.search().run(&Query {
+            agents: &agents,
+            text: query,
+            as_of,
+            wing,
+            top,
+            candidates: top,
+            mode,
+            lexical: None,
+        })
     }
 
     /// Store records, embedding them in one batch; a failed embedding stores them queued.

@@ -70,6 +70,8 @@ pub(crate) struct Query<'a> {
     /// Candidates from each retriever (at least [`MIN_CANDIDATES`]).
     pub candidates: usize,
     pub mode: SearchMode,
+    /// The BM25 expression, when the caller built it already ([`Search::lexical_query`]).
+    pub lexical: Option<&'a Option<String>>,
 }
 
 impl Search<'_> {
@@ -79,24 +81,49 @@ impl Search<'_> {
 
     pub fn run(&self, q: &Query<'_>) -> Result<Vec<SearchHit>> {
         let candidates = q.candidates.max(MIN_CANDIDATES).max(if q.mode == SearchMode::Hybrid { 0 } else { q.top });
-        let mut vector_scores: HashMap<i64, f64> = HashMap::new();
-        if q.mode != SearchMode::Lexical {
-            match self.embed_query(q.text) {
-                Ok(v) if v.is_empty() => {}
-                Ok(v) => {
-                    for hit in self.index.search(&v, candidates, q.agents) {
-                        vector_scores.insert(hit.id, f64::from(hit.score));
-                    }
+        // The two retrievers run side by side: embedding and the vector scan on one thread, the
+        // term statistics and BM25 on this one.
+        let (vector_scores, lexical) = std::thread::scope(|scope| {
+            let vector = scope.spawn(|| {
+                let mut scores: HashMap<i64, f64> = HashMap::new();
+                if q.mode == SearchMode::Lexical {
+                    return scores;
                 }
-                Err(e) => tracing::warn!(error = %e, "query embedding failed; lexical search only"),
-            }
-        }
-        let mut lexical: HashMap<i64, f64> = HashMap::new();
-        if let Some(expr) = self.lexical_query(q.text, q.agents)?.filter(|_| q.mode != SearchMode::Dense) {
-            for (id, bm25) in self.store.fts(&expr, q.agents, q.wing, candidates)? {
-                lexical.insert(id, bm25);
-            }
-        }
+                match self.embed_query(q.text) {
+                    Ok(v) if v.is_empty() => {}
+                    Ok(v) => {
+                        for hit in self.index.search(&v, candidates, q.agents) {
+                            scores.insert(hit.id, f64::from(hit.score));
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "query embedding failed; lexical search only"),
+                }
+                scores
+            });
+            let lexical = || -> Result<HashMap<i64, f64>> {
+                let mut scores = HashMap::new();
+                if q.mode == SearchMode::Dense {
+                    return Ok(scores);
+                }
+                let built;
+                let expr = match q.lexical {
+                    Some(e) => e,
+                    None => {
+                        built = self.lexical_query(q.text, q.agents)?;
+                        &built
+                    }
+                };
+                if let Some(expr) = expr {
+                    scores.extend(self.store.fts(expr, q.agents, q.wing, candidates)?);
+                }
+                Ok(scores)
+            };
+            let lexical = lexical();
+            (vector.join(), lexical)
+        });
+        let vector_scores =
+            vector_scores.map_err(|_| crate::error::MemoryError::Input("the vector search panicked".into()))?;
+        let lexical = lexical?;
         let ids: Vec<i64> =
             vector_scores.keys().chain(lexical.keys()).copied().collect::<HashSet<_>>().into_iter().collect();
         let records: Vec<MemoryRecord> = self

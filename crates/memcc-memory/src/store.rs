@@ -203,17 +203,16 @@ impl MemoryStore {
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
-    /// Exact vectors of `ids` (those that have one of `model`).
+    /// Exact vectors of `ids` (those that have one of `model`), in one query.
     pub fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
         let conn = self.reader();
-        let mut stmt = conn.prepare_cached("SELECT data FROM vectors WHERE record_id = ?1 AND model = ?2")?;
-        let mut out = Vec::with_capacity(ids.len());
-        for &id in ids {
-            if let Some(blob) = stmt.query_row(params![id, model], |r| r.get::<_, Vec<u8>>(0)).optional()? {
-                out.push((id, blob_to_vector(&blob)));
-            }
-        }
-        Ok(out)
+        let ids_json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+        let mut stmt = conn.prepare_cached(
+            "SELECT record_id, data FROM vectors WHERE model = ?2 AND record_id IN (SELECT value FROM json_each(?1))",
+        )?;
+        let rows =
+            stmt.query_map(params![ids_json, model], |r| Ok((r.get(0)?, blob_to_vector(&r.get::<_, Vec<u8>>(1)?))))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
     pub fn get(&self, id: i64) -> Result<Option<MemoryRecord>> {
@@ -284,14 +283,29 @@ impl MemoryStore {
     /// Pinned or high-weight current records of `agents`, heaviest and newest first.
     pub fn essentials(&self, agents: &[String], min_weight: f64, limit: usize) -> Result<Vec<MemoryRecord>> {
         let conn = self.reader();
-        let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
+        // Per agent, two range scans of `records_weight` (pinned; unpinned and heavy): an `IN`
+        // over agents or an `OR` would read every record of the agent.
         let mut stmt = conn.prepare_cached(&format!(
-            "{RECORD_SELECT} WHERE agent_id IN (SELECT value FROM json_each(?1)) AND forgotten_at IS NULL
-               AND superseded_by IS NULL AND valid_until IS NULL AND (pinned = 1 OR weight >= ?2)
+            "SELECT * FROM (
+               {RECORD_SELECT} WHERE agent_id = ?1 AND pinned = 1
+               UNION ALL
+               {RECORD_SELECT} WHERE agent_id = ?1 AND pinned = 0 AND weight >= ?2)
+             WHERE forgotten_at IS NULL AND superseded_by IS NULL AND valid_until IS NULL
              ORDER BY pinned DESC, weight DESC, COALESCE(event_time, created_at) DESC LIMIT ?3"
         ))?;
-        let rows = stmt.query_map(params![agents_json, min_weight, limit as i64], record_from_row)?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
+        let mut out = Vec::new();
+        for agent in agents {
+            let rows = stmt.query_map(params![agent, min_weight, limit as i64], record_from_row)?;
+            out.extend(rows.collect::<std::result::Result<Vec<_>, _>>()?);
+        }
+        out.sort_by(|a, b| {
+            (b.pinned, b.weight)
+                .partial_cmp(&(a.pinned, a.weight))
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| b.event_time.unwrap_or(b.created_at).cmp(&a.event_time.unwrap_or(a.created_at)))
+        });
+        out.truncate(limit);
+        Ok(out)
     }
 
     /// The newest current records of one wing.
