@@ -48,6 +48,11 @@ pub enum ContextCommand {
         #[arg(long, default_value_t = 8000)]
         budget: usize,
     },
+    /// Delete a session on request: its raw messages, summaries and every memory made from it.
+    Purge {
+        #[arg(long)]
+        session: String,
+    },
     /// Print the prompt that would be sent next, within a token budget.
     Assemble {
         #[arg(long)]
@@ -125,6 +130,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             | ContextCommand::Ingest { .. }
             | ContextCommand::Compact { .. }
             | ContextCommand::Flush { .. }
+            | ContextCommand::Purge { .. }
             | ContextCommand::Assemble { .. }
     );
     let memcc = cli.open(with_memory)?;
@@ -196,6 +202,15 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                     out.tokens_after,
                     out.threshold_tokens,
                     out.reason
+                )
+            })?;
+        }
+        ContextCommand::Purge { session } => {
+            let out = memcc.purge_session(&SessionRef::new(session))?;
+            emit(cli, &out, || {
+                format!(
+                    "purged session {}: {} messages, {} summaries, {} memory records",
+                    out.session_id, out.messages, out.summaries, out.memory_records
                 )
             })?;
         }

@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::{Cli, emit};
 use memcc::memory::RecordKind;
+use memcc::memory::forget::Forget;
 
 #[derive(Subcommand)]
 pub enum MemoryCommand {
@@ -33,8 +34,14 @@ pub enum MemoryCommand {
     },
     /// Show one record with its provenance (memory_get).
     Get { id: String },
-    /// Forget a record (soft delete: never recalled, kept on disk and in exports).
-    Forget { id: String },
+    /// Forget a record and what was mined from the same words (soft: never read again, kept on
+    /// disk and in exports, marked; --purge: deleted).
+    Forget {
+        id: String,
+        /// Delete it for good (FTS, vectors, triples too) instead of hiding it.
+        #[arg(long)]
+        purge: bool,
+    },
     /// Write the agent's records as JSON lines.
     Export {
         #[arg(long)]
@@ -120,11 +127,23 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
                 )
             })?;
         }
-        MemoryCommand::Forget { id } => {
-            if !rt.forget(agent, id)? {
+        MemoryCommand::Forget { id, purge } => {
+            let how = if *purge { Forget::Purge } else { Forget::Soft };
+            let Some(done) = rt.forget_as(agent, id, how)? else {
                 bail!("no current memory {id} for agent {agent}");
-            }
-            emit(cli, &serde_json::json!({"forgotten": id}), || format!("forgot {id}"))?;
+            };
+            emit(cli, &done, || {
+                format!(
+                    "{} {id}{}",
+                    if *purge { "purged" } else { "forgot" },
+                    match (done.removed.len() - 1, done.rewritten.len()) {
+                        (0, 0) => String::new(),
+                        (r, w) => format!(
+                            " ({r} records mined from the same messages went too, {w} overlapping ones lost those lines)"
+                        ),
+                    }
+                )
+            })?;
         }
         MemoryCommand::Export { file, all_agents } => {
             let scope = if *all_agents { None } else { Some(agent) };

@@ -112,7 +112,7 @@ impl ContextEngine {
     }
 
     /// A stored conversation of the session's agent; another agent's is "unknown".
-    fn existing(&self, session: &SessionRef) -> Result<Conversation> {
+    pub fn existing(&self, session: &SessionRef) -> Result<Conversation> {
         self.store
             .find_conversation(&session.session_id)?
             .filter(|c| c.agent_id == self.agent_of(session))
@@ -251,6 +251,14 @@ impl ContextEngine {
     pub fn expand(&self, request: &ExpandRequest) -> Result<Expansion> {
         let scope = self.scope(request.agent_id.as_deref(), request.session_id.as_deref())?;
         expand::expand(&self.store, &scope, request)
+    }
+
+    /// Delete a session of the agent and everything stored for it, on the user's request.
+    pub fn purge(&self, session: impl Into<SessionRef>) -> Result<crate::purge::PurgeReport> {
+        let session = session.into();
+        let conversation = self.existing(&session)?;
+        let (messages, summaries) = self.store.purge_conversation(conversation.id)?;
+        Ok(crate::purge::PurgeReport { session_id: session.session_id, messages, summaries, memory_records: 0 })
     }
 
     /// Check the lossless invariant and the file's integrity for one session.

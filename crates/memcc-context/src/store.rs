@@ -194,6 +194,17 @@ impl ContextStore {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Run `f` in one write transaction, begun IMMEDIATE: a deferred one that reads first
+    /// fails at once with SQLITE_BUSY when it upgrades to write beside another process's
+    /// writer, where IMMEDIATE waits (busy timeout) for its turn.
+    pub(crate) fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
     /// `PRAGMA integrity_check` — "ok" when healthy.
     pub fn integrity_check(&self) -> Result<String> {
         Ok(self.conn().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
@@ -229,6 +240,12 @@ impl ContextStore {
             .ok_or_else(|| StoreError::Corrupt(format!("conversation {session_id} vanished after its insert")))
     }
 
+    /// Delete a conversation and everything stored for it (see [`crate::purge`]); (messages,
+    /// summaries) deleted.
+    pub fn purge_conversation(&self, conversation_id: i64) -> Result<(usize, usize)> {
+        self.write(|tx| crate::purge::purge(tx, conversation_id))
+    }
+
     /// The ids of `agent`'s conversations.
     pub fn conversation_ids_of(&self, agent_id: &str) -> Result<Vec<i64>> {
         let conn = self.conn();
@@ -248,11 +265,7 @@ impl ContextStore {
     /// conversation at least as often as it has occurred so far in this batch is a duplicate
     /// (a retried turn, a re-imported file) and is skipped.
     pub fn append_messages(&self, conversation_id: i64, messages: &[NewMessage]) -> Result<AppendOutcome> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        let outcome = append_in(&tx, conversation_id, messages)?;
-        tx.commit()?;
-        Ok(outcome)
+        self.write(|tx| append_in(tx, conversation_id, messages))
     }
 
     /// Append messages and record `key` as done, atomically; `None` if `key` was already done.
@@ -262,18 +275,16 @@ impl ContextStore {
         key: &str,
         messages: &[NewMessage],
     ) -> Result<Option<AppendOutcome>> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        let fresh = tx.execute(
-            "INSERT OR IGNORE INTO turn_advancements (conversation_id, key, created_at) VALUES (?1, ?2, ?3)",
-            params![conversation_id, key, now_ms()],
-        )?;
-        if fresh == 0 {
-            return Ok(None);
-        }
-        let outcome = append_in(&tx, conversation_id, messages)?;
-        tx.commit()?;
-        Ok(Some(outcome))
+        self.write(|tx| {
+            let fresh = tx.execute(
+                "INSERT OR IGNORE INTO turn_advancements (conversation_id, key, created_at) VALUES (?1, ?2, ?3)",
+                params![conversation_id, key, now_ms()],
+            )?;
+            if fresh == 0 {
+                return Ok(None);
+            }
+            Ok(Some(append_in(tx, conversation_id, messages)?))
+        })
     }
 
     pub fn context_items(&self, conversation_id: i64) -> Result<Vec<ContextItem>> {
@@ -428,7 +439,7 @@ impl ContextStore {
     /// Returns `false` (and writes nothing) when the items changed underneath.
     pub fn commit_summary(&self, new: &NewSummary, ordinals: &[i64], expected: &[ItemRef]) -> Result<bool> {
         let mut conn = self.conn();
-        let tx = conn.transaction()?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let s = &new.summary;
         {
             let mut check = tx.prepare_cached(

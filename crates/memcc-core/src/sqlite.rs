@@ -24,9 +24,28 @@ pub fn open_writer(path: &Path) -> Result<Connection, SqliteError> {
     }
     let conn = Connection::open(path)?;
     configure(&conn)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(conn)
+}
+
+/// Retry `f` while SQLite answers "busy" without waiting: processes creating one new file at
+/// once can meet in a lock upgrade (still in rollback-journal mode, before WAL is on) where
+/// SQLite refuses rather than deadlocks, and no busy timeout applies.
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let mut attempt = 0u64;
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                    && attempt < 100 =>
+            {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(10 + 10 * (attempt % 10)));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Per-connection settings every MemCC connection uses.
@@ -36,17 +55,33 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// Apply `migrations[user_version..]`, one transaction each; a newer file is refused untouched.
+/// Each step reads the version inside its own IMMEDIATE transaction, so processes opening a new
+/// file at once apply every migration exactly once (the others wait, then find it done).
 pub fn migrate(conn: &mut Connection, migrations: &[&str]) -> Result<(), SqliteError> {
     let supported = migrations.len() as i64;
-    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if current > supported {
-        return Err(SqliteError::NewerSchema { found: current, supported });
+    loop {
+        retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
+        let step = || -> Result<bool, SqliteError> {
+            let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            if current > supported {
+                return Err(SqliteError::NewerSchema { found: current, supported });
+            }
+            let Some(sql) = migrations.get(current as usize) else { return Ok(true) };
+            conn.execute_batch(sql)?;
+            conn.pragma_update(None, "user_version", current + 1)?;
+            Ok(false)
+        };
+        match step() {
+            Ok(done) => {
+                conn.execute_batch("COMMIT")?;
+                if done {
+                    return Ok(());
+                }
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
     }
-    for (i, sql) in migrations.iter().enumerate().skip(current as usize) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-        tx.commit()?;
-    }
-    Ok(())
 }

@@ -8,6 +8,7 @@ pub mod config;
 pub mod embed;
 pub mod error;
 pub mod extract;
+pub mod forget;
 pub mod recall;
 pub mod record;
 pub mod runtime;

@@ -15,6 +15,7 @@ use crate::config::{MemoryConfig, VectorBackend};
 use crate::embed::Embedder;
 use crate::error::{MemoryError, Result};
 use crate::extract::{PrefCategory, about_speaker, preferences, triples};
+use crate::forget::{Forget, Forgotten};
 use crate::recall::Recall;
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, parse_ref};
 use crate::search::{Query, Search, SearchHit, SearchMode};
@@ -63,6 +64,9 @@ pub struct MemoryRuntime {
     reranker: Option<Arc<dyn ChatModel>>,
     rerank_skip_logged: AtomicBool,
     triple_model: Option<Arc<dyn ChatModel>>,
+    /// The highest record id whose vector the index has read from `memory.db`: another process
+    /// writing the same store adds rows above it, which searches then read first.
+    index_seen: std::sync::atomic::AtomicI64,
 }
 
 /// The vector index of `model`, loaded from `memory.db` (its source of truth).
@@ -124,6 +128,11 @@ fn lance_dir(path: &Path, model: &str) -> std::path::PathBuf {
 
 /// Every current vector of `model` into `index`, in batches.
 fn load_index(index: &dyn VectorStore, store: &MemoryStore, model: &str) -> Result<()> {
+    load_index_after(index, store, model, i64::MIN)
+}
+
+/// The current vectors of `model` with a record id above `after` into `index`, in batches.
+fn load_index_after(index: &dyn VectorStore, store: &MemoryStore, model: &str, after: i64) -> Result<()> {
     const BATCH: usize = 2048;
     let mut rows: Vec<(i64, String, Vec<f32>)> = Vec::with_capacity(BATCH);
     let flush = |rows: &mut Vec<(i64, String, Vec<f32>)>| {
@@ -132,7 +141,7 @@ fn load_index(index: &dyn VectorStore, store: &MemoryStore, model: &str) -> Resu
         index.upsert_many(&view);
         rows.clear();
     };
-    store.for_each_vector(model, |id, agent, v| {
+    store.for_each_vector_after(model, after, |id, agent, v| {
         rows.push((id, agent.to_string(), v));
         if rows.len() == BATCH {
             flush(&mut rows);
@@ -150,6 +159,7 @@ impl MemoryRuntime {
             tracing::warn!("{warning}");
         }
         let store = Arc::new(MemoryStore::open(path)?);
+        let index_seen = std::sync::atomic::AtomicI64::new(store.last_vector_id()?);
         let model = embedder.model_id();
         let requeued = store.requeue_other_models(&model)?;
         if requeued > 0 {
@@ -170,6 +180,7 @@ impl MemoryRuntime {
             reranker: None,
             rerank_skip_logged: AtomicBool::new(false),
             triple_model: None,
+            index_seen,
         })
     }
 
@@ -241,6 +252,18 @@ impl MemoryRuntime {
         agents
     }
 
+    /// Read into the index the vectors other processes wrote since it last looked (one indexed
+    /// `MAX` when there are none).
+    fn catch_up(&self) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        let seen = self.index_seen.load(Ordering::Acquire);
+        let last = self.store.last_vector_id()?;
+        if last > seen && self.index_seen.compare_exchange(seen, last, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            load_index_after(&*self.index, &self.store, &self.embedder.model_id(), seen)?;
+        }
+        Ok(())
+    }
+
     fn search(&self) -> Search<'_> {
         Search {
             store: &self.store,
@@ -264,6 +287,7 @@ impl MemoryRuntime {
         mode: SearchMode,
     ) -> Result<Vec<SearchHit>> {
         let agents = self.readable_agents(agent);
+        self.catch_up()?;
         self.search().run(&Query {
             agents: &agents,
             text: query,
@@ -471,28 +495,54 @@ impl MemoryRuntime {
         Ok(hits.into_iter().filter(|h| h.score >= min_score).collect())
     }
 
-    /// `memory_get`: a record by id (`mem_12` or `12`), if `agent` may read it.
+    /// `memory_get`: a record by id (`mem_12` or `12`), if `agent` may read it and it is not
+    /// forgotten.
     pub fn memory_get(&self, agent: &str, id: &str) -> Result<MemoryRecord> {
         let n = parse_ref(id).ok_or_else(|| MemoryError::Input(format!("{id:?} is not a memory id (mem_<n>)")))?;
         self.store
             .get(n)?
-            .filter(|r| self.readable_agents(agent).contains(&r.agent_id))
+            .filter(|r| !r.forgotten && self.readable_agents(agent).contains(&r.agent_id))
             .ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
     }
 
-    /// Soft delete: never recalled again, kept on disk.
-    pub fn forget(&self, agent: &str, id: &str) -> Result<bool> {
+    /// Forget a record of `agent` and what was derived from the same words (see
+    /// [`crate::forget`]): soft keeps it on disk, marked; purge deletes it. `None` when `agent`
+    /// has no such (current) record.
+    pub fn forget_as(&self, agent: &str, id: &str, how: Forget) -> Result<Option<Forgotten>> {
         let n = parse_ref(id).ok_or_else(|| MemoryError::Input(format!("{id:?} is not a memory id (mem_<n>)")))?;
-        let done = self.store.forget(agent, n)?;
-        if done {
-            self.index.remove(n);
+        let done = self.store.write(|tx| crate::forget::forget(tx, agent, n, how))?;
+        if let Some(f) = &done {
+            for id in f.removed.iter().chain(&f.rewritten) {
+                self.index.remove(*id);
+            }
+            // Rewritten windows lost their vectors with their lines: embed what they say now.
+            if !f.rewritten.is_empty() {
+                if let Err(e) = self.process_pending(f.rewritten.len().max(64), &mut |_, _| {}) {
+                    tracing::warn!(error = %e, "rewritten records stay queued for embedding");
+                }
+            }
         }
         Ok(done)
+    }
+
+    /// Soft forget (see [`MemoryRuntime::forget_as`]); whether there was such a record.
+    pub fn forget(&self, agent: &str, id: &str) -> Result<bool> {
+        Ok(self.forget_as(agent, id, Forget::Soft)?.is_some())
+    }
+
+    /// Delete every memory `agent` made from session `session_id`; how many records went.
+    pub fn purge_session(&self, agent: &str, session_id: &str) -> Result<usize> {
+        let ids = self.store.write(|tx| crate::forget::purge_session(tx, agent, session_id))?;
+        for id in &ids {
+            self.index.remove(*id);
+        }
+        Ok(ids.len())
     }
 
     /// The assembler's recall, within `budget` tokens.
     pub fn retrieve(&self, query: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>> {
         let agents = self.readable_agents(&query.agent_id);
+        self.catch_up()?;
         Recall { search: self.search(), classifier: &self.classifier }.layers(&agents, &query.text, query.as_of, budget)
     }
 

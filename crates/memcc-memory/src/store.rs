@@ -104,14 +104,7 @@ impl MemoryStore {
 
     /// Insert records in one transaction (see [`Insert`]).
     pub fn insert_many(&self, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
-        let mut conn = self.writer();
-        let tx = conn.transaction()?;
-        let mut out = Vec::with_capacity(items.len());
-        for item in items {
-            out.push(insert_in(&tx, item)?);
-        }
-        tx.commit()?;
-        Ok(out)
+        self.write(|tx| items.iter().map(|item| insert_in(tx, item)).collect())
     }
 
     pub fn insert(&self, item: Insert<'_>) -> Result<Inserted> {
@@ -120,15 +113,14 @@ impl MemoryStore {
 
     /// Attach a vector to a pending record (queue processing).
     pub fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()> {
-        let mut conn = self.writer();
-        let tx = conn.transaction()?;
-        tx.execute(
-            "INSERT OR REPLACE INTO vectors (record_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
-            params![id, model, vector.len() as i64, vector_to_blob(vector)],
-        )?;
-        tx.execute("UPDATE records SET embed_status = 'embedded', embed_error = NULL WHERE id = ?1", [id])?;
-        tx.commit()?;
-        Ok(())
+        self.write(|tx| {
+            tx.execute(
+                "INSERT OR REPLACE INTO vectors (record_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
+                params![id, model, vector.len() as i64, vector_to_blob(vector)],
+            )?;
+            tx.execute("UPDATE records SET embed_status = 'embedded', embed_error = NULL WHERE id = ?1", [id])?;
+            Ok(())
+        })
     }
 
     pub fn mark_embed_error(&self, ids: &[i64], error: &str) -> Result<()> {
@@ -176,13 +168,23 @@ impl MemoryStore {
     }
 
     /// Visit every vector of `model` with its record's agent, for building the in-memory index.
-    pub fn for_each_vector(&self, model: &str, mut visit: impl FnMut(i64, &str, Vec<f32>)) -> Result<()> {
+    pub fn for_each_vector(&self, model: &str, visit: impl FnMut(i64, &str, Vec<f32>)) -> Result<()> {
+        self.for_each_vector_after(model, i64::MIN, visit)
+    }
+
+    /// Like [`MemoryStore::for_each_vector`], for records with an id above `after` only.
+    pub fn for_each_vector_after(
+        &self,
+        model: &str,
+        after: i64,
+        mut visit: impl FnMut(i64, &str, Vec<f32>),
+    ) -> Result<()> {
         let conn = self.reader();
-        let mut stmt = conn.prepare(
+        let mut stmt = conn.prepare_cached(
             "SELECT v.record_id, r.agent_id, v.data FROM vectors v JOIN records r ON r.id = v.record_id
-             WHERE v.model = ?1 AND r.forgotten_at IS NULL ORDER BY v.record_id",
+             WHERE v.model = ?1 AND r.forgotten_at IS NULL AND v.record_id > ?2 ORDER BY v.record_id",
         )?;
-        let mut rows = stmt.query([model])?;
+        let mut rows = stmt.query(params![model, after])?;
         while let Some(row) = rows.next()? {
             let id: i64 = row.get(0)?;
             let agent: String = row.get(1)?;
@@ -190,6 +192,11 @@ impl MemoryStore {
             visit(id, &agent, blob_to_vector(&blob));
         }
         Ok(())
+    }
+
+    /// The highest record id that has a vector (any model): how far the index must have read.
+    pub fn last_vector_id(&self) -> Result<i64> {
+        Ok(self.reader().query_row("SELECT COALESCE(MAX(record_id), 0) FROM vectors", [], |r| r.get(0))?)
     }
 
     /// How many vectors `for_each_vector` visits for `model`.
@@ -273,8 +280,8 @@ impl MemoryStore {
         Ok(n as usize)
     }
 
-    /// How many records exist. Records are never deleted (forget is soft), so the highest id is
-    /// the count — an index lookup, where `COUNT(*)` would scan the table on every query.
+    /// About how many records exist: the highest id (an index lookup, where `COUNT(*)` would
+    /// scan the table on every query), an upper bound once records were purged.
     pub fn record_count(&self) -> Result<i64> {
         let conn = self.reader();
         Ok(conn.query_row("SELECT COALESCE(MAX(id), 0) FROM records", [], |r| r.get(0))?)
@@ -341,6 +348,7 @@ impl MemoryStore {
         let mut stmt = conn.prepare_cached(&format!(
             "{TRIPLE_SELECT} WHERE agent_id IN (SELECT value FROM json_each(?1)) AND superseded_by IS NULL
                AND (lower(subject) IN (SELECT value FROM json_each(?2)) OR lower(object) IN (SELECT value FROM json_each(?2)))
+               AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)
              ORDER BY COALESCE(valid_from, created_at) DESC LIMIT ?3"
         ))?;
         let rows = stmt.query_map(params![agents_json, entities_json, limit as i64], triple_from_row)?;
@@ -357,14 +365,14 @@ impl MemoryStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// Soft-delete: the record stays on disk (and in exports) but is never recalled.
-    pub fn forget(&self, agent: &str, id: i64) -> Result<bool> {
-        let conn = self.writer();
-        let n = conn.execute(
-            "UPDATE records SET forgotten_at = ?3 WHERE id = ?1 AND agent_id = ?2 AND forgotten_at IS NULL",
-            params![id, agent, now_ms()],
-        )?;
-        Ok(n == 1)
+    /// Run `f` in one write transaction, begun IMMEDIATE so that it waits (busy timeout) for
+    /// another process's writer instead of failing when it upgrades from read to write.
+    pub(crate) fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
     }
 
     /// Visit every record of `agent` (all agents when `None`), in id order.
@@ -409,7 +417,7 @@ impl MemoryStore {
     }
 }
 
-fn insert_in(tx: &Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
+pub(crate) fn insert_in(tx: &Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
     let r = item.record;
     if r.text.trim().is_empty() {
         return Err(MemoryError::Input("a memory record needs text".into()));
@@ -490,11 +498,12 @@ fn json<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
 }
 
-const RECORD_SELECT: &str = "SELECT id, agent_id, wing, room, kind, text, source_summary_ids, source_session_ids,
+pub(crate) const RECORD_SELECT: &str =
+    "SELECT id, agent_id, wing, room, kind, text, source_summary_ids, source_session_ids,
     source_message_ids, created_at, event_time, valid_from, valid_until, superseded_by, weight, pinned, forgotten_at,
     subject, predicate, embed_status FROM records";
 
-fn record_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryRecord> {
+pub(crate) fn record_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryRecord> {
     let kind: String = r.get(4)?;
     let list = |i: usize| -> rusqlite::Result<String> { r.get(i) };
     Ok(MemoryRecord {

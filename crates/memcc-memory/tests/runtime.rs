@@ -260,8 +260,58 @@ fn forget_is_soft_and_final_for_recall() {
     assert!(!rt.memory_search("main", "cabin wifi password", 5, 0.0, None).unwrap().is_empty());
     assert!(rt.forget("main", &id).unwrap());
     assert!(rt.memory_search("main", "cabin wifi password", 5, 0.0, None).unwrap().iter().all(|h| h.id != id));
-    assert!(rt.memory_get("main", &id).unwrap().forgotten, "kept on disk, marked");
+    assert!(matches!(rt.memory_get("main", &id), Err(memcc_memory::MemoryError::NotFound(_))), "no read path");
+    let mut export = Vec::new();
+    rt.export_jsonl(Some("main"), &mut export).unwrap();
+    let export = String::from_utf8(export).unwrap();
+    assert!(export.contains("BlueFjord42") && export.contains("\"forgotten\":true"), "kept on disk, marked: {export}");
     assert!(matches!(rt.memory_get("main", "nonsense"), Err(memcc_memory::MemoryError::Input(_))));
+}
+
+#[test]
+fn forgetting_a_record_forgets_what_was_derived_from_the_same_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, MemoryConfig { chunk_tokens: 40, ..Default::default() });
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_f",
+        1,
+        &[
+            ("user", "Hello there, how was the trip to the coast last month?"),
+            ("assistant", "It was lovely, thanks for asking about it."),
+            ("user", "I live in Lisbon now and I love the pastel de nata there."),
+            ("assistant", "Lisbon suits you, the bakeries are great."),
+            ("user", "Shall we plan the next concert for the autumn season?"),
+        ],
+    ))
+    .unwrap();
+    let said = |q: &str| {
+        let sections = rt.retrieve(&query("main", q), 4_000).unwrap();
+        sections.iter().map(|s| s.body.clone()).collect::<Vec<_>>().join("\n")
+    };
+    assert!(said("where do I live? lisbon").contains("Lisbon"));
+    let hits = rt.memory_search("main", "I live in Lisbon now", 20, 0.0, None).unwrap();
+    let window = hits
+        .iter()
+        .find(|h| h.kind == RecordKind::Verbatim && h.text.contains("I live in Lisbon"))
+        .expect("a window holding the sentence");
+    let done = rt.forget_as("main", &window.id, memcc_memory::forget::Forget::Soft).unwrap().unwrap();
+    assert!(done.removed.len() >= 2, "the window and the preference mined from it: {done:?}");
+    let text = said("where do I live? lisbon pastel de nata");
+    assert!(!text.contains("I live in Lisbon"), "no window still shows the line: {text}");
+    assert!(!text.contains("pastel de nata"), "nor the preference or the triple: {text}");
+    assert!(!text.to_lowercase().contains("lives in — lisbon"), "the triple is not recalled: {text}");
+    let left = rt.memory_search("main", "concert autumn season", 20, 0.0, None).unwrap();
+    assert!(left.iter().any(|h| h.text.contains("concert")), "the rest of the conversation stays");
+    // Purge: nothing left on disk either.
+    let id = left.iter().find(|h| h.kind == RecordKind::Verbatim).unwrap().id.clone();
+    rt.forget_as("main", &id, memcc_memory::forget::Forget::Purge).unwrap().unwrap();
+    let n: i64 = id.trim_start_matches("mem_").parse().unwrap();
+    assert!(rt.store().get(n).unwrap().is_none(), "purged");
+    assert!(rt.forget_as("main", &id, memcc_memory::forget::Forget::Purge).unwrap().is_none());
+    let mut export = Vec::new();
+    rt.export_jsonl(Some("main"), &mut export).unwrap();
+    assert_eq!(rt.store().integrity_check().unwrap(), "ok");
 }
 
 #[test]

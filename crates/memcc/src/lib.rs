@@ -325,6 +325,20 @@ impl Memcc {
         self.memory.is_some()
     }
 
+    /// Delete a session on the user's request: its conversation (raw messages, summaries) and
+    /// every memory made from it. Memory goes first, so a failure leaves the conversation to
+    /// purge again rather than memories of a conversation that is gone.
+    pub fn purge_session(&self, session: &memcc_context::SessionRef) -> Result<memcc_context::PurgeReport, MemccError> {
+        let agent = self.context.existing(session)?.agent_id;
+        let memory_records = match &self.memory {
+            Some(slot) => slot.get()?.purge_session(&agent, &session.session_id)?,
+            None => 0,
+        };
+        let mut report = self.context.purge(session)?;
+        report.memory_records = memory_records;
+        Ok(report)
+    }
+
     /// The prompt a host sends mid-turn ([`ContextEngine::assemble_for`]) with [`MEMORY_PROMPT`]
     /// added to the system-prompt addition when memory is on, all within `budget`.
     pub fn assemble_for(
