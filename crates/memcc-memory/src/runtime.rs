@@ -152,8 +152,8 @@ fn load_index_after(index: &dyn VectorStore, store: &MemoryStore, model: &str, a
 }
 
 impl MemoryRuntime {
-    /// Open `memory.db`, queue records embedded by another model for re-embedding, and load
-    /// the vectors of the current model into the in-memory index.
+    /// Open `memory.db`, queue records without a vector of this embedder's model (a model
+    /// change; other models' vectors stay), and load the current model's vectors into the index.
     pub fn open(path: &Path, mut config: MemoryConfig, embedder: Arc<dyn Embedder>) -> Result<Self> {
         for warning in config.sanitize() {
             tracing::warn!("{warning}");
@@ -161,13 +161,9 @@ impl MemoryRuntime {
         let store = Arc::new(MemoryStore::open(path)?);
         let index_seen = std::sync::atomic::AtomicI64::new(store.last_vector_id()?);
         let model = embedder.model_id();
-        let requeued = store.requeue_other_models(&model)?;
-        if requeued > 0 {
-            tracing::warn!(
-                requeued,
-                model,
-                "embedding model changed; records queued for re-embedding (memcc memory reembed)"
-            );
+        let pending = store.use_model(&model)?;
+        if pending > 0 {
+            tracing::warn!(pending, model, "records wait for embedding by this model (memcc memory reembed)");
         }
         let index = open_index(path, &config, &store, &model, embedder.dim())?;
         let classifier = if config.wings.is_empty() { Classifier::default() } else { Classifier::new(&config.wings) };

@@ -61,6 +61,21 @@ const MIGRATIONS: &[&str] = &[
     CREATE VIRTUAL TABLE records_fts USING fts5 (body, content = '', contentless_delete = 1,
                                                  tokenize = 'porter unicode61 remove_diacritics 2');
     "#,
+    // v2: a record keeps one vector per embedding model (a model change re-embeds, it never
+    // deletes what another model made); `meta` remembers which model the statuses follow.
+    r#"
+    CREATE TABLE vectors_by_model (
+        record_id INTEGER NOT NULL REFERENCES records(id),
+        model     TEXT NOT NULL,
+        dim       INTEGER NOT NULL,
+        data      BLOB NOT NULL,
+        PRIMARY KEY (record_id, model)
+    );
+    INSERT INTO vectors_by_model (record_id, model, dim, data) SELECT record_id, model, dim, data FROM vectors;
+    DROP TABLE vectors;
+    ALTER TABLE vectors_by_model RENAME TO vectors;
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

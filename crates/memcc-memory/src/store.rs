@@ -152,19 +152,41 @@ impl MemoryStore {
         Ok(n as usize)
     }
 
-    /// Queue every record whose vector was made by another model than `model` for re-embedding,
-    /// dropping the old vectors so spaces never mix. Returns how many were queued.
-    pub fn requeue_other_models(&self, model: &str) -> Result<usize> {
-        let mut conn = self.writer();
-        let tx = conn.transaction()?;
-        let n = tx.execute(
-            "UPDATE records SET embed_status = 'pending'
-             WHERE id IN (SELECT record_id FROM vectors WHERE model <> ?1)",
-            [model],
-        )?;
-        tx.execute("DELETE FROM vectors WHERE model <> ?1", [model])?;
-        tx.commit()?;
-        Ok(n)
+    /// Make embedding statuses follow `model`: a record is embedded when it has a vector of
+    /// `model`, pending otherwise. Vectors of other models are kept (switching back finds them).
+    /// Only does work when the model changed since the last open; returns how many records wait.
+    pub fn use_model(&self, model: &str) -> Result<usize> {
+        self.write(|tx| {
+            let last: Option<String> =
+                tx.query_row("SELECT value FROM meta WHERE key = 'model'", [], |r| r.get(0)).optional()?;
+            let others: i64 =
+                tx.query_row("SELECT COUNT(*) FROM (SELECT 1 FROM vectors WHERE model <> ?1 LIMIT 1)", [model], |r| {
+                    r.get(0)
+                })?;
+            if last.as_deref() != Some(model) && (last.is_some() || others > 0) {
+                tx.execute(
+                    "UPDATE records SET embed_status = CASE WHEN EXISTS
+                       (SELECT 1 FROM vectors v WHERE v.record_id = records.id AND v.model = ?1)
+                       THEN 'embedded' ELSE 'pending' END",
+                    [model],
+                )?;
+            }
+            tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('model', ?1)", [model])?;
+            let pending: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
+                [],
+                |r| r.get(0),
+            )?;
+            Ok(pending as usize)
+        })
+    }
+
+    /// Models with vectors in this store, and how many each.
+    pub fn vector_models(&self) -> Result<Vec<(String, i64)>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare("SELECT model, COUNT(*) FROM vectors GROUP BY model ORDER BY model")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
     /// Visit every vector of `model` with its record's agent, for building the in-memory index.

@@ -361,15 +361,28 @@ fn changing_the_embedding_model_reembeds_instead_of_mixing() {
     let rt = runtime(&dir, MemoryConfig::default());
     seed(&rt, "main");
     let records = rt.stats().unwrap().vectors;
+    let first = rt.embedder_model();
     drop(rt);
     let other: Arc<dyn Embedder> = Arc::new(HashingEmbedder { dim: 128 });
     let rt = MemoryRuntime::open(&dir.path().join("memory.db"), MemoryConfig::default(), other).unwrap();
     let stats = rt.stats().unwrap();
-    assert_eq!(stats.vectors, 0);
+    assert_eq!(stats.vector_models, vec![(first.clone(), records)], "the first model's vectors are kept");
     assert_eq!(stats.pending_embeddings, records);
     let done = rt.process_pending(usize::MAX, &mut |_, _| {}).unwrap();
     assert_eq!(done as i64, records);
-    assert_eq!(rt.stats().unwrap().vector_models, vec![("hashing-128".to_string(), records)]);
+    let mut both = vec![(first.clone(), records), ("hashing-128".to_string(), records)];
+    both.sort();
+    let sorted = |mut v: Vec<(String, i64)>| {
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(rt.stats().unwrap().vector_models), both);
+    drop(rt);
+    // Back to the first model: nothing to re-embed, nothing lost.
+    let rt = runtime(&dir, MemoryConfig::default());
+    assert_eq!(rt.stats().unwrap().pending_embeddings, 0);
+    assert_eq!(sorted(rt.stats().unwrap().vector_models), both);
+    assert!(!rt.memory_search("main", "Lina peanuts", 3, 0.0, None).unwrap().is_empty());
 }
 
 /// With `--features lancedb`: the same recall through LanceDB, which survives a restart and is

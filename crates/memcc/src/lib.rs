@@ -157,6 +157,29 @@ impl MemccConfig {
 pub const MEMORY_PROMPT: &str = "Long-term memory (MemCC): facts from earlier sessions appear in <memcc-*> blocks. Use \
 memory_search to look for more and memory_get to read a memory in full; cite what you use.";
 
+/// The local model is missing and the hashing embedder stands in: fine for a new store, but a
+/// store the local model filled would silently lose semantic recall (and, before vectors were
+/// kept per model, lost its vectors). Refuse, naming what is missing.
+fn refuse_fallback_over_vectors(
+    path: &std::path::Path,
+    fallback: &str,
+    model_dir: &std::path::Path,
+) -> Result<(), MemccError> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let store = memcc_memory::store::MemoryStore::open(path)?;
+    if let Some((model, n)) = store.vector_models()?.into_iter().find(|(m, _)| m != fallback) {
+        return Err(MemccError::MemoryUnavailable(format!(
+            "{} holds {n} vectors of the {model} model, which is missing at {}; fetch it (scripts/fetch-model.sh) \
+             or set embeddingModel \"hashing\" on purpose",
+            path.display(),
+            model_dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Dimensions of well-known remote embedding models.
 fn known_dim(model: &str) -> Option<usize> {
     match model {
@@ -263,7 +286,15 @@ impl Memcc {
                                 tracing::warn!("{w}");
                             }
                             warnings.lock().unwrap_or_else(|p| p.into_inner()).extend(found);
-                            e?
+                            let e = e?;
+                            if e.model_id() != memcc_memory::embed::usem3::MODEL_ID {
+                                refuse_fallback_over_vectors(
+                                    &dir.join("memory.db"),
+                                    &e.model_id(),
+                                    &config.model_dir(),
+                                )?;
+                            }
+                            e
                         }
                     };
                     let mut rt = MemoryRuntime::open(&dir.join("memory.db"), config.effective_memory(), embedder)?;

@@ -75,6 +75,30 @@ fn a_missing_local_model_falls_back_loudly() {
 }
 
 #[test]
+fn a_missing_local_model_never_takes_over_a_store_it_filled() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        // A store the local model filled (its vectors, as the model would have stored them).
+        let store = memcc::memory::store::MemoryStore::open(&dir.path().join("memory.db")).unwrap();
+        let record = memcc::memory::record::NewRecord { text: "the cabin code is 9184".into(), ..Default::default() };
+        let v = vec![0.5f32; 512];
+        store
+            .insert(memcc::memory::store::Insert { record: &record, vector: Some(("usem3", &v)), triples: &[] })
+            .unwrap();
+    }
+    let cfg = MemccConfig { embedding_model: "usem3".into(), model_dir: Some(dir.path().join("nope")), ..config(&dir) };
+    let err = Memcc::open(cfg).err().expect("the hashing fallback must not open a usem3 store");
+    assert_eq!(err.code(), memcc::core::ErrorCode::MemoryUnavailable);
+    assert!(err.to_string().contains("usem3") && err.to_string().contains("nope"), "names the missing model: {err}");
+    let store = memcc::memory::store::MemoryStore::open(&dir.path().join("memory.db")).unwrap();
+    assert_eq!(store.vector_models().unwrap(), vec![("usem3".to_string(), 1)], "nothing was deleted");
+    // Chosen on purpose, hashing opens it (and keeps the usem3 vectors).
+    let cfg = MemccConfig { embedding_model: "hashing".into(), ..config(&dir) };
+    let memcc = Memcc::open(cfg).unwrap();
+    assert_eq!(memcc.memory().unwrap().stats().unwrap().vector_models, vec![("usem3".to_string(), 1)]);
+}
+
+#[test]
 fn remote_models_need_an_endpoint() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = MemccConfig {
