@@ -179,26 +179,35 @@ impl Search<'_> {
 
     /// The ranked-retrieval query for `query`: content words, minus those so common they match
     /// a large share of the agents' records (they barely move BM25, yet make its cost grow with
-    /// the collection). When every word is that common, the two rarest are kept.
+    /// the collection). When every word is that common, the first two are kept.
     pub fn lexical_query(&self, query: &str, agents: &[String]) -> Result<Option<String>> {
-        let content: Vec<Term> = terms(query)
-            .into_iter()
-            .filter(|t| !matches!(t, Term::Word(w) if memcc_core::text::is_stop_word(w)))
-            .take(memcc_core::text::MAX_QUERY_TERMS)
-            .collect();
+        let mut content: Vec<Term> = Vec::new();
+        for t in terms(query) {
+            if !matches!(&t, Term::Word(w) if memcc_core::text::is_stop_word(w)) && !content.contains(&t) {
+                content.push(t);
+            }
+            if content.len() == memcc_core::text::MAX_QUERY_TERMS {
+                break;
+            }
+        }
         if content.is_empty() {
             return Ok(match_query(query, Combine::Any));
         }
-        let cap = (self.store.record_count()? / 20).max(2_000) as usize;
-        let mut scored: Vec<(usize, Term)> = Vec::with_capacity(content.len());
-        for t in content {
-            let df = self.store.doc_freq_capped(&memcc_core::text::term_expr(&t), agents, cap)?;
-            scored.push((df, t));
+        let records = self.store.record_count()?;
+        let cap = (records / 20).max(2_000) as usize;
+        // No term can be in more records than there are: nothing to count.
+        if records as usize <= cap {
+            return Ok(combine_terms(&content, Combine::Any));
         }
-        let mut kept: Vec<Term> = scored.iter().filter(|(df, _)| *df <= cap).map(|(_, t)| t.clone()).collect();
+        let mut kept: Vec<Term> = Vec::with_capacity(content.len());
+        for t in &content {
+            if !self.store.more_than(&memcc_core::text::term_expr(t), agents, cap)? {
+                kept.push(t.clone());
+            }
+        }
         if kept.is_empty() {
-            scored.sort_by_key(|(df, _)| *df);
-            kept = scored.into_iter().take(2).map(|(_, t)| t).collect();
+            // Every word is that common: keep the first two (the query's own order).
+            kept = content.into_iter().take(2).collect();
         }
         Ok(combine_terms(&kept, Combine::Any))
     }

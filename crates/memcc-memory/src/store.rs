@@ -287,19 +287,26 @@ impl MemoryStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// How many current records of `agents` match the safe FTS expression `term_expr`, counted
-    /// up to `cap + 1`. FTS tokenises (and stems) the term itself, so this agrees with what a
-    /// query will match.
-    pub fn doc_freq_capped(&self, term_expr: &str, agents: &[String], cap: usize) -> Result<usize> {
+    /// Whether more than `cap` current records of `agents` match the safe FTS expression
+    /// `term_expr`. FTS tokenises (and stems) the term itself, so this agrees with what a query
+    /// will match. Counting every store's posting list is cheap; the agents' share is counted
+    /// (a join per match) only for a term common in the whole store.
+    pub fn more_than(&self, term_expr: &str, agents: &[String], cap: usize) -> Result<bool> {
         let conn = self.reader();
+        let mut all = conn
+            .prepare_cached("SELECT COUNT(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ?1 LIMIT ?2)")?;
+        let n: i64 = all.query_row(params![term_expr, cap as i64 + 1], |r| r.get(0))?;
+        if n as usize <= cap {
+            return Ok(false);
+        }
         let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
-        let mut stmt = conn.prepare_cached(
+        let mut scoped = conn.prepare_cached(
             "SELECT COUNT(*) FROM (SELECT 1 FROM records_fts JOIN records r ON r.id = records_fts.rowid
              WHERE records_fts MATCH ?1 AND r.agent_id IN (SELECT value FROM json_each(?2)) AND r.forgotten_at IS NULL
              LIMIT ?3)",
         )?;
-        let n: i64 = stmt.query_row(params![term_expr, agents_json, cap as i64 + 1], |r| r.get(0))?;
-        Ok(n as usize)
+        let n: i64 = scoped.query_row(params![term_expr, agents_json, cap as i64 + 1], |r| r.get(0))?;
+        Ok(n as usize > cap)
     }
 
     /// About how many records exist: the highest id (an index lookup, where `COUNT(*)` would
