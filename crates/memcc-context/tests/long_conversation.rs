@@ -60,7 +60,7 @@ fn two_thousand_turns_fit_the_budget_and_lose_nothing() {
 #[test]
 fn locomo_conversations_replay_within_budget() {
     let Some(path) = locomo_path() else {
-        eprintln!("SKIP: ../shared/data/locomo/locomo7-dev.json not found (set MEMCC_LOCOMO to run this check)");
+        memcc_testkit::skip("../shared/data/locomo/locomo7-dev.json not found (set MEMCC_LOCOMO to run this check)");
         return;
     };
     let data: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

@@ -1,6 +1,6 @@
 //! The USE multilingual v3 port against vectors and token ids computed once by the model's
 //! reference implementation (the wheel's numpy backend): cosine ≥ 0.9999.
-//! Needs the model files (scripts/fetch-model.sh); skips with a message without them.
+//! Needs the model files (scripts/fetch-model.sh); skips with a message without them (fails under CI=true).
 
 use memcc_memory::embed::Embedder;
 use memcc_memory::embed::usem3::{Usem3, default_dir};
@@ -13,7 +13,7 @@ fn model_dir() -> Option<std::path::PathBuf> {
 #[test]
 fn matches_reference_vectors_and_token_ids() {
     let Some(dir) = model_dir() else {
-        eprintln!("SKIP: USE model not installed (run scripts/fetch-model.sh, or set MEMCC_MODEL_DIR)");
+        memcc_testkit::skip("the USE model is not installed (run scripts/fetch-model.sh, or set MEMCC_MODEL_DIR)");
         return;
     };
     let golden: serde_json::Value = serde_json::from_str(include_str!("fixtures/usem3_golden.json")).unwrap();
