@@ -354,7 +354,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             emit(cli, &st, || {
                 format!(
                     "{} conversations, {} messages ({} tokens), {} summaries ({} leaf, {} condensed, max depth {}), \
-                     {} context items ({} tokens), {} large files",
+                     {} context items ({} tokens), {} large files, {} summaries waiting for memory",
                     st.conversations,
                     st.messages,
                     st.message_tokens,
@@ -364,7 +364,8 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                     st.max_depth,
                     st.context_items,
                     st.context_tokens,
-                    st.large_files
+                    st.large_files,
+                    st.pending_memory_handoffs
                 )
             })?;
         }

@@ -69,6 +69,16 @@ fn killed_compaction_loses_nothing_and_resumes() {
     let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(outcome["tokensAfter"].as_u64().unwrap() <= 2250, "{outcome}");
     verify(&db);
+    // Every committed summary reached memory once the outbox drained (a kill between the
+    // summary's commit and its hand-off used to lose it for memory).
+    let context = memcc::context::ContextStore::open(&db.join("context.db")).unwrap();
+    let conv = context.find_conversation("k").unwrap().unwrap();
+    let memory = memcc::memory::store::MemoryStore::open(&db.join("memory.db")).unwrap();
+    let summaries = context.summaries(conv.id).unwrap();
+    let missed: Vec<_> =
+        summaries.iter().filter(|s| !memory.summary_ingested("main", &s.id).unwrap()).map(|s| s.id.clone()).collect();
+    assert!(missed.is_empty(), "{} of {} summaries never reached memory: {missed:?}", missed.len(), summaries.len());
+    assert_eq!(context.outbox_pending(Some(conv.id)).unwrap(), 0);
 }
 
 /// `memcc memory import` killed mid-way: the store opens clean, each record is either fully

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use crate::assemble::render_summary;
 use crate::config::ContextConfig;
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::store::{
     ContextItem, ContextStore, Conversation, ItemRef, NewSummary, StoredMessage, Summary, SummaryKind, now_ms,
 };
@@ -97,6 +97,8 @@ pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: usize) -> usize
 
 impl Compactor<'_> {
     pub fn run(&self, conversation: &Conversation, budget: usize) -> Result<CompactionOutcome> {
+        // What an earlier compaction could not hand to memory goes first.
+        self.drain_outbox(conversation)?;
         let mode = self.mode;
         let force = mode != Mode::Normal;
         let threshold = (budget as f64 * self.config.context_threshold).floor() as usize;
@@ -305,11 +307,7 @@ impl Compactor<'_> {
         }
         let ordinals: Vec<i64> = replaced.iter().map(|i| i.ordinal).collect();
         let expected: Vec<ItemRef> = replaced.iter().map(|i| i.item.clone()).collect();
-        let new = NewSummary { summary, message_ids, child_ids };
-        if !self.store.commit_summary(&new, &ordinals, &expected)? {
-            return Ok(None);
-        }
-        let s = new.summary;
+        let s = &summary;
         let payload = SummaryPayload {
             summary_id: s.id.clone(),
             session_id: conversation.session_id.clone(),
@@ -322,13 +320,53 @@ impl Compactor<'_> {
             latest: s.latest,
             messages: bridged.messages,
             lead_in: bridged.lead_in,
-            child_summary_ids: new.child_ids,
+            child_summary_ids: child_ids.clone(),
         };
-        // The summary is committed; memory is best-effort and never undoes it.
-        if let Err(e) = self.bridge.ingest_summary(&payload) {
-            tracing::warn!(summary = %s.id, error = %e, "memory bridge rejected a summary");
+        let outbox =
+            serde_json::to_string(&payload).map_err(|e| StoreError::Corrupt(format!("summary payload: {e}")))?;
+        let new = NewSummary { summary, message_ids, child_ids };
+        if !self.store.commit_summary(&new, &ordinals, &expected, Some(&outbox))? {
+            return Ok(None);
         }
-        Ok(Some((s.id, s.kind)))
+        // The summary and its hand-off are committed; delivery is best-effort here and retried
+        // from the outbox until memory has it.
+        self.deliver(&payload.summary_id, &payload)?;
+        Ok(Some((new.summary.id, new.summary.kind)))
+    }
+
+    /// Hand one summary to memory; on failure it stays in the outbox with its back-off.
+    fn deliver(&self, summary_id: &str, payload: &SummaryPayload) -> Result<bool> {
+        match self.bridge.ingest_summary(payload) {
+            Ok(()) => {
+                self.store.outbox_done(summary_id)?;
+                Ok(true)
+            }
+            Err(e) => {
+                tracing::warn!(summary = %summary_id, error = %e, "memory did not take a summary; it stays in the outbox");
+                self.store.outbox_failed(summary_id, &e.to_string())?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Deliver what earlier hand-offs of this conversation left in the outbox (due ones, oldest
+    /// first); stops at the first failure, which has its back-off.
+    pub fn drain_outbox(&self, conversation: &Conversation) -> Result<usize> {
+        let mut delivered = 0;
+        for (summary_id, json, _) in self.store.outbox_due(conversation.id, 256)? {
+            let payload: SummaryPayload = match serde_json::from_str(&json) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.store.outbox_failed(&summary_id, &format!("unreadable payload: {e}"))?;
+                    continue;
+                }
+            };
+            if !self.deliver(&summary_id, &payload)? {
+                break;
+            }
+            delivered += 1;
+        }
+        Ok(delivered)
     }
 }
 

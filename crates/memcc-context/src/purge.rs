@@ -21,6 +21,7 @@ pub struct PurgeReport {
 /// Delete conversation `conversation_id` and everything stored for it.
 pub(crate) fn purge(tx: &Transaction<'_>, conversation_id: i64) -> Result<(usize, usize), StoreError> {
     tx.execute("DELETE FROM context_items WHERE conversation_id = ?1", [conversation_id])?;
+    tx.execute("DELETE FROM memory_outbox WHERE conversation_id = ?1", [conversation_id])?;
     // Summaries: edges first, then the FTS rows (contentless: deleted by their indexed text).
     let summaries: Vec<(i64, String, String)> = {
         let mut stmt = tx.prepare("SELECT rid, id, content FROM summaries WHERE conversation_id = ?1")?;

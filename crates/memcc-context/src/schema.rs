@@ -104,6 +104,19 @@ const MIGRATIONS: &[&str] = &[
     CREATE VIRTUAL TABLE messages_fts USING fts5 (body, content = '', tokenize = 'unicode61 remove_diacritics 2');
     CREATE VIRTUAL TABLE summaries_fts USING fts5 (body, content = '', tokenize = 'unicode61 remove_diacritics 2');
     "#,
+    // v2: summaries on their way to long-term memory, written with the summary (see `outbox`).
+    r#"
+    CREATE TABLE memory_outbox (
+        summary_id      TEXT PRIMARY KEY REFERENCES summaries(id),
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id),
+        payload         TEXT NOT NULL,
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        last_error      TEXT,
+        created_at      INTEGER NOT NULL
+    );
+    CREATE INDEX memory_outbox_due ON memory_outbox (conversation_id, next_attempt_at);
+    "#,
 ];
 
 /// The schema version this build writes.

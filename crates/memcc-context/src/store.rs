@@ -145,6 +145,8 @@ pub struct StoreStats {
     pub context_items: i64,
     pub context_tokens: i64,
     pub large_files: i64,
+    /// Summaries not yet handed to long-term memory (the outbox).
+    pub pending_memory_handoffs: i64,
 }
 
 /// Filters shared by full-text and regex search.
@@ -238,6 +240,34 @@ impl ContextStore {
         )?;
         find_conversation(&conn, session_id)?
             .ok_or_else(|| StoreError::Corrupt(format!("conversation {session_id} vanished after its insert")))
+    }
+
+    /// Hand-offs of `conversation_id` due now, oldest first: (summary id, payload JSON, attempts).
+    pub fn outbox_due(&self, conversation_id: i64, limit: usize) -> Result<Vec<(String, String, i64)>> {
+        let conn = self.conn();
+        crate::outbox::due(&conn, conversation_id, now_ms(), limit)
+    }
+
+    /// A hand-off delivered: it leaves the outbox.
+    pub fn outbox_done(&self, summary_id: &str) -> Result<()> {
+        self.conn().execute("DELETE FROM memory_outbox WHERE summary_id = ?1", [summary_id])?;
+        Ok(())
+    }
+
+    /// A hand-off that failed: tried again after a back-off that doubles per attempt.
+    pub fn outbox_failed(&self, summary_id: &str, error: &str) -> Result<()> {
+        let conn = self.conn();
+        crate::outbox::failed(&conn, summary_id, error, now_ms())
+    }
+
+    /// How many hand-offs wait (all conversations, or one).
+    pub fn outbox_pending(&self, conversation_id: Option<i64>) -> Result<usize> {
+        let n: i64 = self.conn().query_row(
+            "SELECT COUNT(*) FROM memory_outbox WHERE ?1 IS NULL OR conversation_id = ?1",
+            [conversation_id],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
     }
 
     /// Delete a conversation and everything stored for it (see [`crate::purge`]); (messages,
@@ -435,9 +465,16 @@ impl ContextStore {
     }
 
     /// Replace the context items at `ordinals` (which must still be exactly `expected`) with the
-    /// new summary, writing the summary, its edges and its FTS row in the same transaction.
-    /// Returns `false` (and writes nothing) when the items changed underneath.
-    pub fn commit_summary(&self, new: &NewSummary, ordinals: &[i64], expected: &[ItemRef]) -> Result<bool> {
+    /// new summary, writing the summary, its edges, its FTS row and its memory hand-off
+    /// (`outbox`, the bridge payload as JSON) in the same transaction. Returns `false` (and
+    /// writes nothing) when the items changed underneath.
+    pub fn commit_summary(
+        &self,
+        new: &NewSummary,
+        ordinals: &[i64],
+        expected: &[ItemRef],
+        outbox: Option<&str>,
+    ) -> Result<bool> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let s = &new.summary;
@@ -495,6 +532,9 @@ impl ContextStore {
             "INSERT INTO context_items (conversation_id, ordinal, summary_id, token_count) VALUES (?1, ?2, ?3, ?4)",
             params![s.conversation_id, first, s.id, s.token_count as i64],
         )?;
+        if let Some(payload) = outbox {
+            crate::outbox::enqueue(&tx, &s.id, s.conversation_id, payload)?;
+        }
         tx.commit()?;
         Ok(true)
     }
@@ -590,6 +630,9 @@ impl ContextStore {
             context_items: one("SELECT COUNT(*) FROM context_items WHERE ?1 IS NULL OR conversation_id = ?1")?,
             context_tokens: one("SELECT SUM(token_count) FROM context_items WHERE ?1 IS NULL OR conversation_id = ?1")?,
             large_files: one("SELECT COUNT(*) FROM large_files WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            pending_memory_handoffs: one(
+                "SELECT COUNT(*) FROM memory_outbox WHERE ?1 IS NULL OR conversation_id = ?1",
+            )?,
         })
     }
 }

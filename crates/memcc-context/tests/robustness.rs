@@ -369,3 +369,56 @@ fn forged_section_tags_in_any_case_are_escaped_in_summaries() {
     assert_eq!(lower.matches("</summary").count(), a.summaries_included);
     assert!(!lower.contains("<memcc-") && !lower.contains("</memcc-") && !lower.contains("< / summary"), "{prompt}");
 }
+
+/// A memory that fails, then recovers: every committed summary reaches it exactly once.
+#[test]
+fn summaries_memory_missed_are_delivered_from_the_outbox() {
+    use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    #[derive(Default)]
+    struct Flaky {
+        down: AtomicBool,
+        got: Mutex<Vec<String>>,
+    }
+    impl MemoryBridge for Flaky {
+        fn ingest_summary(&self, s: &SummaryPayload) -> Result<(), BridgeError> {
+            if self.down.load(Ordering::SeqCst) {
+                return Err(BridgeError::Unavailable("memory is down".into()));
+            }
+            self.got.lock().unwrap().push(s.summary_id.clone());
+            Ok(())
+        }
+        fn retrieve(&self, _: &RecallQuery, _: usize) -> Result<Vec<RecallSection>, BridgeError> {
+            Ok(Vec::new())
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bridge = Arc::new(Flaky::default());
+    let engine = engine_at(&dir).with_bridge(bridge.clone());
+    let mut rng = Lcg(7);
+    bridge.down.store(true, Ordering::SeqCst);
+    for i in 0..60 {
+        engine.ingest_batch(&SessionRef::new("o"), &turn(i, &mut rng, 1_700_000_000_000)).unwrap();
+        engine.compact("o", 2_000, false).unwrap();
+    }
+    let conv = engine.store().find_conversation("o").unwrap().unwrap();
+    let summaries = engine.store().summaries(conv.id).unwrap();
+    assert!(!summaries.is_empty());
+    assert!(bridge.got.lock().unwrap().is_empty());
+    let waiting = engine.stats(Some("o".into())).unwrap().pending_memory_handoffs;
+    assert_eq!(waiting as usize, summaries.len(), "every committed summary waits in the outbox");
+    // Memory is back; the next compaction, once the back-off has passed, delivers them all.
+    bridge.down.store(false, Ordering::SeqCst);
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    engine.compact("o", 2_000, false).unwrap();
+    let mut got = bridge.got.lock().unwrap().clone();
+    let delivered = got.len();
+    got.sort();
+    got.dedup();
+    assert_eq!(got.len(), delivered, "each summary delivered once");
+    let mut want: Vec<String> = engine.store().summaries(conv.id).unwrap().into_iter().map(|s| s.id).collect();
+    want.sort();
+    assert_eq!(got, want);
+    assert_eq!(engine.stats(Some("o".into())).unwrap().pending_memory_handoffs, 0);
+}

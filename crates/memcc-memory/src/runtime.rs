@@ -297,7 +297,13 @@ impl MemoryRuntime {
     }
 
     /// Store records, embedding them in one batch; a failed embedding stores them queued.
-    fn store_batch(&self, batch: Vec<(NewRecord, Vec<NewTriple>)>, report: &mut IngestReport) -> Result<Vec<Inserted>> {
+    /// `summary`: (agent, summary id) the batch comes from, marked ingested with it.
+    fn store_batch(
+        &self,
+        batch: Vec<(NewRecord, Vec<NewTriple>)>,
+        summary: Option<(&str, &str)>,
+        report: &mut IngestReport,
+    ) -> Result<Vec<Inserted>> {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
@@ -332,7 +338,10 @@ impl MemoryRuntime {
                 triples,
             })
             .collect();
-        let inserted = self.store.insert_many(&inserts)?;
+        let inserted = match summary {
+            Some((agent, id)) => self.store.insert_summary(agent, id, &inserts)?,
+            None => self.store.insert_many(&inserts)?,
+        };
         for (ins, item) in inserted.iter().zip(&inserts) {
             if ins.duplicate {
                 report.duplicates += 1;
@@ -351,6 +360,11 @@ impl MemoryRuntime {
     /// What the bridge delivers: a committed summary (and, for a leaf, the raw messages it covers).
     pub fn ingest_summary(&self, s: &SummaryPayload) -> Result<IngestReport> {
         let mut report = IngestReport::default();
+        // A delivery repeated from the outbox (after a crash between the two stores).
+        if self.store.summary_ingested(&s.agent_id, &s.summary_id)? {
+            report.duplicates += 1;
+            return Ok(report);
+        }
         // Retry what an earlier failure left queued, before adding more.
         if let Err(e) = self.process_pending(256, &mut |_, _| {}) {
             tracing::warn!(error = %e, "pending embeddings still failing");
@@ -420,7 +434,7 @@ impl MemoryRuntime {
                 report.preferences += 1;
             }
         }
-        self.store_batch(batch, &mut report)?;
+        self.store_batch(batch, Some((&s.agent_id, &s.summary_id)), &mut report)?;
         Ok(report)
     }
 
@@ -471,7 +485,7 @@ impl MemoryRuntime {
         };
         let mut report = IngestReport::default();
         let found = triples(text);
-        let inserted = self.store_batch(vec![(record, found)], &mut report)?;
+        let inserted = self.store_batch(vec![(record, found)], None, &mut report)?;
         inserted.into_iter().next().ok_or_else(|| MemoryError::Input("a near-identical memory already exists".into()))
     }
 

@@ -76,6 +76,15 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE vectors_by_model RENAME TO vectors;
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     "#,
+    // v3: the summaries the bridge delivered, so a delivery repeated after a crash adds nothing.
+    r#"
+    CREATE TABLE ingested_summaries (
+        agent_id    TEXT NOT NULL,
+        summary_id  TEXT NOT NULL,
+        ingested_at INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, summary_id)
+    );
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

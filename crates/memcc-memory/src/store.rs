@@ -107,6 +107,31 @@ impl MemoryStore {
         self.write(|tx| items.iter().map(|item| insert_in(tx, item)).collect())
     }
 
+    /// [`MemoryStore::insert_many`], marking summary `summary_id` of `agent` as ingested in the
+    /// same transaction.
+    pub fn insert_summary(&self, agent: &str, summary_id: &str, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT OR IGNORE INTO ingested_summaries (agent_id, summary_id, ingested_at) VALUES (?1, ?2, ?3)",
+                params![agent, summary_id, now_ms()],
+            )?;
+            items.iter().map(|item| insert_in(tx, item)).collect()
+        })
+    }
+
+    /// Whether the bridge already delivered summary `summary_id` of `agent`.
+    pub fn summary_ingested(&self, agent: &str, summary_id: &str) -> Result<bool> {
+        let conn = self.reader();
+        Ok(conn
+            .query_row(
+                "SELECT 1 FROM ingested_summaries WHERE agent_id = ?1 AND summary_id = ?2",
+                params![agent, summary_id],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
     pub fn insert(&self, item: Insert<'_>) -> Result<Inserted> {
         Ok(self.insert_many(std::slice::from_ref(&item))?.remove(0))
     }

@@ -451,3 +451,17 @@ fn recall_does_not_repeat_a_summary_and_its_condensed_parent() {
     assert_eq!(shown, 1, "one of the two summaries, not both:\n{recall}");
     assert!(recall.contains("peanuts"));
 }
+
+#[test]
+fn a_summary_delivered_twice_is_stored_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, MemoryConfig::default());
+    let p = payload("main", "sum_twice", 2, &[("user", "I live in Porto and I like fado."), ("assistant", "Lovely.")]);
+    let first = rt.ingest_summary(&p).unwrap();
+    assert!(first.records > 0 && first.triples > 0, "{first:?}");
+    let before = rt.stats().unwrap();
+    let again = rt.ingest_summary(&p).unwrap();
+    assert_eq!((again.records, again.triples, again.preferences), (0, 0, 0), "{again:?}");
+    let after = rt.stats().unwrap();
+    assert_eq!((after.records, after.triples), (before.records, before.triples));
+}
