@@ -76,6 +76,9 @@ pub enum ContextCommand {
         /// Go all the way down to raw messages.
         #[arg(long)]
         deep: bool,
+        /// Each message as stored, with its structured parts (thinking, images, tool calls).
+        #[arg(long)]
+        raw: bool,
     },
     /// Check that the summary DAG still covers every message exactly once, and the file's integrity.
     Verify {
@@ -296,7 +299,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 out
             })?;
         }
-        ContextCommand::Expand { ids, query, session, max_tokens, deep } => {
+        ContextCommand::Expand { ids, query, session, max_tokens, deep, raw } => {
             let req = ExpandRequest {
                 ids: ids.clone(),
                 query: query.clone(),
@@ -304,6 +307,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 agent_id: None,
                 max_tokens: *max_tokens,
                 deep: *deep,
+                raw: *raw,
             };
             let out = engine.expand(&req)?;
             emit(cli, &out, || {
@@ -311,12 +315,12 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                     .items
                     .iter()
                     .map(|i| {
+                        let body = i.raw.as_ref().map_or_else(|| i.text.clone(), |r| r.to_string());
                         format!(
-                            "{} [{}{}] {}",
+                            "{} [{}{}] {body}",
                             i.id,
                             i.kind,
-                            i.role.as_deref().map(|r| format!(" {r}")).unwrap_or_default(),
-                            i.text
+                            i.role.as_deref().map(|r| format!(" {r}")).unwrap_or_default()
                         )
                     })
                     .collect::<Vec<_>>()

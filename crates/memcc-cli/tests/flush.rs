@@ -34,3 +34,31 @@ fn flush_hands_the_fresh_tail_to_memory() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no conversation"), "a clear error");
 }
+
+#[test]
+fn expand_raw_returns_a_messages_structured_parts_after_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let file = dir.path().join("t.jsonl");
+    std::fs::write(
+        &file,
+        r#"{"role": "user", "content": "Check the weather in Oslo.", "timestamp": 1767261600000}
+{"role": "assistant", "content": [{"type": "thinking", "thinking": "I should call the weather tool."}, {"type": "toolCall", "id": "c1", "name": "weather", "arguments": {"city": "Oslo"}}], "timestamp": 1767261601000}
+{"role": "toolResult", "toolCallId": "c1", "toolName": "weather", "content": "-3 C, snow", "timestamp": 1767261602000}
+"#,
+    )
+    .unwrap();
+    memcc(&home, &["ingest", "--session", "w", file.to_str().unwrap()]);
+    memcc(&home, &["flush", "--session", "w"]);
+    let hits: serde_json::Value =
+        serde_json::from_slice(&memcc(&home, &["--json", "grep", "weather", "--scope", "messages"]).stdout).unwrap();
+    let call = hits.as_array().unwrap().iter().find(|h| h["role"] == "assistant").expect("the tool call message");
+    let id = call["id"].as_str().unwrap();
+    let out: serde_json::Value =
+        serde_json::from_slice(&memcc(&home, &["--json", "expand", id, "--raw"]).stdout).unwrap();
+    let raw = &out["items"][0]["raw"];
+    assert_eq!(raw["content"][0]["thinking"], "I should call the weather tool.", "{out}");
+    assert_eq!(raw["content"][1]["arguments"]["city"], "Oslo");
+    let plain: serde_json::Value = serde_json::from_slice(&memcc(&home, &["--json", "expand", id]).stdout).unwrap();
+    assert!(plain["items"][0].get("raw").is_none(), "only on request");
+}

@@ -227,6 +227,9 @@ pub struct ExpandRequest {
     pub max_tokens: Option<usize>,
     /// Expand condensed summaries all the way down to raw messages.
     pub deep: bool,
+    /// Give each message as the host stored it (thinking, images, tool calls and their details),
+    /// beside its flattened text.
+    pub raw: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -242,6 +245,9 @@ pub struct ExpandedItem {
     pub timestamp: Option<i64>,
     pub text: String,
     pub tokens: usize,
+    /// A message as the host stored it (with `raw` requested).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -280,6 +286,15 @@ pub(crate) fn expand(store: &ContextStore, scope: &[i64], req: &ExpandRequest) -
             return Err(ContextError::NotFound(format!("no summary, message or file with id {id:?}")));
         }
         collect(store, id, None, req.deep, &mut items, 0)?;
+    }
+    if req.raw {
+        for item in items.iter_mut().filter(|i| i.kind == "message") {
+            if let Some(m) =
+                parse_message_ref(&item.id).map(|id| store.messages(&[id])).transpose()?.and_then(|mut v| v.pop())
+            {
+                item.raw = serde_json::from_str(&m.raw).ok();
+            }
+        }
     }
     let mut out = Vec::new();
     let mut used = 0usize;
@@ -346,6 +361,7 @@ fn collect(
             timestamp: None,
             tokens: f.token_count,
             text: f.content,
+            raw: None,
         });
         return Ok(());
     }
@@ -368,6 +384,7 @@ fn collect(
                 timestamp: s.latest,
                 tokens: s.token_count,
                 text: s.content,
+                raw: None,
             });
         }
     }
@@ -383,5 +400,6 @@ fn message_item(m: &StoredMessage, parent: Option<&str>) -> ExpandedItem {
         timestamp: m.timestamp,
         text: m.content.clone(),
         tokens: m.token_count,
+        raw: None,
     }
 }

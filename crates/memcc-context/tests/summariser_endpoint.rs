@@ -71,8 +71,10 @@ fn erroring_endpoint_falls_back_and_retries() {
     let dir = tempfile::tempdir().unwrap();
     let methods = run(&engine_with(&server, &dir));
     assert!(methods.iter().all(|m| m.ends_with("extractive-fallback") || m.ends_with("truncated")), "{methods:?}");
-    // 1 retry per summary: requests come in pairs.
-    assert_eq!(server.requests().len() % 2, 0);
+    // One summary's call and its retry reach the dead endpoint; the breaker then holds it off
+    // for the others (a dead endpoint used to cost every summary its full retries).
+    assert!(methods.len() > 1, "{methods:?}");
+    assert_eq!(server.requests().len(), 2, "{} requests for {} summaries", server.requests().len(), methods.len());
 }
 
 #[test]

@@ -69,6 +69,9 @@ pub struct OpenAiConfig {
     pub max_retries: u32,
     /// First backoff; doubles on each retry.
     pub backoff: Duration,
+    /// After a call failed for good, how long the endpoint is left alone (doubling with each
+    /// such failure, at most 20 times as long; see [`Breaker`]).
+    pub cooldown: Duration,
 }
 
 impl OpenAiConfig {
@@ -80,6 +83,7 @@ impl OpenAiConfig {
             timeout: Duration::from_secs(60),
             max_retries: 2,
             backoff: Duration::from_millis(500),
+            cooldown: Duration::from_secs(30),
         }
     }
 
@@ -90,14 +94,59 @@ impl OpenAiConfig {
     }
 }
 
+/// Stops calling an endpoint that keeps failing: after a call that failed for good (its
+/// retries spent on transport errors, 429 or 5xx), calls fail at once for a cool-down
+/// (`OpenAiConfig::cooldown`, 30 s by default) that doubles with each such failure up to 20
+/// times as long, and ends with the first success. A dead endpoint then costs one timeout per
+/// cool-down, not one (times the retries) per call.
+#[derive(Debug, Default)]
+pub struct Breaker {
+    open_until_ms: std::sync::atomic::AtomicI64,
+    failures: std::sync::atomic::AtomicU32,
+}
+
+impl Breaker {
+    fn now_ms() -> i64 {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+    }
+
+    /// Milliseconds left before the endpoint is tried again (0: call it).
+    pub fn cooling_ms(&self) -> i64 {
+        (self.open_until_ms.load(std::sync::atomic::Ordering::Acquire) - Self::now_ms()).max(0)
+    }
+
+    fn failed(&self, cooldown: Duration) {
+        use std::sync::atomic::Ordering;
+        let first = cooldown.as_millis().min(i64::MAX as u128 / 64) as i64;
+        let n = self.failures.fetch_add(1, Ordering::AcqRel).min(5);
+        let wait = (first << n).min(first.saturating_mul(20));
+        self.open_until_ms.store(Self::now_ms() + wait, Ordering::Release);
+    }
+
+    fn succeeded(&self) {
+        use std::sync::atomic::Ordering;
+        self.failures.store(0, Ordering::Release);
+        self.open_until_ms.store(0, Ordering::Release);
+    }
+}
+
 /// POST `body` as JSON to `url`, retrying transport errors, 429 and 5xx with exponential
-/// backoff. Returns the response body of the first 2xx answer.
+/// backoff. Returns the response body of the first 2xx answer. `breaker` skips the call while
+/// the endpoint is cooling down after failing for good.
 pub fn post_json_with_retry(
     agent: &ureq::Agent,
     config: &OpenAiConfig,
+    breaker: &Breaker,
     url: &str,
     body: &serde_json::Value,
 ) -> Result<String, LlmError> {
+    let cooling = breaker.cooling_ms();
+    if cooling > 0 {
+        return Err(LlmError::Transport {
+            url: url.to_string(),
+            detail: format!("not called: it failed recently; trying again in {} s", (cooling + 999) / 1000),
+        });
+    }
     let payload = body.to_string();
     let mut attempt = 0u32;
     loop {
@@ -108,6 +157,12 @@ pub fn post_json_with_retry(
             Err(LlmError::Status { status, .. }) => *status == 429 || *status >= 500,
             Err(_) => false,
         };
+        if result.is_ok() {
+            breaker.succeeded();
+        }
+        if retryable && attempt >= config.max_retries {
+            breaker.failed(config.cooldown);
+        }
         if !retryable || attempt >= config.max_retries {
             return result;
         }
@@ -143,6 +198,7 @@ pub fn http_agent(timeout: Duration) -> ureq::Agent {
 pub struct OpenAiChat {
     config: OpenAiConfig,
     agent: ureq::Agent,
+    breaker: Breaker,
 }
 
 impl OpenAiChat {
@@ -157,7 +213,7 @@ impl OpenAiChat {
             return Err(LlmError::Config("model name is empty".into()));
         }
         let agent = http_agent(config.timeout);
-        Ok(OpenAiChat { config, agent })
+        Ok(OpenAiChat { config, agent, breaker: Breaker::default() })
     }
 }
 
@@ -193,7 +249,7 @@ impl ChatModel for OpenAiChat {
         if let Some(t) = request.temperature {
             body["temperature"] = t.into();
         }
-        let text = post_json_with_retry(&self.agent, &self.config, &url, &body)?;
+        let text = post_json_with_retry(&self.agent, &self.config, &self.breaker, &url, &body)?;
         let bad = |detail: String| LlmError::BadResponse { url: url.clone(), detail };
         let parsed: CompletionResponse =
             serde_json::from_str(&text).map_err(|e| bad(format!("not a chat completion: {e}")))?;

@@ -28,6 +28,7 @@ fn config(url: &str) -> OpenAiConfig {
     c.timeout = Duration::from_secs(2);
     c.max_retries = 0;
     c.backoff = Duration::from_millis(1);
+    c.cooldown = Duration::from_millis(1);
     c
 }
 
@@ -65,6 +66,8 @@ fn embeddings_failing_mid_import_are_queued_and_retried() {
     // Lexical recall works for queued records meanwhile.
     assert!(!rt.memory_search("main", "locker code 1299", 3, 0.0, None).unwrap().is_empty());
     down.store(false, Ordering::SeqCst);
+    // The embedder leaves a failing endpoint alone for a cool-down (here 1 ms, doubling).
+    std::thread::sleep(Duration::from_millis(50));
     rt.process_pending(usize::MAX, &mut |_, _| {}).unwrap();
     let stats = rt.stats().unwrap();
     assert_eq!((stats.vectors, stats.pending_embeddings), (300, 0));

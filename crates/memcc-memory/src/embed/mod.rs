@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use memcc_core::llm::{LlmError, OpenAiConfig, http_agent, post_json_with_retry};
+use memcc_core::llm::{Breaker, LlmError, OpenAiConfig, http_agent, post_json_with_retry};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
@@ -101,6 +101,7 @@ impl Embedder for HashingEmbedder {
 pub struct OpenAiEmbedder {
     config: OpenAiConfig,
     agent: ureq::Agent,
+    breaker: Breaker,
     dim: usize,
     batch: usize,
 }
@@ -121,7 +122,7 @@ impl OpenAiEmbedder {
     /// `dim` is what the model returns (1536 for text-embedding-3-small).
     pub fn new(config: OpenAiConfig, dim: usize) -> Self {
         let agent = http_agent(config.timeout.max(Duration::from_secs(1)));
-        OpenAiEmbedder { config, agent, dim, batch: 64 }
+        OpenAiEmbedder { config, agent, breaker: Breaker::default(), dim, batch: 64 }
     }
 }
 
@@ -139,7 +140,7 @@ impl Embedder for OpenAiEmbedder {
         let mut out = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(self.batch) {
             let body = serde_json::json!({"model": self.config.model, "input": chunk});
-            let text = post_json_with_retry(&self.agent, &self.config, &url, &body)?;
+            let text = post_json_with_retry(&self.agent, &self.config, &self.breaker, &url, &body)?;
             let parsed: EmbeddingResponse = serde_json::from_str(&text).map_err(|e| LlmError::BadResponse {
                 url: url.clone(),
                 detail: format!("not an embeddings response: {e}"),
