@@ -227,7 +227,8 @@ impl Assembler<'_> {
                     );
                     let frame = FRAME + estimate_tokens(&note);
                     if let Some(room) = remaining.checked_sub(frame).filter(|&r| r >= 16) {
-                        let text = cut_to_tokens(&m.content, room);
+                        // MemCC presents this cut, so it may not open or close a section either.
+                        let text = cut_to_tokens(&escape_summary_text(&cut_to_tokens(&m.content, room)), room);
                         used = frame + estimate_tokens(&text);
                         messages.push(
                             json!({"role": "user", "content": format!("{note}{text}"), "timestamp": m.timestamp}),
