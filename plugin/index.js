@@ -331,3 +331,16 @@ export default {
     }
   },
 };
+
+// For plugin/test/plugin.test.mjs only: the pieces that run inside host callbacks, and a way
+// to stand a fake addon in for the native one.
+export const testing = {
+  hostComplete,
+  useHostModel,
+  setAddon(addon) {
+    shared = addon;
+    warned = 0;
+    hostModelPausedUntil = 0;
+    sessionLlms.clear();
+  },
+};

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end test of the OpenClaw plugin against a real OpenClaw: installs Node 24 and
 # openclaw@2026.9.6 from npm into a cache dir (reused between runs), builds the plugin, and runs
-# plugin/test/e2e.test.mjs with Node's test runner.
+# plugin/test/plugin.test.mjs (the plugin's own plumbing, a fake addon) and plugin/test/e2e.test.mjs
+# with Node's test runner.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${MEMCC_E2E_CACHE:-$HOME/.cache/memcc/e2e}"
@@ -21,4 +22,4 @@ if [ ! -x "$CACHE/openclaw/node_modules/.bin/openclaw" ]; then
 fi
 export OPENCLAW_BIN="$CACHE/openclaw/node_modules/.bin/openclaw"
 bash scripts/build-plugin.sh
-"$NODE24_BIN_DIR/node" --test plugin/test/e2e.test.mjs
+"$NODE24_BIN_DIR/node" --test plugin/test/plugin.test.mjs plugin/test/e2e.test.mjs
