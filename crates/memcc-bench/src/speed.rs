@@ -39,6 +39,16 @@ pub struct ContextRow {
     pub assemble_with_memory: Option<Latency>,
 }
 
+/// Compacting a long imported session in one call (context only, extractive summaries): should
+/// grow linearly with the session.
+#[derive(Debug, Clone, Serialize)]
+pub struct BulkRow {
+    pub messages: usize,
+    pub compact_messages_per_s: f64,
+    /// Ingesting the same messages, batched, in the same run: the baseline.
+    pub ingest_messages_per_s: f64,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct MemoryRow {
     pub records: usize,
@@ -58,6 +68,7 @@ pub struct SpeedReport {
     pub memory_ingest_records_per_s: f64,
     pub embedder_alone_per_s: f64,
     pub context: Vec<ContextRow>,
+    pub bulk: Vec<BulkRow>,
     pub memory: Vec<MemoryRow>,
     pub scan_vectors: usize,
     pub scan: Latency,
@@ -157,10 +168,27 @@ fn assemble_with_memory(embedder: &Arc<dyn Embedder>, size: usize, samples: usiz
     })
 }
 
-/// Run the suite at `sizes` (messages for the context engine, records for memory).
+fn bulk(n: usize) -> Result<BulkRow, BenchError> {
+    let dir = tempfile::tempdir()?;
+    let engine = ContextEngine::new(ContextStore::open(&dir.path().join("c.db"))?, ContextConfig::default())?;
+    let session = SessionRef::new("bulk");
+    let t = Instant::now();
+    for chunk in (0..n).collect::<Vec<_>>().chunks(5000) {
+        let batch: Vec<AgentMessage> = chunk.iter().map(|&i| message(i)).collect();
+        engine.ingest_batch(&session, &batch)?;
+    }
+    let ingest_messages_per_s = n as f64 / t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    engine.compact("bulk", 8_000, false)?;
+    Ok(BulkRow { messages: n, compact_messages_per_s: n as f64 / t.elapsed().as_secs_f64(), ingest_messages_per_s })
+}
+
+/// Run the suite at `sizes` (messages for the context engine, records for memory) and bulk
+/// compaction at `bulk_sizes` (messages).
 pub fn run(
     embedder: Arc<dyn Embedder>,
     sizes: &[usize],
+    bulk_sizes: &[usize],
     samples: usize,
     progress: &mut dyn FnMut(&str),
 ) -> Result<SpeedReport, BenchError> {
@@ -229,6 +257,12 @@ pub fn run(
         let assemble_with_memory =
             if size <= 10_000 { Some(assemble_with_memory(&embedder, size, samples)?) } else { None };
         context.push(ContextRow { messages: size, assemble, baseline, grep, compact_per_turn, assemble_with_memory });
+    }
+
+    let mut bulk_rows = Vec::new();
+    for &n in bulk_sizes {
+        progress(&format!("bulk compaction {n} messages"));
+        bulk_rows.push(bulk(n)?);
     }
 
     progress("memory ingest");
@@ -354,6 +388,7 @@ pub fn run(
         memory_ingest_records_per_s,
         embedder_alone_per_s,
         context,
+        bulk: bulk_rows,
         memory,
         scan_vectors,
         scan: latency(t_scan),
@@ -393,6 +428,15 @@ pub fn markdown(r: &SpeedReport) -> String {
             c.compact_per_turn.p99_ms,
             c.assemble_with_memory.map_or_else(|| "–".into(), |l| format!("{:.2} / {:.2}", l.p50_ms, l.p99_ms))
         ));
+    }
+    if !r.bulk.is_empty() {
+        s.push_str("\n| imported session (messages) | compacted in one call (msg/s, context only) | ingested, batched (msg/s, baseline) |\n|---|---|---|\n");
+        for b in &r.bulk {
+            s.push_str(&format!(
+                "| {} | {:.0} | {:.0} |\n",
+                b.messages, b.compact_messages_per_s, b.ingest_messages_per_s
+            ));
+        }
     }
     s.push_str("\n| records | retrieve (4 layers, default cap) p50 / p99 ms | memory_search p50 / p99 ms | query embedding p50 ms |\n|---|---|---|---|\n");
     for m in &r.memory {

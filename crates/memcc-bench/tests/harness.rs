@@ -116,12 +116,13 @@ fn locomo_runs_end_to_end_where_the_data_exists() {
 fn speed_suite_reports_every_figure_beside_its_baseline() {
     let embedder: std::sync::Arc<dyn memcc::memory::embed::Embedder> =
         std::sync::Arc::new(memcc::memory::embed::HashingEmbedder { dim: 64 });
-    let report = memcc_bench::speed::run(embedder, &[300], 5, &mut |_| {}).unwrap();
+    let report = memcc_bench::speed::run(embedder, &[300], &[500], 5, &mut |_| {}).unwrap();
     assert!(report.ingest_messages_per_s > 0.0 && report.bare_insert_per_s > 0.0);
     assert_eq!(report.context.len(), 1);
     assert_eq!(report.memory.len(), 1);
     assert!(report.context[0].assemble.p99_ms >= report.context[0].assemble.p50_ms);
     assert!(report.scan_recall_at_10 >= 0.9);
+    assert!(report.bulk[0].compact_messages_per_s > 0.0 && report.bulk[0].ingest_messages_per_s > 0.0);
     let md = memcc_bench::speed::markdown(&report);
     assert!(md.contains("baseline") && md.contains("brute-force"));
 }

@@ -54,6 +54,9 @@ pub enum BenchCommand {
         /// Comma-separated sizes (messages, and records).
         #[arg(long, default_value = "1000,10000,100000")]
         sizes: String,
+        /// Comma-separated sizes of an imported session compacted in one call (messages).
+        #[arg(long, default_value = "10000,100000,200000")]
+        bulk_sizes: String,
         #[arg(long, default_value_t = 100)]
         samples: usize,
         #[arg(long)]
@@ -179,15 +182,16 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
                 write_lines(p, &report.per_question)?;
             }
         }
-        BenchCommand::Speed { sizes, samples, out } => {
+        BenchCommand::Speed { sizes, bulk_sizes, samples, out } => {
             let sizes = list(sizes, "size (at least 10)", |s| s.parse::<usize>().ok().filter(|&n| n >= 10))?;
+            let bulk_sizes = list(bulk_sizes, "size (at least 10)", |s| s.parse::<usize>().ok().filter(|&n| n >= 10))?;
             let settings = cli.settings()?;
             let mut warnings = Vec::new();
             let embedder = memcc::Memcc::embedder(&settings, &mut warnings)?;
             for w in warnings {
                 eprintln!("memcc: warning: {w}");
             }
-            let report = memcc_bench::speed::run(embedder, &sizes, (*samples).max(1), &mut |stage| {
+            let report = memcc_bench::speed::run(embedder, &sizes, &bulk_sizes, (*samples).max(1), &mut |stage| {
                 bar.set_message(stage.to_string())
             })?;
             bar.finish_and_clear();

@@ -111,9 +111,12 @@ impl Compactor<'_> {
         // Every committed step either folds at least one raw message into a leaf or merges at
         // least two items into one, so 2 × items bounds the useful steps of a call; the
         // configured cap is headroom on top. Each step must also shrink the context (see commit).
-        let cap = self.config.max_compaction_iterations + 2 * self.store.context_item_count(conversation.id)?;
+        // The item list is read once and kept in step with each commit (which checks that the
+        // items it replaces are still there): re-reading it every step made bulk compaction of a
+        // long imported session quadratic.
+        let mut items = self.store.context_items(conversation.id)?;
+        let cap = self.config.max_compaction_iterations + 2 * items.len();
         for _ in 0..cap {
-            let items = self.store.context_items(conversation.id)?;
             let total: usize = items.iter().map(|i| i.tokens).sum();
             let tail_start =
                 if mode == Mode::Flush { items.len() } else { fresh_tail_start(&items, self.config.fresh_tail_count) };
@@ -140,17 +143,23 @@ impl Compactor<'_> {
                 break;
             };
             outcome.iterations += 1;
+            let range = match &step {
+                Step::Leaf(r) | Step::Condense(r) => r.clone(),
+            };
             let committed = match step {
                 Step::Leaf(range) => self.leaf(conversation, &items[range], budget)?,
                 Step::Condense(range) => self.condense(conversation, &items[range], budget)?,
             };
             match committed {
-                Some((id, kind)) => {
+                Some((kind, item)) => {
                     match kind {
                         SummaryKind::Leaf => outcome.leaf_summaries += 1,
                         SummaryKind::Condensed => outcome.condensed_summaries += 1,
                     }
-                    outcome.summary_ids.push(id);
+                    if let ItemRef::Summary { id, .. } = &item.item {
+                        outcome.summary_ids.push(id.clone());
+                    }
+                    items.splice(range, [item]);
                 }
                 None => {
                     outcome.reason = "no progress: the context changed underneath or a summary was not smaller".into();
@@ -196,7 +205,7 @@ impl Compactor<'_> {
         conversation: &Conversation,
         chunk: &[ContextItem],
         budget: usize,
-    ) -> Result<Option<(String, SummaryKind)>> {
+    ) -> Result<Option<(SummaryKind, ContextItem)>> {
         let ids: Vec<i64> = chunk
             .iter()
             .filter_map(|i| match &i.item {
@@ -245,7 +254,7 @@ impl Compactor<'_> {
         conversation: &Conversation,
         run: &[ContextItem],
         budget: usize,
-    ) -> Result<Option<(String, SummaryKind)>> {
+    ) -> Result<Option<(SummaryKind, ContextItem)>> {
         let mut children = Vec::new();
         for item in run {
             if let ItemRef::Summary { id, .. } = &item.item {
@@ -295,7 +304,7 @@ impl Compactor<'_> {
         child_ids: Vec<String>,
         replaced: &[ContextItem],
         bridged: Bridged,
-    ) -> Result<Option<(String, SummaryKind)>> {
+    ) -> Result<Option<(SummaryKind, ContextItem)>> {
         summary.token_count = 4 + estimate_tokens(&render_summary(&summary));
         let source_tokens: usize = replaced.iter().map(|i| i.tokens).sum();
         // A flush folds every raw message even when a tiny one does not shrink: each step still
@@ -331,7 +340,15 @@ impl Compactor<'_> {
         // The summary and its hand-off are committed; delivery is best-effort here and retried
         // from the outbox until memory has it.
         self.deliver(&payload.summary_id, &payload)?;
-        Ok(Some((new.summary.id, new.summary.kind)))
+        let s = new.summary;
+        let first = ordinals.iter().min().copied().unwrap_or(0);
+        let item = ContextItem {
+            ordinal: first,
+            tokens: s.token_count,
+            item: ItemRef::Summary { id: s.id, depth: s.depth },
+            time: s.latest,
+        };
+        Ok(Some((s.kind, item)))
     }
 
     /// Hand one summary to memory; on failure it stays in the outbox with its back-off.
