@@ -84,6 +84,28 @@ impl Options {
     }
 }
 
+/// What every report says about its run: the data, the embedder, the settings, the machine.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    pub path: String,
+    pub dataset_sha256: String,
+    pub embedder: String,
+    pub settings: Options,
+    pub machine: Machine,
+}
+
+impl RunInfo {
+    pub fn new(path: &Path, options: &Options, embedder: String) -> Self {
+        RunInfo {
+            path: path.display().to_string(),
+            dataset_sha256: sha256_file(path),
+            embedder,
+            settings: options.clone(),
+            machine: machine(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Machine {
     pub cores: usize,

@@ -26,7 +26,7 @@ use crate::answer::{Containment, contains, gold_tokens, text_tokens};
 use crate::baseline::Corpus;
 use crate::haystack::{HQuestion, Haystack};
 use crate::pipeline::{Provenance, open_with, replay, replay_as_one_session};
-use crate::{BenchError, Machine, Options, load, machine, sha256_file};
+use crate::{BenchError, Options, RunInfo, load};
 use memcc::context::message::AgentMessage;
 use memcc::context::{Assembled, ExpandRequest, SessionRef};
 use memcc::memory::embed::Embedder;
@@ -156,11 +156,8 @@ pub struct Row {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptReport {
-    pub path: String,
-    pub dataset_sha256: String,
-    pub embedder: String,
-    pub settings: Options,
-    pub machine: Machine,
+    #[serde(flatten)]
+    pub run: RunInfo,
     pub haystacks: usize,
     pub questions: usize,
     pub memory_sizes: Vec<usize>,
@@ -386,11 +383,7 @@ pub fn run(
     progress(steps, steps, "done");
     let rows = rows(&run.tallies, run.bpe.is_some());
     Ok(PromptReport {
-        path: path.display().to_string(),
-        dataset_sha256: sha256_file(path),
-        embedder: embedder.model_id(),
-        settings: options.clone(),
-        machine: machine(),
+        run: RunInfo::new(path, options, embedder.model_id()),
         haystacks: haystacks.len(),
         questions: haystacks.iter().map(|h| h.questions.len()).sum(),
         memory_sizes: sizes.to_vec(),
@@ -441,11 +434,11 @@ pub fn markdown(report: &PromptReport) -> String {
          Same-chars baselines get exactly MemCC's characters per question.\n",
         report.haystacks,
         report.questions,
-        report.embedder,
+        report.run.embedder,
         report.memory_sizes,
-        report.dataset_sha256,
-        report.machine.cores,
-        report.machine.cpu,
+        report.run.dataset_sha256,
+        report.run.machine.cores,
+        report.run.machine.cpu,
         report.wall_seconds
     );
     let categories: Vec<String> = {

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::haystack::Haystack;
 use crate::metrics::{dedup_in_order, ndcg, recall_all, recall_any};
 use crate::pipeline::{Provenance, open, replay};
-use crate::{BenchError, Dataset, Machine, Options, load, machine, peak_rss_mib, sha256_file};
+use crate::{BenchError, Dataset, Options, RunInfo, load, peak_rss_mib};
 use memcc::Memcc;
 use memcc::memory::SearchMode;
 
@@ -92,11 +92,8 @@ pub struct ModeReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub dataset: Dataset,
-    pub path: String,
-    pub dataset_sha256: String,
-    pub embedder: String,
-    pub settings: Options,
-    pub machine: Machine,
+    #[serde(flatten)]
+    pub run: RunInfo,
     pub haystacks: usize,
     pub questions: usize,
     /// Abstention questions (LongMemEval `_abs`): excluded from recall, counted here.
@@ -290,11 +287,7 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
     progress(haystacks.len(), haystacks.len(), "done");
     Ok(Report {
         dataset: options.dataset,
-        path: path.display().to_string(),
-        dataset_sha256: sha256_file(path),
-        embedder: embedder.model_id(),
-        settings: options.clone(),
-        machine: machine(),
+        run: RunInfo::new(path, options, embedder.model_id()),
         haystacks: haystacks.len(),
         questions: questions.len(),
         abstentions,
@@ -318,11 +311,11 @@ pub fn markdown(report: &Report) -> String {
         report.questions,
         report.abstentions,
         report.without_evidence,
-        report.embedder,
-        report.settings.budget,
-        report.dataset_sha256,
-        report.machine.cores,
-        report.machine.cpu,
+        report.run.embedder,
+        report.run.settings.budget,
+        report.run.dataset_sha256,
+        report.run.machine.cores,
+        report.run.machine.cpu,
         report.wall_seconds
     );
     let header = "| mode | n | sess R_all@5 | sess R_any@5 | sess R_all@10 | sess NDCG@10 | turn R_all@5 | turn R_all@10 | turn R_any@10 | turn NDCG@10 | ingest s | query s | peak MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";

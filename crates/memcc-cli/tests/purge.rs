@@ -1,19 +1,11 @@
 //! `memcc purge --session S` deletes a conversation on request, raw messages and memories made
 //! from it included; `memcc memory forget --purge` deletes one memory for good.
 
+mod common;
+
 use std::io::Write;
-use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_memcc");
-
-fn run(home: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(BIN).arg("--home").arg(home).args(["--embedding-model", "hashing"]).args(args).output().unwrap()
-}
-
-fn ok(out: Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::{ok, run};
 
 #[test]
 fn a_purged_session_leaves_nothing_behind() {

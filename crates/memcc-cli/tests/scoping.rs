@@ -1,24 +1,17 @@
 //! No agent reads another's past: every CLI read and write is scoped to `--agent`. Bob, on the
 //! same data directory as Alice, gets "not found" or nothing for each of her ids and sessions.
 
-use std::io::Write;
-use std::process::{Command, Output};
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_memcc");
+use std::io::Write;
+use std::process::Output;
+
+use common::ok;
 
 fn run(home: &std::path::Path, agent: &str, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("--home")
-        .arg(home)
-        .args(["--embedding-model", "hashing", "--agent", agent])
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(out: Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+    let mut all = vec!["--agent", agent];
+    all.extend_from_slice(args);
+    common::run(home, &all)
 }
 
 #[test]
