@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: formatting, lints, every Rust test in the workspace, then the OpenClaw
+# The test command: formatting, lints, every Rust test in the workspace (the MCP one with the
+# official Python MCP client from PyPI, in ~/.cache/memcc/mcp-venv), then the OpenClaw
 # plugin end to end against a real OpenClaw (Node 24 and openclaw from npm, cached under
 # ~/.cache/memcc/e2e). Data-driven checks read ../shared/data/locomo when it exists and skip
 # with a message otherwise (under CI=true every skip is a failure). MEMCC_SKIP_E2E=1 skips the
@@ -8,6 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The official Python MCP client for the MCP test (a venv from PyPI, made once).
+if MCP_PY=$(bash scripts/mcp-client.sh); then
+  export MEMCC_MCP_PYTHON="$MCP_PY"
+else
+  echo "WARN: no Python MCP client; the MCP test will skip (and fail under CI=true)" >&2
+fi
 cargo test --workspace --locked
 # Under CI=true nothing skips: a missing prerequisite fails the run.
 skip() {

@@ -107,7 +107,7 @@ fn word(s: usize) -> String {
         &["ka", "lo", "mi", "ren", "tas", "vo", "pel", "dra", "shu", "nit", "bor", "qui", "ze", "fan", "gol", "hu"];
     let u = (s % 10_000) as f64 / 10_000.0 + 1e-4;
     let rank = ((1.0 / u) as usize).min(4_000) + s % 3;
-    if rank % 11 == 0 {
+    if rank.is_multiple_of(11) {
         return WORDS[rank % WORDS.len()].to_string();
     }
     (0..3).map(|k| SYL[(rank >> (4 * k)) % SYL.len()]).collect()
@@ -127,7 +127,7 @@ fn text(i: usize) -> String {
 }
 
 fn message(i: usize) -> AgentMessage {
-    let m = if i % 2 == 0 {
+    let m = if i.is_multiple_of(2) {
         AgentMessage::user(&text(i))
     } else {
         AgentMessage::assistant(vec![ContentPart::text(text(i))])

@@ -3,6 +3,7 @@
 mod bench_cmd;
 mod context_cmd;
 mod demo;
+mod mcp_cmd;
 mod memory_cmd;
 
 use std::path::PathBuf;
@@ -59,6 +60,8 @@ enum Command {
     /// Retrieval benchmarks (LoCoMo).
     #[command(subcommand)]
     Bench(bench_cmd::BenchCommand),
+    /// Serve MemCC over the Model Context Protocol (stdio, or streamable HTTP with --http).
+    Mcp(mcp_cmd::McpArgs),
     /// Run the end-to-end demo: compaction of a long conversation, exact recovery, and recall in a new session.
     Demo {
         /// Keep the demo's data here instead of a temporary directory.
@@ -119,6 +122,7 @@ fn main() -> std::process::ExitCode {
         Command::Context(c) => context_cmd::run(&cli, c),
         Command::Memory(c) => memory_cmd::run(&cli, c),
         Command::Bench(c) => bench_cmd::run(&cli, c),
+        Command::Mcp(a) => mcp_cmd::run(&cli, a),
         Command::Demo { data } => demo::run(data.clone()),
     };
     match result {

@@ -86,13 +86,13 @@ fn units(items: &[ContextItem]) -> Vec<Unit> {
     let mut i = 0;
     while i < items.len() {
         let mut end = i + 1;
-        if let ItemRef::Message { tool_call_ids, .. } = &items[i].item {
-            if !tool_call_ids.is_empty() {
-                while end < items.len()
-                    && matches!(&items[end].item, ItemRef::Message { tool_result_for: Some(r), .. } if tool_call_ids.contains(r))
-                {
-                    end += 1;
-                }
+        if let ItemRef::Message { tool_call_ids, .. } = &items[i].item
+            && !tool_call_ids.is_empty()
+        {
+            while end < items.len()
+                && matches!(&items[end].item, ItemRef::Message { tool_result_for: Some(r), .. } if tool_call_ids.contains(r))
+            {
+                end += 1;
             }
         }
         let day_of = |item: &ContextItem| item.time.and_then(memcc_core::time::day);
@@ -185,10 +185,10 @@ impl Assembler<'_> {
         let markers: std::collections::HashMap<usize, &str> =
             units.iter().filter_map(|u| Some((u.start, u.day.as_deref()?))).collect();
         for (pos, item) in kept.iter().enumerate() {
-            if Some(pos) == last_user {
-                if let Some(m) = &memory_message {
-                    messages.push(m.clone());
-                }
+            if Some(pos) == last_user
+                && let Some(m) = &memory_message
+            {
+                messages.push(m.clone());
             }
             if let Some(day) = markers.get(&(first_kept + pos)) {
                 messages.push(json!({"role": "user", "content": day_marker(day), "timestamp": item.time}));
@@ -210,32 +210,29 @@ impl Assembler<'_> {
                 }
             }
         }
-        if last_user.is_none() {
-            if let Some(m) = memory_message {
-                messages.push(m);
-            }
+        if last_user.is_none()
+            && let Some(m) = memory_message
+        {
+            messages.push(m);
         }
         // Not even the newest unit fits: send the start of the newest message instead of nothing
         // (when the budget holds the note and a useful start of it).
-        if kept.is_empty() {
-            if let Some(ItemRef::Message { id, .. }) = units.last().map(|u| &items[u.end - 1].item) {
-                if let Some(m) = self.store.messages(&[*id])?.pop() {
-                    let note = format!(
-                        "[MemCC: this {} message is {} tokens, more than the context budget allows; its start \
+        if kept.is_empty()
+            && let Some(ItemRef::Message { id, .. }) = units.last().map(|u| &items[u.end - 1].item)
+            && let Some(m) = self.store.messages(&[*id])?.pop()
+        {
+            let note = format!(
+                "[MemCC: this {} message is {} tokens, more than the context budget allows; its start \
                          follows. Use lcm_expand_query ids=[\"msg_{}\"] to read it in parts.]\n",
-                        m.role, m.token_count, m.id
-                    );
-                    let frame = FRAME + estimate_tokens(&note);
-                    if let Some(room) = remaining.checked_sub(frame).filter(|&r| r >= 16) {
-                        // MemCC presents this cut, so it may not open or close a section either.
-                        let text = cut_to_tokens(&escape_summary_text(&cut_to_tokens(&m.content, room)), room);
-                        used = frame + estimate_tokens(&text);
-                        messages.push(
-                            json!({"role": "user", "content": format!("{note}{text}"), "timestamp": m.timestamp}),
-                        );
-                        truncated_latest = true;
-                    }
-                }
+                m.role, m.token_count, m.id
+            );
+            let frame = FRAME + estimate_tokens(&note);
+            if let Some(room) = remaining.checked_sub(frame).filter(|&r| r >= 16) {
+                // MemCC presents this cut, so it may not open or close a section either.
+                let text = cut_to_tokens(&escape_summary_text(&cut_to_tokens(&m.content, room)), room);
+                used = frame + estimate_tokens(&text);
+                messages.push(json!({"role": "user", "content": format!("{note}{text}"), "timestamp": m.timestamp}));
+                truncated_latest = true;
             }
         }
         let estimated_tokens = used + memory_tokens + system_prompt_addition.as_ref().map_or(0, |_| hint_tokens);

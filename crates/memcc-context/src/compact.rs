@@ -257,10 +257,10 @@ impl Compactor<'_> {
     ) -> Result<Option<(SummaryKind, ContextItem)>> {
         let mut children = Vec::new();
         for item in run {
-            if let ItemRef::Summary { id, .. } = &item.item {
-                if let Some(s) = self.store.summary(id)? {
-                    children.push(s);
-                }
+            if let ItemRef::Summary { id, .. } = &item.item
+                && let Some(s) = self.store.summary(id)?
+            {
+                children.push(s);
             }
         }
         if children.len() != run.len() {

@@ -42,10 +42,10 @@ fn entry(value: Value, parsed: &mut ParsedTranscript) -> Result<(), String> {
             Some(Value::Object(_)) => {
                 let mut message = map.get("message").cloned().unwrap_or(Value::Null);
                 // Entry-level timestamps (ISO strings) stand in when the message has none.
-                if message.get("timestamp").is_none() {
-                    if let (Some(ts), Value::Object(m)) = (map.get("timestamp"), &mut message) {
-                        m.insert("timestamp".into(), ts.clone());
-                    }
+                if message.get("timestamp").is_none()
+                    && let (Some(ts), Value::Object(m)) = (map.get("timestamp"), &mut message)
+                {
+                    m.insert("timestamp".into(), ts.clone());
                 }
                 parsed.messages.push(AgentMessage::from_value(message));
                 Ok(())

@@ -68,10 +68,10 @@ pub fn prepare(message: &AgentMessage, threshold: usize) -> NewMessage {
     };
     let mut externalize_parts = |parts: &mut Vec<ContentPart>, files: &mut Vec<LargeFile>| {
         for (i, part) in parts.iter_mut().enumerate() {
-            if let ContentPart::Known(KnownPart::Text { text, .. }) = part {
-                if let Some(id) = externalize(text, &name, threshold, files) {
-                    replaced.push((i, id));
-                }
+            if let ContentPart::Known(KnownPart::Text { text, .. }) = part
+                && let Some(id) = externalize(text, &name, threshold, files)
+            {
+                replaced.push((i, id));
             }
         }
     };

@@ -372,12 +372,11 @@ pub fn summarize_escalating(
             }
         }
     }
-    if broken {
-        if let Ok(text) = ExtractiveSummarizer.summarize(&input(SummaryMode::Normal)) {
-            if fits(&text) {
-                return Produced { text, method: "extractive-fallback".into() };
-            }
-        }
+    if broken
+        && let Ok(text) = ExtractiveSummarizer.summarize(&input(SummaryMode::Normal))
+        && fits(&text)
+    {
+        return Produced { text, method: "extractive-fallback".into() };
     }
     let max = target_tokens.min(source_tokens.saturating_sub(1)).max(1);
     Produced { text: truncate_summary(source, max), method: "truncated".into() }

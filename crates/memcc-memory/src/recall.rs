@@ -175,10 +175,10 @@ impl Recall<'_> {
             if f.contains(['/', '\\']) || f.starts_with('.') {
                 continue;
             }
-            if let Ok(text) = std::fs::read_to_string(dir.join(f)) {
-                if !text.trim().is_empty() {
-                    parts.push(format!("## {f}\n{}", text.trim()));
-                }
+            if let Ok(text) = std::fs::read_to_string(dir.join(f))
+                && !text.trim().is_empty()
+            {
+                parts.push(format!("## {f}\n{}", text.trim()));
             }
         }
         (!parts.is_empty()).then(|| parts.join("\n\n"))
@@ -318,10 +318,10 @@ fn date_prefix(event_time: Option<i64>) -> String {
 }
 
 fn strip_date_header(text: &str) -> &str {
-    if text.starts_with("[Date:") {
-        if let Some(end) = text.find(']') {
-            return text[end + 1..].trim_start();
-        }
+    if text.starts_with("[Date:")
+        && let Some(end) = text.find(']')
+    {
+        return text[end + 1..].trim_start();
     }
     text
 }

@@ -526,10 +526,10 @@ impl MemoryRuntime {
                 self.index.remove(*id);
             }
             // Rewritten windows lost their vectors with their lines: embed what they say now.
-            if !f.rewritten.is_empty() {
-                if let Err(e) = self.process_pending(f.rewritten.len().max(64), &mut |_, _| {}) {
-                    tracing::warn!(error = %e, "rewritten records stay queued for embedding");
-                }
+            if !f.rewritten.is_empty()
+                && let Err(e) = self.process_pending(f.rewritten.len().max(64), &mut |_, _| {})
+            {
+                tracing::warn!(error = %e, "rewritten records stay queued for embedding");
             }
         }
         Ok(done)

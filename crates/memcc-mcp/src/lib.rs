@@ -1,0 +1,494 @@
+//! MemCC over the Model Context Protocol, for every agent that takes memory through MCP.
+//!
+//! [`MemccMcp`] maps MCP tool calls and resources onto the `memcc` facade — the same calls the
+//! CLI and the OpenClaw addon make, and no logic of its own (ARCHITECTURE.md: bindings contain no
+//! logic). [`serve_stdio`] and [`serve_http`] are the two transports. MemCC's calls are
+//! synchronous (SQLite, the local model), so each runs on tokio's blocking pool.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use memcc::context::expand::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
+use memcc::context::{AgentMessage, SessionRef};
+use memcc::core::ErrorCode;
+use memcc::memory::RecordKind;
+use memcc::memory::forget::Forget;
+use memcc::{Memcc, MemccError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error("{0}")]
+    Setup(String),
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Who the server acts for unless a call says otherwise.
+#[derive(Debug, Clone)]
+pub struct Defaults {
+    pub agent_id: String,
+    /// The conversation `conversation_*` and `lcm_*` use when a call names none.
+    pub session_id: Option<String>,
+    /// Token budget of `conversation_assemble` and of compaction after `conversation_append`.
+    pub budget: usize,
+}
+
+/// The MCP server: MemCC's memory and context tools, and its memory prompt and identity files
+/// as resources.
+#[derive(Clone)]
+pub struct MemccMcp {
+    memcc: Arc<Memcc>,
+    defaults: Defaults,
+    tool_router: ToolRouter<Self>,
+}
+
+/// A MemCC error as an MCP error: the kind of failure (`ErrorCode`) decides the JSON-RPC code
+/// and travels in `data.code`.
+fn mcp_error(e: MemccError) -> ErrorData {
+    let code = e.code();
+    let data = Some(json!({"code": code.as_str()}));
+    match code {
+        ErrorCode::InvalidInput | ErrorCode::InvalidConfig => ErrorData::invalid_params(e.to_string(), data),
+        ErrorCode::UnknownSession | ErrorCode::NotFound => ErrorData::resource_not_found(e.to_string(), data),
+        _ => ErrorData::internal_error(e.to_string(), data),
+    }
+}
+
+fn invalid(message: &str) -> ErrorData {
+    ErrorData::invalid_params(message.to_string(), Some(json!({"code": ErrorCode::InvalidInput.as_str()})))
+}
+
+fn text_result(value: &Value) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(serde_json::to_string_pretty(value).unwrap_or_default())])
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to look for, in any words.
+    pub query: String,
+    /// How many results at most (1–100, default 8).
+    pub max_results: Option<u32>,
+    /// Leave out results scoring below this.
+    pub min_score: Option<f64>,
+    /// Only this topic wing.
+    pub wing: Option<String>,
+    /// Whose memory (default: the server's agent).
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IdArgs {
+    /// A memory id from memory_search, e.g. mem_12.
+    pub id: String,
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AddArgs {
+    /// What to remember.
+    pub text: String,
+    /// Always recall it.
+    pub pin: Option<bool>,
+    pub wing: Option<String>,
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForgetArgs {
+    /// The memory to forget, e.g. mem_12.
+    pub id: String,
+    /// Delete it for good instead of hiding it.
+    pub purge: Option<bool>,
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GrepArgs {
+    /// Words (all of them must occur), or a regular expression with mode "regex".
+    pub pattern: String,
+    /// "text" (default) or "regex".
+    pub mode: Option<String>,
+    /// "messages", "summaries" or "both" (default).
+    pub scope: Option<String>,
+    /// One conversation (default: the server's session, else all of the agent's).
+    pub session_id: Option<String>,
+    pub limit: Option<u32>,
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DescribeArgs {
+    /// A summary id, e.g. sum_0123456789abcdef.
+    pub id: String,
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpandArgs {
+    /// Summary, message or file ids (sum_…, msg_…, file_…) to expand.
+    pub ids: Option<Vec<String>>,
+    /// Without ids: expand the best matches of this query.
+    pub query: Option<String>,
+    pub session_id: Option<String>,
+    /// Token cap on what comes back (default 4000).
+    pub max_tokens: Option<u32>,
+    /// Go all the way down to raw messages.
+    pub deep: Option<bool>,
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TurnMessage {
+    /// "user", "assistant" or "toolResult".
+    pub role: String,
+    pub content: String,
+    /// Milliseconds since the epoch.
+    pub timestamp: Option<i64>,
+    /// Who said it, when several people talk.
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppendArgs {
+    /// The conversation (default: the server's session).
+    pub session_id: Option<String>,
+    pub messages: Vec<TurnMessage>,
+    /// Compact against this token budget afterwards (default: the server's).
+    pub budget: Option<u32>,
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AssembleArgs {
+    pub session_id: Option<String>,
+    /// Token budget (default: the server's).
+    pub budget: Option<u32>,
+    /// The message about to be sent: it joins the recall query, not the output.
+    pub pending: Option<String>,
+    pub agent_id: Option<String>,
+}
+
+impl MemccMcp {
+    pub fn new(memcc: Arc<Memcc>, defaults: Defaults) -> Self {
+        MemccMcp { memcc, defaults, tool_router: Self::tool_router() }
+    }
+
+    fn agent(&self, given: &Option<String>) -> String {
+        given.clone().unwrap_or_else(|| self.defaults.agent_id.clone())
+    }
+
+    fn session(&self, given: &Option<String>) -> Result<String, ErrorData> {
+        given
+            .clone()
+            .or_else(|| self.defaults.session_id.clone())
+            .ok_or_else(|| invalid("no sessionId given and the server has no --session"))
+    }
+
+    /// Run MemCC's (blocking) call on the blocking pool.
+    async fn call<T: serde::Serialize + Send + 'static>(
+        &self,
+        work: impl FnOnce(&Memcc) -> Result<T, MemccError> + Send + 'static,
+    ) -> Result<CallToolResult, ErrorData> {
+        let memcc = self.memcc.clone();
+        let out = tokio::task::spawn_blocking(move || work(&memcc))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("memcc: the call failed: {e}"), None))?
+            .map_err(mcp_error)?;
+        let value = serde_json::to_value(out).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(text_result(&value))
+    }
+}
+
+#[tool_router]
+impl MemccMcp {
+    #[tool(description = "Search long-term memory (earlier sessions) for facts, preferences and past exchanges. \
+        Returns scored memories with ids (mem_…) for memory_get.")]
+    async fn memory_search(&self, Parameters(a): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
+        let agent = self.agent(&a.agent_id);
+        let max = a.max_results.unwrap_or(8).clamp(1, 100) as usize;
+        self.call(move |m| {
+            Ok(m.memory()?.memory_search(&agent, &a.query, max, a.min_score.unwrap_or(0.0), a.wing.as_deref())?)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Read one memory in full, with its date and provenance (ids from memory_search, e.g. mem_12)."
+    )]
+    async fn memory_get(&self, Parameters(a): Parameters<IdArgs>) -> Result<CallToolResult, ErrorData> {
+        let agent = self.agent(&a.agent_id);
+        self.call(move |m| Ok(m.memory()?.memory_get(&agent, &a.id)?)).await
+    }
+
+    #[tool(description = "Remember a text in long-term memory; pin it to have it recalled in every prompt.")]
+    async fn memory_add(&self, Parameters(a): Parameters<AddArgs>) -> Result<CallToolResult, ErrorData> {
+        let agent = self.agent(&a.agent_id);
+        let pin = a.pin.unwrap_or(false);
+        let kind = if pin { RecordKind::Pinned } else { RecordKind::Fact };
+        self.call(move |m| {
+            let added = m.memory()?.add(&agent, &a.text, kind, pin, a.wing.as_deref())?;
+            Ok(json!({"id": format!("mem_{}", added.id), "duplicate": added.duplicate}))
+        })
+        .await
+    }
+
+    #[tool(description = "Forget a memory and what was made from the same words; purge deletes it for good.")]
+    async fn memory_forget(&self, Parameters(a): Parameters<ForgetArgs>) -> Result<CallToolResult, ErrorData> {
+        let agent = self.agent(&a.agent_id);
+        let how = if a.purge.unwrap_or(false) { Forget::Purge } else { Forget::Soft };
+        self.call(move |m| {
+            m.memory()?
+                .forget_as(&agent, &a.id, how)?
+                .ok_or_else(|| MemccError::Memory(memcc::memory::MemoryError::NotFound(format!("memory {}", a.id))))
+        })
+        .await
+    }
+
+    #[tool(description = "Search this conversation's earlier messages and summaries (words, or a regex) for exact \
+        details that were compacted. Returns ids for lcm_expand_query.")]
+    async fn lcm_grep(&self, Parameters(a): Parameters<GrepArgs>) -> Result<CallToolResult, ErrorData> {
+        let mode = match a.mode.as_deref() {
+            None | Some("text") => GrepMode::Text,
+            Some("regex") => GrepMode::Regex,
+            Some(other) => return Err(invalid(&format!("mode must be \"text\" or \"regex\", not {other:?}"))),
+        };
+        let scope = match a.scope.as_deref() {
+            None | Some("both") => GrepScope::Both,
+            Some("messages") => GrepScope::Messages,
+            Some("summaries") => GrepScope::Summaries,
+            Some(other) => return Err(invalid(&format!("scope must be messages, summaries or both, not {other:?}"))),
+        };
+        let request = GrepRequest {
+            pattern: a.pattern,
+            mode,
+            scope,
+            session_id: a.session_id.or_else(|| self.defaults.session_id.clone()),
+            agent_id: Some(self.agent(&a.agent_id)),
+            limit: a.limit.map(|l| l as usize),
+            ..Default::default()
+        };
+        self.call(move |m| Ok(m.context.grep(&request)?)).await
+    }
+
+    #[tool(
+        description = "Describe a summary: its span, token counts, the messages or summaries below it and above it."
+    )]
+    async fn lcm_describe(&self, Parameters(a): Parameters<DescribeArgs>) -> Result<CallToolResult, ErrorData> {
+        let agent = self.agent(&a.agent_id);
+        self.call(move |m| Ok(m.context.describe(Some(&agent), &a.id)?)).await
+    }
+
+    #[tool(description = "Expand summary, message or file ids (from lcm_grep or <summary id=…>) back to the original \
+        messages, or expand the best matches of a query.")]
+    async fn lcm_expand_query(&self, Parameters(a): Parameters<ExpandArgs>) -> Result<CallToolResult, ErrorData> {
+        let request = ExpandRequest {
+            ids: a.ids.unwrap_or_default(),
+            query: a.query,
+            session_id: a.session_id.or_else(|| self.defaults.session_id.clone()),
+            agent_id: Some(self.agent(&a.agent_id)),
+            max_tokens: a.max_tokens.map(|t| t as usize),
+            deep: a.deep.unwrap_or(false),
+            raw: false,
+        };
+        self.call(move |m| Ok(m.context.expand(&request)?)).await
+    }
+
+    #[tool(
+        description = "Add messages to a conversation MemCC keeps for you (stored losslessly, then compacted under \
+        the budget, what is compacted going to long-term memory). For hosts without a context-engine API."
+    )]
+    async fn conversation_append(&self, Parameters(a): Parameters<AppendArgs>) -> Result<CallToolResult, ErrorData> {
+        let session = SessionRef {
+            session_id: self.session(&a.session_id)?,
+            agent_id: Some(self.agent(&a.agent_id)),
+            ..Default::default()
+        };
+        let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
+        let messages: Vec<AgentMessage> = a
+            .messages
+            .into_iter()
+            .map(|t| {
+                let mut v = match t.role.as_str() {
+                    "assistant" => json!({"role": "assistant", "content": [{"type": "text", "text": t.content}]}),
+                    role => json!({"role": role, "content": t.content}),
+                };
+                if let Some(ts) = t.timestamp {
+                    v["timestamp"] = json!(ts);
+                }
+                if let Some(n) = t.name {
+                    v["name"] = json!(n);
+                }
+                AgentMessage::from_value(v)
+            })
+            .collect();
+        self.call(move |m| {
+            let stored = m.context.ingest_batch(&session, &messages)?;
+            let compacted = m.context.compact(&session, budget, false)?;
+            Ok(json!({"added": stored.inserted.len(), "duplicates": stored.duplicates, "compaction": compacted}))
+        })
+        .await
+    }
+
+    #[tool(description = "The prompt for the next model call of a conversation, within a token budget: summaries, \
+        the recent messages, and recalled memory.")]
+    async fn conversation_assemble(
+        &self,
+        Parameters(a): Parameters<AssembleArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let session = SessionRef {
+            session_id: self.session(&a.session_id)?,
+            agent_id: Some(self.agent(&a.agent_id)),
+            ..Default::default()
+        };
+        let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
+        let pending: Vec<AgentMessage> = a.pending.iter().map(|p| AgentMessage::user(p)).collect();
+        self.call(move |m| m.assemble_for(&session, budget, None, &pending)).await
+    }
+}
+
+const PROMPT_URI: &str = "memcc://memory-prompt";
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MemccMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_instructions(memcc::MEMORY_PROMPT)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let mut resources = vec![
+            Resource::new(PROMPT_URI, "memory-prompt")
+                .with_description("What a model is told about MemCC's memory")
+                .with_mime_type("text/plain"),
+        ];
+        for (name, _) in self.identity_files() {
+            resources.push(
+                Resource::new(format!("memcc://identity/{name}"), name)
+                    .with_description("An identity file of the agent (layer L0)")
+                    .with_mime_type("text/markdown"),
+            );
+        }
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let text = if request.uri == PROMPT_URI {
+            Some(memcc::MEMORY_PROMPT.to_string())
+        } else {
+            request
+                .uri
+                .strip_prefix("memcc://identity/")
+                .and_then(|name| self.identity_files().into_iter().find(|(n, _)| n == name).map(|(_, text)| text))
+        };
+        match text {
+            Some(t) => Ok(ReadResourceResult::new(vec![ResourceContents::text(t, request.uri)]).into()),
+            None => Err(ErrorData::resource_not_found(format!("no resource {}", request.uri), None)),
+        }
+    }
+}
+
+impl MemccMcp {
+    /// The agent's identity files (`memory.agentDir` + `memory.identityFiles`) that exist.
+    fn identity_files(&self) -> Vec<(String, String)> {
+        let memory = &self.memcc.config.memory;
+        let Some(dir) = &memory.agent_dir else { return Vec::new() };
+        memory
+            .identity_files
+            .iter()
+            .filter(|f| !f.contains(['/', '\\']) && !f.starts_with('.'))
+            .filter_map(|f| std::fs::read_to_string(dir.join(f)).ok().map(|t| (f.clone(), t)))
+            .collect()
+    }
+}
+
+/// Serve MCP over standard input and output until the client leaves.
+pub async fn serve_stdio(server: MemccMcp) -> Result<(), McpError> {
+    let running =
+        server.serve(rmcp::transport::stdio()).await.map_err(|e| McpError::Setup(format!("MCP over stdio: {e}")))?;
+    running.waiting().await.map_err(|e| McpError::Setup(format!("MCP over stdio: {e}")))?;
+    Ok(())
+}
+
+/// Serve MCP over streamable HTTP at `http://ADDR/mcp` until Ctrl-C. Anywhere but loopback a
+/// bearer token is required; with one, every request must carry it.
+pub async fn serve_http(
+    server: MemccMcp,
+    addr: SocketAddr,
+    token: Option<String>,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), McpError> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    if !addr.ip().is_loopback() && token.as_deref().is_none_or(str::is_empty) {
+        return Err(McpError::Setup(format!(
+            "listening on {addr} (not loopback) needs a bearer token: --token or MEMCC_MCP_TOKEN"
+        )));
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let router = match token {
+        Some(t) if !t.is_empty() => {
+            router.layer(axum::middleware::from_fn(move |req, next| bearer(t.clone(), req, next)))
+        }
+        _ => router,
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    ready(listener.local_addr()?);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
+
+async fn bearer(
+    token: String,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let given = request.headers().get("authorization").and_then(|v| v.to_str().ok());
+    if given == Some(format!("Bearer {token}").as_str()) {
+        return next.run(request).await;
+    }
+    axum::response::Response::builder()
+        .status(401)
+        .header("www-authenticate", "Bearer")
+        .body(axum::body::Body::from("memcc: a bearer token is required"))
+        .unwrap_or_default()
+}
