@@ -52,11 +52,48 @@ fn externalize(text: &mut String, name: &str, threshold: usize, files: &mut Vec<
     Some(id)
 }
 
+/// JSON with every object's keys sorted, whatever map serde_json was built with (a dependency
+/// turning on its `preserve_order` feature keeps keys as they came, and the same message sent
+/// with its keys in another order must still be recognised as a retry).
+fn canonical(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    fn write(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    write(&map[k], out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(item, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
 /// Prepare `message` for storage.
 pub fn prepare(message: &AgentMessage, threshold: usize) -> NewMessage {
-    let original = message.to_value();
-    // serde_json's default map is ordered by key, so this is a canonical form.
-    let identity_hash = sha256_hex(original.to_string().as_bytes());
+    let identity_hash = sha256_hex(canonical(&message.to_value()).as_bytes());
     let mut msg = message.clone();
     let mut files = Vec::new();
     let mut replaced: Vec<(usize, String)> = Vec::new();
@@ -150,6 +187,20 @@ fn part(kind: &str, text: Option<String>, call: Option<String>, tool: Option<Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_identity_of_a_message_does_not_depend_on_key_order() {
+        let a: serde_json::Value =
+            serde_json::from_str(r#"{"role":"user","content":"hi","timestamp":5,"x":{"b":1,"a":[{"d":2,"c":3}]}}"#)
+                .unwrap();
+        let b: serde_json::Value =
+            serde_json::from_str(r#"{"x":{"a":[{"c":3,"d":2}],"b":1},"timestamp":5,"content":"hi","role":"user"}"#)
+                .unwrap();
+        assert_eq!(canonical(&a), canonical(&b));
+        assert_eq!(canonical(&a), r#"{"content":"hi","role":"user","timestamp":5,"x":{"a":[{"c":3,"d":2}],"b":1}}"#);
+        let (ma, mb) = (AgentMessage::from_value(a), AgentMessage::from_value(b));
+        assert_eq!(prepare(&ma, 25_000).identity_hash, prepare(&mb, 25_000).identity_hash);
+    }
 
     #[test]
     fn large_tool_output_becomes_a_pointer() {
