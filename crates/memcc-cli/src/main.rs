@@ -106,7 +106,15 @@ impl Cli {
         let mut config = self.settings()?;
         config.memory_enabled &= with_memory;
         let dir = config.data_dir();
-        Memcc::open(config).with_context(|| format!("opening MemCC in {}", dir.display()))
+        let memcc = Memcc::open(config).with_context(|| format!("opening MemCC in {}", dir.display()))?;
+        if with_memory {
+            // Summaries an earlier process committed but could not hand to memory.
+            let delivered = memcc.context.hand_off_all().context("handing waiting summaries to memory")?;
+            if delivered > 0 {
+                tracing::info!(delivered, "handed summaries waiting from an earlier run to memory");
+            }
+        }
+        Ok(memcc)
     }
 }
 

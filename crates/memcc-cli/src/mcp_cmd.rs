@@ -35,8 +35,11 @@ pub fn run(cli: &Cli, args: &McpArgs) -> Result<()> {
     let memcc =
         memcc::Memcc::open_background(settings, None).with_context(|| format!("opening MemCC in {}", dir.display()))?;
     let defaults = Defaults { agent_id: cli.agent.clone(), session_id: args.session.clone(), budget: args.budget };
-    let server = MemccMcp::new(Arc::new(memcc), defaults);
+    let memcc = Arc::new(memcc);
+    let server = MemccMcp::new(memcc.clone(), defaults);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // Summaries an earlier process committed but could not hand to memory.
+    runtime.spawn_blocking(move || memcc.context.hand_off_all());
     runtime.block_on(async {
         match args.http {
             None => memcc_mcp::serve_stdio(server).await,

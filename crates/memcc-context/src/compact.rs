@@ -53,6 +53,10 @@ pub(crate) struct Compactor<'a> {
     pub summarizer: &'a dyn Summarizer,
     pub bridge: &'a dyn MemoryBridge,
     pub mode: Mode,
+    /// Hand each summary to memory as it commits (and what waits first). Without it the
+    /// summaries only enter the outbox, for [`Compactor::drain_outbox`] to deliver later: the
+    /// embedding and knowledge-graph work then stays off the compaction.
+    pub hand_off: bool,
 }
 
 /// Is there a tool call in `items[..boundary]` whose result lies in `items[boundary..]`?
@@ -98,7 +102,9 @@ pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: usize) -> usize
 impl Compactor<'_> {
     pub fn run(&self, conversation: &Conversation, budget: usize) -> Result<CompactionOutcome> {
         // What an earlier compaction could not hand to memory goes first.
-        self.drain_outbox(conversation)?;
+        if self.hand_off {
+            self.drain_outbox(conversation)?;
+        }
         let mode = self.mode;
         let force = mode != Mode::Normal;
         let threshold = (budget as f64 * self.config.context_threshold).floor() as usize;
@@ -339,7 +345,9 @@ impl Compactor<'_> {
         }
         // The summary and its hand-off are committed; delivery is best-effort here and retried
         // from the outbox until memory has it.
-        self.deliver(&payload.summary_id, &payload)?;
+        if self.hand_off {
+            self.deliver(&payload.summary_id, &payload)?;
+        }
         let s = new.summary;
         let first = ordinals.iter().min().copied().unwrap_or(0);
         let item = ContextItem {

@@ -178,27 +178,74 @@ impl ContextEngine {
         })
     }
 
-    /// Compact when over `contextThreshold × budget` (always, with `force`).
+    /// Compact when over `contextThreshold × budget` (always, with `force`), handing each
+    /// summary to memory as it commits.
     pub fn compact(&self, session: impl Into<SessionRef>, budget: usize, force: bool) -> Result<CompactionOutcome> {
-        self.compact_with(&session.into(), budget, if force { Mode::Force } else { Mode::Normal })
+        self.compact_with(&session.into(), budget, if force { Mode::Force } else { Mode::Normal }, true)
     }
 
     /// End of a session: summarise everything, the fresh tail included, so every message has
     /// been handed to memory. The next assemble then starts from summaries only.
     pub fn flush(&self, session: impl Into<SessionRef>, budget: usize) -> Result<CompactionOutcome> {
-        self.compact_with(&session.into(), budget, Mode::Flush)
+        self.compact_with(&session.into(), budget, Mode::Flush, true)
     }
 
-    fn compact_with(&self, session: &SessionRef, budget: usize, mode: Mode) -> Result<CompactionOutcome> {
-        let conversation = self.existing(session)?;
-        let compactor = Compactor {
+    /// [`ContextEngine::compact`] (or, with `flush`, [`ContextEngine::flush`]) that leaves the
+    /// hand-offs to memory in the outbox: a host returns to its user sooner and calls
+    /// [`ContextEngine::hand_off`] afterwards, where embedding and triple extraction happen.
+    pub fn compact_deferred(
+        &self,
+        session: impl Into<SessionRef>,
+        budget: usize,
+        force: bool,
+        flush: bool,
+    ) -> Result<CompactionOutcome> {
+        let mode = match (flush, force) {
+            (true, _) => Mode::Flush,
+            (false, true) => Mode::Force,
+            (false, false) => Mode::Normal,
+        };
+        self.compact_with(&session.into(), budget, mode, false)
+    }
+
+    /// Deliver the session's summaries waiting in the outbox to memory; how many went.
+    pub fn hand_off(&self, session: impl Into<SessionRef>) -> Result<usize> {
+        let conversation = self.existing(&session.into())?;
+        self.compactor(Mode::Normal, true).drain_outbox(&conversation)
+    }
+
+    /// Deliver every conversation's summaries waiting in the outbox (what a crash, or a process
+    /// that ended before its hand-off, left behind); how many went. Hosts call it as they
+    /// start, so a conversation that is never compacted again still reaches memory.
+    pub fn hand_off_all(&self) -> Result<usize> {
+        let compactor = self.compactor(Mode::Normal, true);
+        let mut delivered = 0;
+        for conversation in self.store.conversations_with_handoffs()? {
+            delivered += compactor.drain_outbox(&conversation)?;
+        }
+        Ok(delivered)
+    }
+
+    fn compactor(&self, mode: Mode, hand_off: bool) -> Compactor<'_> {
+        Compactor {
             store: &self.store,
             config: &self.config,
             summarizer: &*self.summarizer,
             bridge: &*self.bridge,
             mode,
-        };
-        compactor.run(&conversation, budget)
+            hand_off,
+        }
+    }
+
+    fn compact_with(
+        &self,
+        session: &SessionRef,
+        budget: usize,
+        mode: Mode,
+        hand_off: bool,
+    ) -> Result<CompactionOutcome> {
+        let conversation = self.existing(session)?;
+        self.compactor(mode, hand_off).run(&conversation, budget)
     }
 
     /// The prompt for the next model call within `budget` tokens. Read-only.

@@ -248,6 +248,17 @@ impl ContextStore {
         crate::outbox::due(&conn, conversation_id, now_ms(), limit)
     }
 
+    /// Conversations with summaries waiting for memory.
+    pub fn conversations_with_handoffs(&self) -> Result<Vec<Conversation>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, session_id, session_key, agent_id FROM conversations
+             WHERE id IN (SELECT DISTINCT conversation_id FROM memory_outbox) ORDER BY id",
+        )?;
+        let rows = stmt.query_map([], conversation_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
     /// A hand-off delivered: it leaves the outbox.
     pub fn outbox_done(&self, summary_id: &str) -> Result<()> {
         self.conn().execute("DELETE FROM memory_outbox WHERE summary_id = ?1", [summary_id])?;

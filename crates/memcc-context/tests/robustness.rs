@@ -421,4 +421,20 @@ fn summaries_memory_missed_are_delivered_from_the_outbox() {
     want.sort();
     assert_eq!(got, want);
     assert_eq!(engine.stats(Some("o".into())).unwrap().pending_memory_handoffs, 0);
+
+    // Deferred: compaction leaves the hand-offs for later (embedding and triples off its path).
+    bridge.got.lock().unwrap().clear();
+    for (session, offset) in [("d1", 100), ("d2", 200)] {
+        for i in 0..40 {
+            engine.ingest_batch(&SessionRef::new(session), &turn(offset + i, &mut rng, 1_700_000_000_000)).unwrap();
+        }
+        let out = engine.compact_deferred(session, 2_000, false, false).unwrap();
+        assert!(out.compacted);
+    }
+    assert!(bridge.got.lock().unwrap().is_empty(), "nothing handed off during compaction");
+    let waiting = engine.stats(None).unwrap().pending_memory_handoffs as usize;
+    assert!(waiting > 0);
+    assert_eq!(engine.hand_off("d1").unwrap() + engine.hand_off_all().unwrap(), waiting, "one session, then the rest");
+    assert_eq!(bridge.got.lock().unwrap().len(), waiting);
+    assert_eq!(engine.stats(None).unwrap().pending_memory_handoffs, 0);
 }

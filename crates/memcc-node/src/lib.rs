@@ -193,7 +193,16 @@ impl MemccNative {
             Memcc::open_background(config, host).map_err(fail)
         };
         match catch_unwind(AssertUnwindSafe(open)) {
-            Ok(Ok(m)) => Ok(MemccNative { inner: Arc::new(m), pending }),
+            Ok(Ok(m)) => {
+                let inner = Arc::new(m);
+                // Summaries an earlier process committed but could not hand to memory (it waits
+                // for memory to open, on a thread of its own).
+                let leftovers = inner.clone();
+                let _ = std::thread::Builder::new().name("memcc-handoff".into()).spawn(move || {
+                    let _ = catch_unwind(AssertUnwindSafe(|| leftovers.context.hand_off_all()));
+                });
+                Ok(MemccNative { inner, pending })
+            }
             Ok(Err(e)) => Err(Error::new(Status::InvalidArg, format!("memcc: {e}"))),
             Err(_) => Err(Error::new(Status::GenericFailure, "memcc: internal error (panic) while opening")),
         }
