@@ -85,3 +85,23 @@ test("a deleted session is not flushed into memory unless flushDeletedSessions",
   await hooks.session_end({ sessionId: "over", reason: "reset" }, { agentId: "ops" });
   assert.deepEqual(addon.calls.find((c) => c[0] === "flush")[1], { sessionId: "over", sessionKey: null, agentId: "ops" });
 });
+
+test("one compaction per session at a time: a maintain() arriving meanwhile does not start another", async () => {
+  const addon = fakeAddon();
+  let running = 0;
+  let most = 0;
+  addon.compact = async () => {
+    running += 1;
+    most = Math.max(most, running);
+    await new Promise((r) => setTimeout(r, 30));
+    running -= 1;
+    return JSON.stringify({ compacted: true, reason: "done" });
+  };
+  testing.setAddon(addon);
+  const { engine } = registered();
+  const [a, b] = await Promise.all([engine.maintain({ sessionId: "m" }), engine.maintain({ sessionId: "m" })]);
+  assert.equal(most, 1);
+  assert.deepEqual([a.reason, b.reason].sort(), ["compaction already running", "done"]);
+  const other = await Promise.all([engine.maintain({ sessionId: "m1" }), engine.maintain({ sessionId: "m2" })]);
+  assert.deepEqual(other.map((o) => o.reason), ["done", "done"], "different sessions do not wait for each other");
+});

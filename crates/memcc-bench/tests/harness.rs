@@ -125,6 +125,16 @@ fn speed_suite_reports_every_figure_beside_its_baseline() {
     assert!(report.bulk[0].compact_messages_per_s > 0.0 && report.bulk[0].ingest_messages_per_s > 0.0);
     let md = memcc_bench::speed::markdown(&report);
     assert!(md.contains("baseline") && md.contains("brute-force"));
+    // Tiny sizes (fewer vectors than the recall@10 check asks for) used to panic.
+    let tiny = memcc_bench::speed::run(
+        std::sync::Arc::new(memcc::memory::embed::HashingEmbedder { dim: 16 }),
+        &[5],
+        &[10],
+        2,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(tiny.scan_recall_at_10 > 0.99, "{}", tiny.scan_recall_at_10);
 }
 
 #[test]

@@ -62,3 +62,21 @@ fn expand_raw_returns_a_messages_structured_parts_after_compaction() {
     let plain: serde_json::Value = serde_json::from_slice(&memcc(&home, &["--json", "expand", id]).stdout).unwrap();
     assert!(plain["items"][0].get("raw").is_none(), "only on request");
 }
+
+#[test]
+fn a_message_repeated_inside_one_ingested_file_is_kept_each_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let file = dir.path().join("t.jsonl");
+    std::fs::write(&file, "{\"role\": \"user\", \"content\": \"ok\"}\n{\"role\": \"user\", \"content\": \"ok\"}\n")
+        .unwrap();
+    let out: serde_json::Value =
+        serde_json::from_slice(&memcc(&home, &["--json", "ingest", "--session", "r", file.to_str().unwrap()]).stdout)
+            .unwrap();
+    assert_eq!(out["added"], 2, "{out}");
+    // The same file again is a retry: nothing new.
+    let again: serde_json::Value =
+        serde_json::from_slice(&memcc(&home, &["--json", "ingest", "--session", "r", file.to_str().unwrap()]).stdout)
+            .unwrap();
+    assert_eq!((again["added"].as_u64(), again["duplicates"].as_u64()), (Some(0), Some(2)), "{again}");
+}
