@@ -39,6 +39,36 @@ pub struct Assembled {
     pub memory_tokens: usize,
     /// The newest message did not fit and was cut (its full text stays in the store).
     pub truncated_latest: bool,
+    /// The recalled sections with the record behind each line (for inspection; the messages
+    /// already carry their text).
+    #[serde(skip)]
+    pub recalled: Vec<RecallSection>,
+    /// Where each of `messages` came from, in the same order (for inspection).
+    #[serde(skip)]
+    pub parts: Vec<PromptPart>,
+}
+
+/// The origin of one message of an assembled prompt, and its estimated tokens.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptPart {
+    pub source: PromptSource,
+    pub tokens: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum PromptSource {
+    /// A summary of older turns.
+    Summary { id: String, depth: u32 },
+    /// A raw message.
+    Message { id: i64 },
+    /// The date line before the first item of a day.
+    DayMarker,
+    /// The recalled memory sections (`Assembled::recalled`).
+    Memory,
+    /// The start of a newest message too long for the budget.
+    TruncatedLatest { id: i64 },
 }
 
 static SECTION_TAG: std::sync::LazyLock<regex::Regex> =
@@ -175,6 +205,7 @@ impl Assembler<'_> {
         }
         let mut truncated_latest = false;
         let mut messages: Vec<Value> = Vec::new();
+        let mut parts: Vec<PromptPart> = Vec::new();
         let mut summaries_included = 0;
         let mut raw_included = 0;
         let kept = &items[first_kept..];
@@ -189,14 +220,21 @@ impl Assembler<'_> {
                 && let Some(m) = &memory_message
             {
                 messages.push(m.clone());
+                parts.push(PromptPart { source: PromptSource::Memory, tokens: memory_tokens });
             }
             if let Some(day) = markers.get(&(first_kept + pos)) {
-                messages.push(json!({"role": "user", "content": day_marker(day), "timestamp": item.time}));
+                let marker = day_marker(day);
+                parts.push(PromptPart { source: PromptSource::DayMarker, tokens: FRAME + estimate_tokens(&marker) });
+                messages.push(json!({"role": "user", "content": marker, "timestamp": item.time}));
             }
             match &item.item {
-                ItemRef::Summary { id, .. } => {
+                ItemRef::Summary { id, depth } => {
                     if let Some(s) = self.store.summary(id)? {
                         messages.push(json!({"role": "user", "content": render_summary(&s), "timestamp": s.latest}));
+                        parts.push(PromptPart {
+                            source: PromptSource::Summary { id: id.clone(), depth: *depth },
+                            tokens: item.tokens,
+                        });
                         summaries_included += 1;
                     }
                 }
@@ -205,6 +243,7 @@ impl Assembler<'_> {
                         let raw = serde_json::from_str(&m.raw)
                             .unwrap_or_else(|_| json!({"role": m.role, "content": m.content}));
                         messages.push(raw);
+                        parts.push(PromptPart { source: PromptSource::Message { id: *id }, tokens: item.tokens });
                         raw_included += 1;
                     }
                 }
@@ -214,6 +253,7 @@ impl Assembler<'_> {
             && let Some(m) = memory_message
         {
             messages.push(m);
+            parts.push(PromptPart { source: PromptSource::Memory, tokens: memory_tokens });
         }
         // Not even the newest unit fits: send the start of the newest message instead of nothing
         // (when the budget holds the note and a useful start of it).
@@ -232,6 +272,7 @@ impl Assembler<'_> {
                 let text = cut_to_tokens(&escape_summary_text(&cut_to_tokens(&m.content, room)), room);
                 used = frame + estimate_tokens(&text);
                 messages.push(json!({"role": "user", "content": format!("{note}{text}"), "timestamp": m.timestamp}));
+                parts.push(PromptPart { source: PromptSource::TruncatedLatest { id: m.id }, tokens: used });
                 truncated_latest = true;
             }
         }
@@ -246,6 +287,8 @@ impl Assembler<'_> {
             memory_sections: sections.iter().map(|s| s.name.clone()).collect(),
             memory_tokens,
             truncated_latest,
+            recalled: sections,
+            parts,
         })
     }
 

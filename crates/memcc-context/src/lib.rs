@@ -20,7 +20,7 @@ pub mod store;
 pub mod summarize;
 pub mod verify;
 
-pub use assemble::{Assembled, COMPACTION_HINT};
+pub use assemble::{Assembled, COMPACTION_HINT, PromptPart, PromptSource};
 pub use compact::CompactionOutcome;
 pub use config::ContextConfig;
 pub use engine::{ContextEngine, ImportReport, SessionRef};

@@ -62,6 +62,11 @@ proptest! {
             let recount: usize = a.messages.iter().map(|m| AgentMessage::from_value(m.clone()).token_count()).sum::<usize>()
                 + a.system_prompt_addition.as_deref().map_or(0, memcc_core::estimate_tokens);
             prop_assert!(recount <= budget, "recount {} > {}", recount, budget);
+            // Every message says where it came from, and the parts account for the estimate.
+            prop_assert_eq!(a.parts.len(), a.messages.len());
+            let parts: usize = a.parts.iter().map(|p| p.tokens).sum::<usize>()
+                + a.system_prompt_addition.as_deref().map_or(0, memcc_core::estimate_tokens);
+            prop_assert_eq!(parts, a.estimated_tokens);
             if !a.truncated_latest {
                 assert_pairs_intact(&a);
             }

@@ -79,6 +79,18 @@ pub struct RecallSection {
     /// The full rendered text, tags included, already escaped.
     pub body: String,
     pub tokens: usize,
+    /// Where each line of the body came from, in order (empty for identity, which is one block).
+    #[serde(default)]
+    pub items: Vec<RecalledItem>,
+}
+
+/// The record behind one recalled line: for inspection, never sent to a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecalledItem {
+    /// `mem_<n>`, or `kg_<subject>` for knowledge-graph facts.
+    pub id: String,
+    /// The L3 score that ranked it (L1 and L2 lines are not ranked).
+    pub score: Option<f64>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -2,6 +2,7 @@
 //! next. Summaries arrive through [`memcc_core::MemoryBridge`] (implemented by
 //! [`MemoryRuntime`]); recall is layered L0–L3. This crate never depends on the context engine.
 
+pub mod browse;
 pub mod chunk;
 pub mod classify;
 pub mod config;

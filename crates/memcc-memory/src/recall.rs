@@ -15,7 +15,7 @@ use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
 use crate::record::{MemoryRecord, RecordKind};
 use crate::search::{Query, Search, SearchHit, SearchMode};
-use memcc_core::bridge::RecallSection;
+use memcc_core::bridge::{RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
 use memcc_core::text::{Term, excerpt, terms};
 
@@ -63,13 +63,14 @@ impl Recall<'_> {
         let essentials = store.essentials(agents, config.essential_min_weight, 50)?;
         let mut shown = Shown::default();
         let l1 = lines(&essentials, &mut shown, essential_budget.saturating_sub(SECTION_TAGS), &[]);
-        let l1_tokens = l1.iter().map(|l| estimate_tokens(l) + 1).sum::<usize>() + SECTION_TAGS;
+        let cost = |ls: &[Line]| ls.iter().map(|(l, _)| estimate_tokens(l) + 1).sum::<usize>() + SECTION_TAGS;
+        let l1_tokens = cost(&l1);
         // L3 gets the rest, keeping L2's share back; L2 takes what L3 leaves of its share.
         let l3_room = budget.saturating_sub(identity_tokens + l1_tokens + context_budget + SECTION_TAGS);
         let needles = needles(query);
         let lexical = self.search.lexical_query(query, agents)?;
         let l3 = self.deep(agents, query, as_of, l3_room, &needles, &lexical, &mut shown)?;
-        let l3_tokens = l3.iter().map(|l| estimate_tokens(l) + 1).sum::<usize>() + SECTION_TAGS;
+        let l3_tokens = cost(&l3);
         let l2_room = context_budget
             .min(budget.saturating_sub(identity_tokens + l1_tokens + l3_tokens))
             .saturating_sub(SECTION_TAGS);
@@ -81,7 +82,13 @@ impl Recall<'_> {
         };
         let mut sections = Vec::new();
         if let Some(text) = identity {
-            sections.push(section("identity", vec![escape(&text)]));
+            let body = format!("<memcc-identity>\n{}\n</memcc-identity>", escape(&text));
+            sections.push(RecallSection {
+                name: "identity".into(),
+                tokens: estimate_tokens(&body),
+                body,
+                items: Vec::new(),
+            });
         }
         for (name, body) in [("essential", l1), ("context", l2), ("recall", l3)] {
             if !body.is_empty() {
@@ -122,7 +129,7 @@ impl Recall<'_> {
         needles: &[String],
         lexical: &Option<String>,
         shown: &mut Shown,
-    ) -> Result<Vec<String>> {
+    ) -> Result<Vec<Line>> {
         if room == 0 {
             return Ok(Vec::new());
         }
@@ -161,7 +168,7 @@ impl Recall<'_> {
             }
             used += t;
             *per_session.entry(session_of(&h).to_string()).or_default() += 1;
-            out.push(line);
+            out.push((line, RecalledItem { id: h.id.clone(), score: Some(h.score) }));
         }
         Ok(out)
     }
@@ -286,7 +293,10 @@ impl Shown {
 }
 
 /// L1/L2 lines: records whole (cut like L3's), within `cap` tokens, skipping what is shown.
-fn lines(records: &[MemoryRecord], shown: &mut Shown, cap: usize, needles: &[String]) -> Vec<String> {
+/// A rendered line and the record behind it.
+type Line = (String, RecalledItem);
+
+fn lines(records: &[MemoryRecord], shown: &mut Shown, cap: usize, needles: &[String]) -> Vec<Line> {
     let mut out = Vec::new();
     let mut used = 0;
     for r in records {
@@ -308,7 +318,7 @@ fn lines(records: &[MemoryRecord], shown: &mut Shown, cap: usize, needles: &[Str
             continue;
         }
         used += t;
-        out.push(line);
+        out.push((line, RecalledItem { id: r.ref_id(), score: None }));
     }
     out
 }
@@ -326,9 +336,10 @@ fn strip_date_header(text: &str) -> &str {
     text
 }
 
-fn section(name: &str, lines: Vec<String>) -> RecallSection {
-    let body = format!("<memcc-{name}>\n{}\n</memcc-{name}>", lines.join("\n"));
-    RecallSection { name: name.into(), tokens: estimate_tokens(&body), body }
+fn section(name: &str, lines: Vec<Line>) -> RecallSection {
+    let (texts, items): (Vec<String>, Vec<RecalledItem>) = lines.into_iter().unzip();
+    let body = format!("<memcc-{name}>\n{}\n</memcc-{name}>", texts.join("\n"));
+    RecallSection { name: name.into(), tokens: estimate_tokens(&body), body, items }
 }
 
 /// Cut sections to `budget`: drop lines from the end of context (the wing's records, not ranked
@@ -345,7 +356,9 @@ fn fit(mut sections: Vec<RecallSection>, budget: usize) -> Vec<RecallSection> {
             }
             lines.remove(lines.len() - 2);
             let body = lines.join("\n");
-            sections[pos] = RecallSection { name: name.into(), tokens: estimate_tokens(&body), body };
+            let mut items = std::mem::take(&mut sections[pos].items);
+            items.pop();
+            sections[pos] = RecallSection { name: name.into(), tokens: estimate_tokens(&body), body, items };
         }
     }
     while total(&sections) > budget && !sections.is_empty() {
@@ -368,8 +381,19 @@ mod tests {
 
     #[test]
     fn fit_respects_budget_and_order_of_sacrifice() {
-        let mk =
-            |name: &str, n: usize| section(name, (0..n).map(|i| format!("- line {i} with some words in it")).collect());
+        let mk = |name: &str, n: usize| {
+            section(
+                name,
+                (0..n)
+                    .map(|i| {
+                        (
+                            format!("- line {i} with some words in it"),
+                            RecalledItem { id: format!("mem_{i}"), score: None },
+                        )
+                    })
+                    .collect(),
+            )
+        };
         let all = vec![mk("identity", 2), mk("essential", 10), mk("context", 10), mk("recall", 10)];
         for budget in [0, 10, 50, 100, 200, 400, 10_000] {
             let kept = fit(all.clone(), budget);

@@ -89,7 +89,7 @@ impl MemoryStore {
     }
 
     /// A free read connection, or the first one when all are busy.
-    fn reader(&self) -> MutexGuard<'_, Connection> {
+    pub(crate) fn reader(&self) -> MutexGuard<'_, Connection> {
         for r in &self.readers {
             if let Ok(guard) = r.try_lock() {
                 return guard;
@@ -584,9 +584,9 @@ pub(crate) fn record_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryR
     })
 }
 
-const TRIPLE_SELECT: &str = "SELECT id, agent_id, subject, predicate, object, valid_from, valid_until, superseded_by, source_record FROM triples";
+pub(crate) const TRIPLE_SELECT: &str = "SELECT id, agent_id, subject, predicate, object, valid_from, valid_until, superseded_by, source_record FROM triples";
 
-fn triple_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Triple> {
+pub(crate) fn triple_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Triple> {
     Ok(Triple {
         id: r.get(0)?,
         agent_id: r.get(1)?,

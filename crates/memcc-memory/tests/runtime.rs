@@ -1,5 +1,6 @@
 //! The memory runtime end to end through its bridge API, on real SQLite files in temp dirs.
 
+use memcc_memory::browse::RecordFilter;
 use std::sync::Arc;
 
 use memcc_core::bridge::{BridgeMessage, MemoryBridge, RecallQuery, SummaryKind, SummaryPayload};
@@ -136,6 +137,17 @@ fn every_layer_stays_within_its_budget_and_the_total() {
         assert!(total <= budget, "budget {budget}: {total}");
         for s in &sections {
             assert_eq!(s.tokens, estimate_tokens(&s.body));
+            // One record behind each line between the tags, each a stored memory.
+            if s.name != "identity" {
+                assert_eq!(s.items.len(), s.body.lines().count() - 2, "{}: {:?}", s.name, s.items);
+                for item in &s.items {
+                    assert!(item.id.starts_with("mem_") || item.id.starts_with("kg_"), "{item:?}");
+                    if item.id.starts_with("mem_") {
+                        rt.memory_get("main", &item.id).unwrap();
+                    }
+                }
+                assert_eq!(s.name == "recall", s.items.iter().all(|i| i.score.is_some()));
+            }
             // L1 and L2 get a share of the budget, capped; recall fills the rest.
             match s.name.as_str() {
                 "essential" => assert!(s.tokens <= (budget * 15 / 100).min(800) + 12, "{budget}: {}", s.tokens),
@@ -218,6 +230,23 @@ fn newer_statements_supersede_older_ones() {
     let sections = rt.retrieve(&query("main", "where do I live"), 2_000).unwrap();
     let essential = sections.iter().find(|s| s.name == "essential").unwrap();
     assert!(essential.body.contains("Berlin") && !essential.body.contains("Oslo"));
+    // The inspector's view of the same: the statement's history, pages of records and triples.
+    let chain = rt.store().supersession("main", berlin.id).unwrap();
+    assert_eq!(chain.iter().map(|r| r.id).collect::<Vec<_>>(), vec![oslo.id, berlin.id]);
+    assert_eq!(rt.store().supersession("other", berlin.id).unwrap(), vec![], "another agent's records stay out");
+    let filter = RecordFilter { agent_id: Some("main".into()), kind: Some("preference".into()), ..Default::default() };
+    let page = rt.store().list_records(&filter, 0, 1).unwrap();
+    assert_eq!((page.total, page.items.len()), (2, 1));
+    assert_eq!(page.items[0].id, berlin.id, "newest first");
+    assert_eq!(rt.store().list_records(&filter, 1, 10).unwrap().items[0].id, oslo.id);
+    let all = rt.store().list_records(&RecordFilter { agent_id: Some("main".into()), ..Default::default() }, 0, 100);
+    assert!(all.unwrap().total > 2, "documents too");
+    assert_eq!(rt.store().list_triples("main", 0, 10).unwrap().total, 2);
+    rt.forget("main", &oslo.ref_id()).unwrap();
+    assert_eq!(rt.store().list_records(&filter, 0, 10).unwrap().total, 1, "forgotten records are hidden");
+    let with_forgotten = RecordFilter { include_forgotten: true, ..filter };
+    assert_eq!(rt.store().list_records(&with_forgotten, 0, 10).unwrap().total, 2);
+    assert_eq!(rt.store().list_triples("main", 0, 10).unwrap().total, 1, "so are their triples");
 }
 
 #[test]
