@@ -2,9 +2,9 @@
 # The test command: formatting, lints, every Rust test in the workspace (the MCP one with the
 # official Python MCP client from PyPI, in ~/.cache/memcc/mcp-venv), then the OpenClaw
 # plugin end to end against a real OpenClaw (Node 24 and openclaw from npm, cached under
-# ~/.cache/memcc/e2e). Data-driven checks read ../shared/data/locomo when it exists and skip
-# with a message otherwise (under CI=true every skip is a failure). MEMCC_SKIP_E2E=1 skips the
-# OpenClaw part.
+# ~/.cache/memcc/e2e), and the inspector (memcc ui) in Debian's headless Chromium. Data-driven
+# checks read ../shared/data/locomo when it exists and skip with a message otherwise (under
+# CI=true every skip is a failure). MEMCC_SKIP_E2E=1 skips the OpenClaw part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all --check
@@ -30,4 +30,12 @@ elif ! command -v npm >/dev/null 2>&1; then
   skip "OpenClaw end-to-end test (npm not found; it installs Node 24 and openclaw from npm)"
 else
   bash scripts/e2e-openclaw.sh
+fi
+# The inspector (memcc ui) in a real headless Chromium.
+if ! command -v chromium >/dev/null 2>&1; then
+  skip "inspector browser test (no chromium; on Debian: apt-get install chromium)"
+elif ! command -v npm >/dev/null 2>&1; then
+  skip "inspector browser test (npm not found; it installs playwright-core from npm)"
+else
+  bash scripts/inspector-browser.sh
 fi

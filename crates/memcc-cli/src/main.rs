@@ -5,6 +5,7 @@ mod context_cmd;
 mod demo;
 mod mcp_cmd;
 mod memory_cmd;
+mod ui_cmd;
 
 use std::path::PathBuf;
 
@@ -62,6 +63,9 @@ enum Command {
     Bench(bench_cmd::BenchCommand),
     /// Serve MemCC over the Model Context Protocol (stdio, or streamable HTTP with --http).
     Mcp(mcp_cmd::McpArgs),
+    /// Open the local web inspector: sessions and their summary DAG, the assembled prompt and
+    /// where each recalled line came from, memory records and triples.
+    Ui(ui_cmd::UiArgs),
     /// Run the end-to-end demo: compaction of a long conversation, exact recovery, and recall in a new session.
     Demo {
         /// Keep the demo's data here instead of a temporary directory.
@@ -131,6 +135,7 @@ fn main() -> std::process::ExitCode {
         Command::Memory(c) => memory_cmd::run(&cli, c),
         Command::Bench(c) => bench_cmd::run(&cli, c),
         Command::Mcp(a) => mcp_cmd::run(&cli, a),
+        Command::Ui(a) => ui_cmd::run(&cli, a),
         Command::Demo { data } => demo::run(data.clone()),
     };
     match result {

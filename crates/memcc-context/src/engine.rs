@@ -293,6 +293,16 @@ impl ContextEngine {
         expand::describe(&self.store, &self.scope(agent, None)?, summary_id)
     }
 
+    /// The top of a session's summary DAG, for inspection.
+    pub fn dag(&self, session: &SessionRef) -> Result<crate::dag::DagView> {
+        crate::dag::view(&self.store, &self.existing(session)?)
+    }
+
+    /// A summary of the agent's conversations and its direct sources, for inspection.
+    pub fn dag_children(&self, agent: Option<&str>, summary_id: &str) -> Result<crate::dag::DagChildren> {
+        crate::dag::children(&self.store, &self.scope(agent, None)?, summary_id)
+    }
+
     /// `lcm_expand_query`: the raw messages / child summaries under ids or a query, within the
     /// request's scope (one session, or the agent's conversations).
     pub fn expand(&self, request: &ExpandRequest) -> Result<Expansion> {

@@ -7,6 +7,7 @@
 pub mod assemble;
 pub mod compact;
 pub mod config;
+pub mod dag;
 pub mod engine;
 pub mod error;
 pub mod expand;

@@ -79,9 +79,18 @@ pub struct UserMessage {
 /// whatever shape the host gives them (or `null`) survives a round trip; accessors read them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AssistantMessage {
+    /// A list of parts; a plain string (OpenAI-style transcripts) reads as one text part.
+    #[serde(deserialize_with = "parts_or_text")]
     pub content: Vec<ContentPart>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+fn parts_or_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ContentPart>, D::Error> {
+    Ok(match Content::deserialize(d)? {
+        Content::Text(text) => vec![ContentPart::text(text)],
+        Content::Parts(parts) => parts,
+    })
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -366,6 +375,15 @@ mod tests {
         let back: AgentMessage = serde_json::from_str(&text).unwrap();
         assert_eq!(back, m);
         m
+    }
+
+    #[test]
+    fn an_assistant_message_with_plain_text_content_is_an_assistant_message() {
+        // OpenAI-style transcripts ({role, content} JSONL) give assistant content as a string;
+        // it once fell through to Unknown and its JSON reached summaries.
+        let m = AgentMessage::from_value(json!({"role": "assistant", "content": "Melanie: hi", "timestamp": 5}));
+        assert!(matches!(m, AgentMessage::Assistant(_)), "{m:?}");
+        assert_eq!((m.text().as_str(), m.timestamp()), ("Melanie: hi", Some(5)));
     }
 
     #[test]

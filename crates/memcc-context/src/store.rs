@@ -190,7 +190,7 @@ impl ContextStore {
         self.path.as_deref()
     }
 
-    fn conn(&self) -> MutexGuard<'_, Connection> {
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave SQLite inconsistent (transactions roll
         // back on drop), so a poisoned lock is safe to reuse.
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
@@ -752,11 +752,11 @@ fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredMessage> {
     })
 }
 
-const SUMMARY_SELECT: &str =
+pub(crate) const SUMMARY_SELECT: &str =
     "SELECT id, conversation_id, kind, depth, content, token_count, earliest, latest, first_seq,
     last_seq, descendant_messages, descendant_summaries, source_tokens, method, created_at FROM summaries";
 
-fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
+pub(crate) fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
     let kind: String = r.get(2)?;
     Ok(Summary {
         id: r.get(0)?,

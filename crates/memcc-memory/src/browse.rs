@@ -28,7 +28,40 @@ pub struct Page<T> {
     pub offset: usize,
 }
 
+/// The values a record filter can take for one agent, with how many current records have each.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Facets {
+    pub wings: Vec<(String, i64)>,
+    pub rooms: Vec<(String, i64)>,
+    pub kinds: Vec<(String, i64)>,
+}
+
 impl MemoryStore {
+    /// Every agent with records, and how many current records each has.
+    pub fn agents(&self) -> Result<Vec<(String, i64)>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare(
+            "SELECT agent_id, COUNT(*) FILTER (WHERE forgotten_at IS NULL) FROM records GROUP BY agent_id ORDER BY agent_id",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// The wings, rooms and kinds of `agent`'s current records.
+    pub fn facets(&self, agent: &str) -> Result<Facets> {
+        let conn = self.reader();
+        let count = |column: &str| -> Result<Vec<(String, i64)>> {
+            let mut stmt = conn.prepare(&format!(
+                "SELECT {column}, COUNT(*) FROM records WHERE agent_id = ?1 AND forgotten_at IS NULL
+                 GROUP BY {column} ORDER BY COUNT(*) DESC, {column}"
+            ))?;
+            let rows = stmt.query_map([agent], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<std::result::Result<_, _>>()?)
+        };
+        Ok(Facets { wings: count("wing")?, rooms: count("room")?, kinds: count("kind")? })
+    }
+
     /// Records matching `filter`, newest first.
     pub fn list_records(&self, filter: &RecordFilter, offset: usize, limit: usize) -> Result<Page<MemoryRecord>> {
         let conn = self.reader();

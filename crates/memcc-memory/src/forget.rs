@@ -161,10 +161,20 @@ fn rewrite(tx: &Transaction<'_>, id: i64, text: &str, ids: &[i64], dropped: &str
     tx.execute("INSERT INTO records_fts (rowid, body) VALUES (?1, ?2)", params![id, fts_document(text)])?;
     // The old vector embedded the forgotten words.
     tx.execute("DELETE FROM vectors WHERE record_id = ?1", [id])?;
+    delete_triples(tx, "source_record = ?1 AND instr(lower(?2), lower(object)) > 0", params![id, dropped])
+}
+
+/// Delete the triples `condition` selects. A triple they superseded is current again (as a
+/// record is when the record that superseded it is purged), so no reference dangles.
+fn delete_triples(tx: &Transaction<'_>, condition: &str, params: &[&dyn rusqlite::ToSql]) -> Result<()> {
     tx.execute(
-        "DELETE FROM triples WHERE source_record = ?1 AND instr(lower(?2), lower(object)) > 0",
-        params![id, dropped],
+        &format!(
+            "UPDATE triples SET superseded_by = NULL, valid_until = NULL
+              WHERE superseded_by IN (SELECT id FROM triples WHERE {condition})"
+        ),
+        params,
     )?;
+    tx.execute(&format!("DELETE FROM triples WHERE {condition}"), params)?;
     Ok(())
 }
 
@@ -177,7 +187,7 @@ fn remove(tx: &Transaction<'_>, id: i64, how: Forget) -> Result<()> {
             )?;
         }
         Forget::Purge => {
-            tx.execute("DELETE FROM triples WHERE source_record = ?1", [id])?;
+            delete_triples(tx, "source_record = ?1", params![id])?;
             tx.execute("DELETE FROM vectors WHERE record_id = ?1", [id])?;
             tx.execute("DELETE FROM records_fts WHERE rowid = ?1", [id])?;
             // What it superseded is current again: the newer statement is gone.

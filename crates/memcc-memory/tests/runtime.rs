@@ -1,6 +1,7 @@
 //! The memory runtime end to end through its bridge API, on real SQLite files in temp dirs.
 
 use memcc_memory::browse::RecordFilter;
+use memcc_memory::forget::Forget;
 use std::sync::Arc;
 
 use memcc_core::bridge::{BridgeMessage, MemoryBridge, RecallQuery, SummaryKind, SummaryPayload};
@@ -247,6 +248,28 @@ fn newer_statements_supersede_older_ones() {
     let with_forgotten = RecordFilter { include_forgotten: true, ..filter };
     assert_eq!(rt.store().list_records(&with_forgotten, 0, 10).unwrap().total, 2);
     assert_eq!(rt.store().list_triples("main", 0, 10).unwrap().total, 1, "so are their triples");
+    let facets = rt.store().facets("main").unwrap();
+    assert!(facets.kinds.contains(&("preference".into(), 1)), "{facets:?}");
+    assert!(rt.store().agents().unwrap().iter().any(|(a, n)| a == "main" && *n > 0));
+}
+
+#[test]
+fn purging_the_source_of_a_newer_statement_makes_the_older_current_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, MemoryConfig::default());
+    rt.ingest_summary(&payload("main", "s1", 0, &[("user", "I live in Oslo."), ("assistant", "Nice city.")])).unwrap();
+    rt.ingest_summary(&payload("main", "s2", 5, &[("user", "I live in Berlin."), ("assistant", "Welcome to Berlin.")]))
+        .unwrap();
+    let history = rt.store().triple_history("main", "user").unwrap();
+    assert_eq!(history[0].superseded_by, Some(history[1].id));
+    // Deleting the newer triple with its record once failed on the foreign key from the older
+    // triple, and the purge did nothing.
+    let source = history[1].source_record.unwrap();
+    let purged = rt.forget_as("main", &format!("mem_{source}"), Forget::Purge).unwrap().unwrap();
+    assert_eq!(purged.removed[0], source);
+    let history = rt.store().triple_history("main", "user").unwrap();
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert!(history[0].object == "Oslo" && history[0].superseded_by.is_none() && history[0].valid_until.is_none());
 }
 
 #[test]

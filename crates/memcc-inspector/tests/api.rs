@@ -1,0 +1,185 @@
+//! The inspector's HTTP API on a real socket over a real store: what each page reads, the
+//! errors it shows, and the guards (loopback host names only; forget only from the page).
+
+use std::sync::Arc;
+use std::sync::mpsc;
+
+use serde_json::Value;
+
+use memcc::context::SessionRef;
+use memcc::context::message::{AgentMessage, ContentPart};
+use memcc::{Memcc, MemccConfig};
+
+struct Server {
+    base: String,
+    http: ureq::Agent,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start() -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let config = MemccConfig {
+            data_dir: Some(dir.path().to_path_buf()),
+            embedding_model: "hashing".into(),
+            ..Default::default()
+        };
+        let memcc = Memcc::open(config).unwrap();
+        let s = SessionRef::new("trip");
+        let t0 = 1_767_261_600_000i64;
+        for i in 0..80i64 {
+            let user = match i {
+                3 => "I live in Oslo and I love hiking in the fjords.".to_string(),
+                40 => "I moved: I live in Berlin now.".to_string(),
+                _ => format!("Question {i}: what are the museum opening hours on day {i} of the trip?"),
+            };
+            memcc.context.ingest(&s, &AgentMessage::user(&user).with_timestamp(t0 + i * 3_600_000)).unwrap();
+            let answer = format!("Answer {i}: the museum opens at nine; tickets cost {} euros.", 10 + i);
+            memcc
+                .context
+                .ingest(
+                    &s,
+                    &AgentMessage::assistant(vec![ContentPart::text(answer)]).with_timestamp(t0 + i * 3_600_000 + 1),
+                )
+                .unwrap();
+        }
+        memcc.context.flush("trip", 1_500).unwrap();
+        memcc.context.ingest(&SessionRef::new("next"), &AgentMessage::user("Where do I live now?")).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let memcc = Arc::new(memcc);
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+            let addr = "127.0.0.1:0".parse().unwrap();
+            runtime
+                .block_on(memcc_inspector::serve(memcc, "main".into(), addr, |bound| tx.send(bound).unwrap()))
+                .unwrap();
+        });
+        let bound = rx.recv().unwrap();
+        let http = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        Server { base: format!("http://{bound}"), http, _dir: dir }
+    }
+
+    fn get(&self, path: &str) -> (u16, Value) {
+        let mut response = self.http.get(format!("{}{path}", self.base)).call().unwrap();
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    fn ok(&self, path: &str) -> Value {
+        let (status, body) = self.get(path);
+        assert_eq!(status, 200, "{path}: {body}");
+        body
+    }
+}
+
+#[test]
+fn every_page_reads_what_it_shows_and_errors_say_what_is_wrong() {
+    let server = Server::start();
+
+    let overview = server.ok("/api/overview");
+    let sessions = &overview["agents"][0]["sessions"];
+    assert_eq!(overview["agents"][0]["agentId"], "main");
+    assert_eq!(sessions.as_array().unwrap().len(), 2, "{overview}");
+    assert!(overview["agents"][0]["memoryRecords"].as_i64().unwrap() > 0);
+
+    let dag = server.ok("/api/dag?session=trip");
+    assert_eq!(dag["messages"], 160);
+    let root = dag["roots"][0]["id"].as_str().unwrap().to_string();
+    let node = server.ok(&format!("/api/node/{root}"));
+    assert_eq!(node["node"]["id"], root.as_str());
+    assert!(!node["summaries"].as_array().unwrap().is_empty() || !node["messages"].as_array().unwrap().is_empty());
+
+    // Scoping and unknown ids: 404 with the error's code.
+    let (status, body) = server.get(&format!("/api/node/{root}?agent=someone-else"));
+    assert_eq!((status, body["code"].as_str()), (404, Some("not_found")), "{body}");
+    let (status, body) = server.get("/api/dag?session=nope");
+    assert_eq!((status, body["code"].as_str()), (404, Some("unknown_session")), "{body}");
+    let (status, body) = server.get("/api/dag");
+    assert_eq!(status, 400, "a missing parameter is a bad request: {body}");
+
+    // The assembled prompt: parts account for the estimate, recalled lines name their records.
+    let (status, body) = server.get("/api/assemble?session=next&budget=10");
+    assert_eq!((status, body["code"].as_str()), (400, Some("invalid_input")), "{body}");
+    let prompt = server.ok("/api/assemble?session=next&budget=4000");
+    let parts: u64 = prompt["parts"].as_array().unwrap().iter().map(|p| p["tokens"].as_u64().unwrap()).sum();
+    assert_eq!(parts + prompt["systemTokens"].as_u64().unwrap(), prompt["estimatedTokens"].as_u64().unwrap());
+    let memory = prompt["memory"].as_array().unwrap();
+    let recalled: Vec<&Value> = memory.iter().flat_map(|m| m["lines"].as_array().unwrap()).collect();
+    assert!(recalled.iter().any(|l| l["text"].as_str().unwrap().contains("Berlin")), "{prompt}");
+    for line in recalled.iter().filter(|l| l["id"].as_str().is_some_and(|id| id.starts_with("mem_"))) {
+        assert_eq!(line["record"]["sourceSessionIds"][0], "trip", "{line}");
+    }
+
+    // Memory: a search, a filtered page, the statement's history.
+    let found = server.ok("/api/memory?q=where%20do%20I%20live");
+    assert!(found["total"].as_u64().unwrap() > 0);
+    let prefs = server.ok("/api/memory?kind=preference&limit=1");
+    assert_eq!(prefs["items"].as_array().unwrap().len(), 1);
+    let facets = server.ok("/api/memory/facets");
+    assert!(facets["kinds"].as_array().unwrap().iter().any(|k| k[0] == "preference"), "{facets}");
+    let berlin = server.ok("/api/memory?kind=preference")["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["record"]["text"].as_str().unwrap().contains("Berlin"))
+        .map(|i| format!("mem_{}", i["record"]["id"]))
+        .expect("a preference about Berlin");
+    let history = server.ok(&format!("/api/memory/{berlin}/history"));
+    let texts: Vec<&str> = history.as_array().unwrap().iter().map(|r| r["text"].as_str().unwrap()).collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(texts[0].contains("Oslo") && texts[1].contains("Berlin"), "oldest first: {texts:?}");
+    let (status, _) = server.get("/api/memory/banana/history");
+    assert_eq!(status, 400);
+    let triples = server.ok("/api/triples");
+    assert!(triples["total"].as_i64().unwrap() > 0);
+
+    // Forget: only with the page's header; then gone; twice is "not found".
+    let forget = |header: bool| {
+        let mut request = server.http.post(format!("{}/api/memory/{berlin}/forget", server.base));
+        if header {
+            request = request.header(memcc_inspector::WRITE_HEADER, "1");
+        }
+        let mut response = request.header("content-type", "application/json").send("{}").unwrap();
+        (response.status().as_u16(), response.body_mut().read_to_string().unwrap())
+    };
+    assert_eq!(forget(false).0, 403, "a cross-site form cannot forget");
+    let (status, body) = forget(true);
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = forget(true);
+    assert_eq!(status, 404, "{body}");
+    let after = server.ok("/api/memory?kind=preference");
+    assert!(after["items"].as_array().unwrap().iter().all(|i| format!("mem_{}", i["record"]["id"]) != berlin));
+}
+
+#[test]
+fn only_loopback_host_names_are_answered() {
+    let server = Server::start();
+    let page = |host: &str| {
+        let mut response = server.http.get(format!("{}/", server.base)).header("host", host).call().unwrap();
+        let csp = response.headers().get("content-security-policy").map(|v| v.to_str().unwrap().to_string());
+        (response.status().as_u16(), response.body_mut().read_to_string().unwrap(), csp)
+    };
+    let (status, body, csp) = page("localhost:1234");
+    assert_eq!(status, 200);
+    assert!(body.contains("MemCC inspector") && csp.unwrap().contains("default-src 'self'"));
+    assert_eq!(page("[::1]:9").0, 200);
+    // DNS rebinding: a page on attacker.example resolving to 127.0.0.1 sends its own host name.
+    assert_eq!(page("attacker.example:1234").0, 403);
+    assert_eq!(page("127.0.0.1.attacker.example").0, 403);
+}
+
+#[test]
+fn it_refuses_to_listen_beyond_loopback() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = MemccConfig {
+        data_dir: Some(dir.path().to_path_buf()),
+        embedding_model: "hashing".into(),
+        memory_enabled: false,
+        ..Default::default()
+    };
+    let memcc = Arc::new(Memcc::open(config).unwrap());
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let result = runtime.block_on(memcc_inspector::serve(memcc, "main".into(), "0.0.0.0:0".parse().unwrap(), |_| {}));
+    assert!(matches!(result, Err(memcc_inspector::InspectorError::NotLoopback(_))));
+}

@@ -1,0 +1,116 @@
+// The inspector in a real headless Chromium (Debian's), driven by playwright-core: every page
+// loads, a DAG node expands down to raw messages, the prompt view names each recalled line's
+// record, a memory search finds records, forget (after its confirmation) hides one, and the
+// knowledge graph lists triples. Screenshots go to SCREENSHOTS.
+// Env: INSPECTOR_URL, AGENT, SESSION (compacted), NEXT_SESSION, SCREENSHOTS, CHROMIUM, PLAYWRIGHT_DIR.
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+const base = env("INSPECTOR_URL").replace(/\/$/, "");
+const agent = env("AGENT"), session = env("SESSION"), next = env("NEXT_SESSION"), shots = env("SCREENSHOTS");
+const { chromium } = createRequire(join(env("PLAYWRIGHT_DIR"), "/"))("playwright-core");
+
+const browser = await chromium.launch({
+  executablePath: env("CHROMIUM"),
+  headless: true,
+  // No network beyond loopback here: keep Chromium from trying.
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+});
+const failures = [];
+try {
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  page.on("pageerror", (e) => failures.push(`page error: ${e.message}`));
+  // A 404 the page handles (the unknown-session check below) is logged by Chromium too.
+  page.on("console", (m) => m.type() === "error" && !/Failed to load resource/.test(m.text()) && failures.push(`console: ${m.text()}`));
+  const ready = () => page.waitForFunction(() => document.body.dataset.ready === "1", null, { timeout: 60_000 });
+  const visit = async (hash) => {
+    await page.evaluate(() => (document.body.dataset.ready = "0"));
+    await page.evaluate((h) => (location.hash = h), hash);
+    await ready();
+    assert.equal(await page.locator("#error").count(), 0, `error on ${hash}: ${await page.locator("#error").allTextContents()}`);
+  };
+  const shot = (name) => page.screenshot({ path: join(shots, name), fullPage: true });
+
+  // Agents and sessions.
+  await page.goto(`${base}/`);
+  await ready();
+  await page.locator(`tr[data-session="${session}"]`).waitFor();
+  await page.locator(`tr[data-session="${next}"]`).waitFor();
+  await shot("1-sessions.png");
+
+  // The DAG: click the first top node, then its first child, and so on down to a leaf's messages.
+  await page.evaluate(() => (document.body.dataset.ready = "0"));
+  await page.locator(`tr[data-session="${session}"]`).click();
+  await ready();
+  const roots = await page.locator("svg.dag rect[data-node]").count();
+  assert.ok(roots >= 1, "the compacted session draws its top summaries");
+  let node = await page.locator("svg.dag rect[data-node]").first().getAttribute("data-node");
+  for (let depth = 0; depth < 12; depth++) {
+    const before = await page.locator("svg.dag rect[data-node]").count();
+    await page.locator(`svg.dag rect[data-node="${node}"]`).click();
+    await page.locator("#node-detail h2.mono").filter({ hasText: node }).waitFor();
+    const messages = await page.locator("#raw-messages .msg").count();
+    if (messages > 0) break;
+    const after = await page.locator("svg.dag rect[data-node]").count();
+    assert.ok(after > before, `expanding ${node} shows its children`);
+    // Down to its first child.
+    node = await page.locator(`svg.dag rect[data-parent="${node}"]`).first().getAttribute("data-node");
+  }
+  const raw = await page.locator("#raw-messages .msg").count();
+  assert.ok(raw > 0, "a leaf expands to its raw messages");
+  assert.ok((await page.locator("svg.dag rect.message").count()) === raw, "and draws them");
+  const firstText = await page.locator("#raw-messages .msg pre").first().textContent();
+  assert.match(firstText, /^\w+: /, "raw messages show their words, not their JSON");
+  await shot("2-dag.png");
+
+  // The assembled prompt of the next session, with a question that recalls the long one.
+  await visit(`#/prompt/${encodeURIComponent(agent)}/${encodeURIComponent(next)}?budget=4000&pending=${encodeURIComponent("What did Caroline research for her career?")}`);
+  const sections = await page.locator("#sections tr[data-section]").allTextContents();
+  assert.ok(sections.length >= 3, `sections listed: ${sections}`);
+  const layers = await page.locator("[data-layer]").evaluateAll((ls) => ls.map((l) => l.dataset.layer));
+  assert.ok(layers.includes("recall"), `L3 recalled something: ${layers}`);
+  const items = await page.locator('[data-layer="recall"] tr[data-item^="mem_"]').count();
+  assert.ok(items > 0, "each recalled line names its record");
+  const from = await page.locator('[data-layer="recall"] tr[data-item^="mem_"] td.mono').nth(1).textContent();
+  assert.ok(from.includes(session), `a recalled line says which session it came from: ${from}`);
+  await shot("3-prompt.png");
+
+  // Memory: search, open a record, forget it after confirming.
+  await visit(`#/memory/${encodeURIComponent(agent)}`);
+  assert.ok((await page.locator("#records tr[data-record]").count()) > 0, "a page of records");
+  await page.locator("#search").fill("adoption agencies");
+  await page.evaluate(() => (document.body.dataset.ready = "0"));
+  await page.locator("#search").press("Enter");
+  await ready();
+  const hits = await page.locator("#records tr[data-record]").count();
+  assert.ok(hits > 0, "the search finds records");
+  const target = await page.locator("#records tr[data-record]").first().getAttribute("data-record");
+  await page.locator(`#records tr[data-record="${target}"]`).click();
+  await page.locator("#record-detail h2.mono").filter({ hasText: target }).waitFor();
+  await page.locator("#forget").waitFor();
+  await shot("4-memory.png");
+  page.once("dialog", (d) => d.accept());
+  await page.evaluate(() => (document.body.dataset.ready = "0"));
+  await page.locator("#forget").click();
+  await ready();
+  const still = await page.locator(`#records tr[data-record="${target}"]`).count();
+  assert.equal(still, 0, `${target} is gone from the results once forgotten`);
+
+  // The knowledge graph.
+  await visit(`#/triples/${encodeURIComponent(agent)}`);
+  await shot("5-triples.png");
+  // A page that cannot load says so instead of breaking.
+  await visit(`#/session/${encodeURIComponent(agent)}/no-such-session`).catch(() => {});
+  assert.match(await page.locator("#error").textContent(), /no-such-session/);
+} finally {
+  await browser.close();
+}
+assert.deepEqual(failures, [], "no script errors in the page");
+console.log(`inspector browser test passed; screenshots in ${shots}`);
