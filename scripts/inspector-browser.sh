@@ -44,6 +44,7 @@ if [ -f "$LOCOMO" ]; then
   memcc flush --session locomo-long --budget 4000 >/dev/null
   memcc import "$WORK/next.jsonl" --session locomo-next >/dev/null
   SESSION=locomo-long NEXT=locomo-next
+  QUESTION="What did Caroline research for her career?" SEARCH="adoption agencies"
 elif [ "${CI:-}" = "true" ]; then
   echo "FAIL: CI=true and no LoCoMo data at $LOCOMO" >&2
   exit 1
@@ -51,7 +52,12 @@ else
   echo "==> no LoCoMo data at $LOCOMO: using the demo's conversation"
   MEMCC_MODEL_DIR="$MODEL_DIR" "$BIN" demo --data "$HOME_DIR" >/dev/null
   SESSION=demo-trip-1 NEXT=demo-trip-2
+  QUESTION="Which train do we take to Madrid?" SEARCH="night train"
 fi
+# Conversations rarely state the facts the rule-based extractor turns into triples; a person
+# adding them does.
+memcc memory add "I live in Boston and I work at Fidelity." >/dev/null
+memcc memory add "I'm allergic to peanuts, so no satay." >/dev/null
 MEMCC_MODEL_DIR="$MODEL_DIR" "$BIN" --home "$HOME_DIR" "${EMBED[@]}" ui --port 0 2>"$WORK/ui.log" &
 UI_PID=$!
 for _ in $(seq 1 100); do
@@ -61,4 +67,5 @@ for _ in $(seq 1 100); do
 done
 [ -n "$URL" ] || { cat "$WORK/ui.log" >&2; exit 1; }
 INSPECTOR_URL="$URL" AGENT=main SESSION="$SESSION" NEXT_SESSION="$NEXT" SCREENSHOTS="$SHOTS" \
+  QUESTION="$QUESTION" SEARCH="$SEARCH" \
   CHROMIUM="$CHROMIUM" PLAYWRIGHT_DIR="$CACHE/node_modules" node scripts/inspector/browser.test.mjs

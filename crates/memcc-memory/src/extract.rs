@@ -402,6 +402,41 @@ fn subject_of(s: &str) -> String {
     }
 }
 
+/// At most five words, without a trailing stop.
+fn first_words(text: &str) -> String {
+    let object: String = text.split_whitespace().take(5).collect::<Vec<_>>().join(" ");
+    object.trim_end_matches(['.', ',']).to_string()
+}
+
+/// Words that may sit inside a name ("Bank of America", "Rio de Janeiro").
+const NAME_JOINERS: &[&str] =
+    &["of", "de", "da", "do", "du", "del", "la", "le", "von", "van", "upon", "on", "the", "and"];
+
+/// A capitalised object is the name it starts with ("Boston and I work at…" → "Boston"); any
+/// other ends with its clause. Either way at most five words.
+fn name_or_clause(text: &str) -> String {
+    if !text.starts_with(|c: char| c.is_uppercase()) {
+        let cut = CLAUSE_END.find(text).map_or(text, |m| &text[..m.start()]);
+        return first_words(cut);
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    // "I" starts the next clause, not a name.
+    let capital = |w: &str| w.starts_with(|c: char| c.is_uppercase()) && w != "I" && !w.starts_with("I'");
+    let mut end = 0;
+    while end < words.len() && end < 5 {
+        let w = words[end].trim_end_matches(['.', ',', ';', '!', '?']);
+        let joins = NAME_JOINERS.contains(&w) && words.get(end + 1).is_some_and(|n| capital(n));
+        if !(capital(w) || joins) {
+            break;
+        }
+        end += 1;
+        if w.len() != words[end - 1].len() {
+            break; // the name ends with its punctuation
+        }
+    }
+    first_words(&words[..end].join(" "))
+}
+
 /// Rule-based (subject, predicate, object) facts in `text`; "I"/"my"/"我" is the user.
 pub fn triples(text: &str) -> Vec<NewTriple> {
     let mut out: Vec<NewTriple> = Vec::new();
@@ -414,8 +449,8 @@ pub fn triples(text: &str) -> Vec<NewTriple> {
         for (regex, predicate) in EN_TRIPLES.iter() {
             for c in regex.captures_iter(sentence) {
                 let Some(o) = c.name("o") else { continue };
-                let object: String = o.as_str().split_whitespace().take(5).collect::<Vec<_>>().join(" ");
-                let object = object.trim_end_matches(['.', ',']).to_string();
+                let object =
+                    if *predicate == "birthday" { first_words(o.as_str()) } else { name_or_clause(o.as_str()) };
                 if object.is_empty() {
                     continue;
                 }
@@ -439,6 +474,27 @@ pub fn triples(text: &str) -> Vec<NewTriple> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod triple_object_tests {
+    use super::*;
+
+    fn objects(text: &str) -> Vec<(String, String)> {
+        triples(text).into_iter().map(|t| (t.predicate, t.object)).collect()
+    }
+
+    #[test]
+    fn a_named_object_ends_with_the_name() {
+        let pairs = |v: &[(&str, &str)]| v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect::<Vec<_>>();
+        assert_eq!(
+            objects("I live in Boston and I work at Fidelity."),
+            pairs(&[("works_at", "Fidelity"), ("lives_in", "Boston")])
+        );
+        assert_eq!(objects("I live in New York City now."), pairs(&[("lives_in", "New York City")]));
+        assert_eq!(objects("I work at Bank of America in Boston"), pairs(&[("works_at", "Bank of America")]));
+        assert_eq!(objects("I'm allergic to peanuts, so no satay."), pairs(&[("allergic_to", "peanuts")]));
+    }
 }
 
 #[cfg(test)]
