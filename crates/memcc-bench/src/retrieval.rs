@@ -227,8 +227,9 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
             for q in h.questions.iter().filter(|q| !q.abstention && !q.gold_sessions.is_empty()) {
                 let hits = rt.search_with(&base.context.agent_id, &q.text, q.as_of, None, 30, search_mode)?;
                 let units: Vec<(String, String)> =
-                    dedup_in_order(hits.iter().filter_map(|h| h.record.as_ref()).flat_map(|r| {
-                        r.source_message_ids.iter().filter_map(|id| ids.get(id).cloned()).collect::<Vec<_>>()
+                    // A hit's turns in the order it gives them: the lines holding the query's words first.
+                    dedup_in_order(hits.iter().flat_map(|h| {
+                        h.evidence.iter().filter_map(|id| ids.get(id).cloned()).collect::<Vec<_>>()
                     }));
                 let turns: Vec<String> = units.iter().map(|(_, t)| t.clone()).collect();
                 let sessions: Vec<String> = dedup_in_order(units.iter().map(|(s, _)| s.clone()));

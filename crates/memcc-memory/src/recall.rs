@@ -14,10 +14,10 @@ use std::collections::{HashMap, HashSet};
 use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
 use crate::record::{MemoryRecord, RecordKind};
-use crate::search::{Query, Search, SearchHit, SearchMode};
+use crate::search::{Query, Search, SearchHit, SearchMode, needles};
 use memcc_core::bridge::{RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
-use memcc_core::text::{Term, excerpt, terms};
+use memcc_core::text::excerpt;
 
 /// Escape recalled text: it can mention `<memcc-recall>` but never produce the tag.
 pub fn escape(text: &str) -> String {
@@ -193,17 +193,6 @@ impl Recall<'_> {
 }
 
 /// The query's words worth cutting excerpts around.
-fn needles(query: &str) -> Vec<String> {
-    terms(query)
-        .into_iter()
-        .filter_map(|t| match t {
-            Term::Word(w) if w.len() > 3 && !memcc_core::text::is_stop_word(&w) => Some(w),
-            Term::Cjk(c) if c.len() > 1 => Some(c.into_iter().collect()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// The session a hit came from ("" for knowledge-graph results).
 fn session_of(h: &SearchHit) -> &str {
     h.record.as_ref().and_then(|r| r.source_session_ids.first()).map_or("", String::as_str)
@@ -309,6 +298,7 @@ fn lines(records: &[MemoryRecord], shown: &mut Shown, cap: usize, needles: &[Str
             text: String::new(),
             event_time: r.event_time,
             current: r.is_current(),
+            evidence: Vec::new(),
             record: Some(r.clone()),
         };
         let Some(line) = shown.render_hit(&hit, needles) else { continue };

@@ -43,8 +43,47 @@ pub struct SearchHit {
     pub event_time: Option<i64>,
     /// Superseded or expired: kept for history, ranked lower.
     pub current: bool,
+    /// The conversation messages the hit rests on, those holding more of the query's words
+    /// first (see [`evidence`]); empty for knowledge-graph results.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<i64>,
     #[serde(skip)]
     pub record: Option<MemoryRecord>,
+}
+
+/// The words of a query worth looking for in a record's text: longer than three letters and
+/// not stop words, and CJK runs of two or more characters.
+pub fn needles(query: &str) -> Vec<String> {
+    terms(query)
+        .into_iter()
+        .filter_map(|t| match t {
+            Term::Word(w) if w.len() > 3 && !memcc_core::text::is_stop_word(&w) => Some(w),
+            Term::Cjk(c) if c.len() > 1 => Some(c.into_iter().collect()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The messages of a record the query points at, best first: for a window (one line per
+/// message, after its date line) the lines holding more of the query's words come first, ties
+/// in conversation order; any other record keeps its order. Tells a reader (or `lcm_expand_query`)
+/// which turn of a hit holds the match.
+pub fn evidence(record: &MemoryRecord, query: &str) -> Vec<i64> {
+    let lines: Vec<&str> = record.text.lines().skip(1).collect();
+    if record.kind != RecordKind::Verbatim || lines.len() != record.source_message_ids.len() {
+        return record.source_message_ids.clone();
+    }
+    let needles: Vec<String> = needles(query).into_iter().map(|n| n.to_lowercase()).collect();
+    let mut scored: Vec<(usize, i64)> = lines
+        .iter()
+        .zip(&record.source_message_ids)
+        .map(|(line, id)| {
+            let line = line.to_lowercase();
+            (needles.iter().filter(|n| line.contains(n.as_str())).count(), *id)
+        })
+        .collect();
+    scored.sort_by_key(|(hits, _)| std::cmp::Reverse(*hits));
+    scored.into_iter().map(|(_, id)| id).collect()
 }
 
 /// Candidates taken from each retriever before fusion, at least.
@@ -160,6 +199,7 @@ impl Search<'_> {
                     text: r.text.clone(),
                     event_time: r.event_time,
                     current: r.is_current(),
+                    evidence: evidence(&r, q.text),
                     record: Some(r),
                 }
             })
@@ -253,6 +293,7 @@ impl Search<'_> {
                 text: format!("Known facts: {}", lines.join("; ")),
                 event_time: fresh.iter().filter_map(|t| t.valid_from).max(),
                 current: true,
+                evidence: Vec::new(),
                 record: None,
             },
         );

@@ -97,6 +97,24 @@ fn a_fact_from_one_session_is_recalled_in_the_next() {
 }
 
 #[test]
+fn a_hit_names_the_turn_holding_the_match_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir, MemoryConfig::default());
+    seed(&rt, "main");
+    let hits = rt.memory_search("main", "Which flight from Frankfurt?", 5, 0.0, None).unwrap();
+    let hit =
+        hits.iter().find(|h| h.text.contains("Frankfurt") && h.kind == RecordKind::Verbatim).expect("a window hit");
+    // Message 2 of day 0 says "flight … from Frankfurt"; message 3 only "flight".
+    assert_eq!(hit.evidence.first(), Some(&2), "{hit:?}");
+    assert_eq!(hit.evidence.get(1), Some(&3), "{hit:?}");
+    let mut all = hit.evidence.clone();
+    all.sort_unstable();
+    assert_eq!(all, hit.record.as_ref().unwrap().source_message_ids);
+    let json = serde_json::to_value(hit).unwrap();
+    assert_eq!(json["evidence"][0], 2, "memory_search shows it");
+}
+
+#[test]
 fn preferences_become_documents_and_essentials() {
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime(&dir, MemoryConfig::default());
