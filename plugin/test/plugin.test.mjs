@@ -3,7 +3,12 @@
 // turn without an advancement key is refused, a deleted session is not flushed into memory.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import plugin, { testing } from "../index.js";
+import { loadAddon, platformSuffix } from "../addon.js";
 
 function fakeAddon() {
   const calls = [];
@@ -104,4 +109,78 @@ test("one compaction per session at a time: a maintain() arriving meanwhile does
   assert.deepEqual([a.reason, b.reason].sort(), ["compaction already running", "done"]);
   const other = await Promise.all([engine.maintain({ sessionId: "m1" }), engine.maintain({ sessionId: "m2" })]);
   assert.deepEqual(other.map((o) => o.reason), ["done", "done"], "different sessions do not wait for each other");
+});
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const PKG = { name: "@memcc/openclaw-plugin", version: "0.1.0", optionalDependencies: { "@memcc/openclaw-plugin-linux-x64-gnu": "0.1.0" } };
+const notFound = (name) => {
+  throw Object.assign(new Error(`Cannot find module '${name}'`), { code: "MODULE_NOT_FOUND" });
+};
+
+test("the addon comes from this platform's package; a missing, broken or mismatched one is a clear error", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "memcc-addon-"));
+  const loaded = [];
+  const fake = { version: () => "0.1.0" };
+  const load = (name) => {
+    loaded.push(name);
+    return fake;
+  };
+  assert.equal(loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load }), fake);
+  assert.deepEqual(loaded, ["@memcc/openclaw-plugin-linux-x64-gnu"]);
+  assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load: notFound }), /^Error: memcc: \[addon_missing\] the native addon package @memcc\/openclaw-plugin-linux-x64-gnu is not installed: reinstall/);
+  assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "darwin-arm64", load: notFound }), /\[addon_missing\] .*openclaw-plugin-darwin-arm64 .*prebuilt addons for linux-x64-gnu; build one from source/);
+  const dlopen = () => {
+    throw Object.assign(new Error("/lib/libc.so.6: version `GLIBC_2.39' not found"), { code: "ERR_DLOPEN_FAILED" });
+  };
+  assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load: dlopen }), /\[addon_load\] .*GLIBC_2\.39/);
+  assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load: () => ({ version: () => "0.0.9" }) }), /\[addon_version\] the native addon \(@memcc\/openclaw-plugin-linux-x64-gnu\) is version 0\.0\.9 but @memcc\/openclaw-plugin is 0\.1\.0/);
+  assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load: () => ({}) }), /\[addon_version\] .*older than 0\.1\.0/);
+  // A source build beside the plugin (scripts/build-plugin.sh) is used first.
+  fs.writeFileSync(path.join(dir, "memcc.node"), "");
+  loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load });
+  assert.equal(loaded.at(-1), path.join(dir, "memcc.node"));
+});
+
+test("platform package names follow the usual native-module suffixes", () => {
+  assert.equal(platformSuffix("linux", "x64", true), "linux-x64-gnu");
+  assert.equal(platformSuffix("linux", "arm64", false), "linux-arm64-musl");
+  assert.equal(platformSuffix("darwin", "arm64"), "darwin-arm64");
+  assert.equal(platformSuffix("win32", "x64"), "win32-x64-msvc");
+});
+
+test("the plugin, its platform packages and the addon carry one version", () => {
+  const version = /^version = "([^"]+)"/m.exec(fs.readFileSync(path.join(repo, "Cargo.toml"), "utf8"))[1];
+  const pkg = JSON.parse(fs.readFileSync(path.join(repo, "plugin/package.json"), "utf8"));
+  assert.equal(pkg.version, version, "plugin/package.json and the workspace (the addon's version)");
+  const platforms = fs.readdirSync(path.join(repo, "plugin/npm"));
+  assert.ok(platforms.includes("linux-x64-gnu"));
+  for (const suffix of platforms) {
+    const p = JSON.parse(fs.readFileSync(path.join(repo, "plugin/npm", suffix, "package.json"), "utf8"));
+    assert.equal(p.name, `${pkg.name}-${suffix}`);
+    assert.equal(p.version, version, p.name);
+    assert.equal(pkg.optionalDependencies[p.name], version, `${p.name} is an exact optional dependency`);
+    assert.deepEqual(p.files, [`memcc.${suffix}.node`]);
+    assert.equal(p.main, `memcc.${suffix}.node`);
+    assert.ok(p.os?.length && p.cpu?.length, `${p.name} names its os and cpu so npm installs it only there`);
+  }
+  assert.deepEqual(Object.keys(pkg.optionalDependencies).sort(), platforms.map((s) => `${pkg.name}-${s}`).sort());
+  assert.deepEqual(pkg.openclaw.install.requiredPlatformPackages.sort(), Object.keys(pkg.optionalDependencies).sort());
+  assert.ok(!pkg.files.some((f) => f.endsWith(".node")), "the plugin package carries no binary");
+});
+
+test("data follows the host's state dir unless MEMCC_HOME or dataDir say otherwise", () => {
+  const saved = process.env.MEMCC_HOME;
+  delete process.env.MEMCC_HOME;
+  try {
+    assert.equal(testing.engineConfig({}, null, "/srv/openclaw-work").dataDir, "/srv/openclaw-work/memcc");
+    assert.equal(testing.engineConfig({ dataDir: "/data/memcc" }, null, "/srv/openclaw-work").dataDir, "/data/memcc");
+    assert.equal(testing.hostStateDir({ runtime: { state: { resolveStateDir: () => "/srv/profile-b" } } }), "/srv/profile-b");
+    const throwing = { runtime: { state: { resolveStateDir: () => { throw new Error("no"); } } } };
+    assert.equal(testing.hostStateDir(throwing), process.env.OPENCLAW_STATE_DIR || path.join(os.homedir(), ".openclaw"));
+    process.env.MEMCC_HOME = "/home/u/memcc";
+    assert.equal(testing.engineConfig({}, null, "/srv/openclaw-work").dataDir, undefined, "MEMCC_HOME is the engine's own default");
+  } finally {
+    if (saved === undefined) delete process.env.MEMCC_HOME;
+    else process.env.MEMCC_HOME = saved;
+  }
 });

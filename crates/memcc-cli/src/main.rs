@@ -17,7 +17,7 @@ use memcc::{Memcc, MemccConfig};
 #[derive(Parser)]
 #[command(name = "memcc", version, about = "MemCC: lossless context compaction and long-term memory for LLM agents")]
 pub struct Cli {
-    /// Data directory holding context.db, memory.db and models/ (default: $MEMCC_HOME, else ~/.openclaw/memcc).
+    /// Data directory holding context.db, memory.db and models/ (default: $MEMCC_HOME, else $OPENCLAW_STATE_DIR/memcc, else ~/.openclaw/memcc).
     #[arg(long, global = true)]
     home: Option<PathBuf>,
     /// Context database file (default: <data dir>/context.db).

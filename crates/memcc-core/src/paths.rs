@@ -1,12 +1,18 @@
-//! Where MemCC keeps its data: `$MEMCC_HOME`, else `$HOME/.openclaw/memcc/`.
+//! Where MemCC keeps its data: `$MEMCC_HOME`, else `memcc/` in OpenClaw's state dir
+//! (`$OPENCLAW_STATE_DIR`, else `$HOME/.openclaw`), so each OpenClaw profile has its own store
+//! and the CLI finds the one the host in the same environment uses.
 
 use std::path::PathBuf;
 
 /// The data directory. Falls back to the current directory's `.memcc` only when neither
 /// `MEMCC_HOME` nor `HOME` is set (e.g. a stripped service environment).
 pub fn data_dir() -> PathBuf {
-    if let Some(home) = std::env::var_os("MEMCC_HOME").filter(|v| !v.is_empty()) {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(home) = var("MEMCC_HOME") {
         return PathBuf::from(home);
+    }
+    if let Some(state) = var("OPENCLAW_STATE_DIR") {
+        return PathBuf::from(state).join("memcc");
     }
     match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
         Some(home) => PathBuf::from(home).join(".openclaw").join("memcc"),

@@ -171,6 +171,13 @@ impl ChatModel for HostModel {
     }
 }
 
+/// The addon's version (the workspace version it was built from): the plugin refuses an addon
+/// whose version differs from its own package's.
+#[napi]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
 #[napi]
 pub struct MemccNative {
     inner: Arc<Memcc>,

@@ -53,7 +53,7 @@ impl MemccError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct MemccConfig {
-    /// Where `context.db`, `memory.db` and `models/` live (default `$MEMCC_HOME`, else `~/.openclaw/memcc`).
+    /// Where `context.db`, `memory.db` and `models/` live (default `$MEMCC_HOME`, else `$OPENCLAW_STATE_DIR/memcc`, else `~/.openclaw/memcc`).
     pub data_dir: Option<PathBuf>,
     /// Smaller summaries and injections for small context windows.
     pub context_optimization: bool,

@@ -1,0 +1,36 @@
+//! Where the data lives without `--home`: `$MEMCC_HOME`, else `memcc/` in OpenClaw's state dir
+//! (`$OPENCLAW_STATE_DIR`, else `~/.openclaw`), so each OpenClaw profile has its own store.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+/// `memcc ingest` of one message with exactly the given MemCC/OpenClaw variables set.
+fn ingest(dir: &Path, vars: &[(&str, &Path)]) {
+    let file = dir.join("t.jsonl");
+    std::fs::write(&file, "{\"role\": \"user\", \"content\": \"hello\"}\n").unwrap();
+    let mut cmd = Command::new(common::BIN);
+    cmd.env_remove("MEMCC_HOME").env_remove("OPENCLAW_STATE_DIR").env("HOME", dir.join("home"));
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.args(["--embedding-model", "hashing", "ingest", "--session", "s"]).arg(&file).output().unwrap();
+    common::ok(out);
+}
+
+#[test]
+fn data_follows_memcc_home_then_the_openclaw_state_dir_then_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("profile-b");
+    ingest(dir.path(), &[("OPENCLAW_STATE_DIR", &state)]);
+    assert!(state.join("memcc/context.db").is_file(), "in the OpenClaw state dir");
+    assert!(!dir.path().join("home/.openclaw").exists());
+
+    let mine = dir.path().join("mine");
+    ingest(dir.path(), &[("OPENCLAW_STATE_DIR", &state), ("MEMCC_HOME", &mine)]);
+    assert!(mine.join("context.db").is_file(), "MEMCC_HOME wins");
+
+    ingest(dir.path(), &[]);
+    assert!(dir.path().join("home/.openclaw/memcc/context.db").is_file(), "the default state dir");
+}
