@@ -32,8 +32,8 @@ if [ "${CI:-}" = "true" ] || [ "${MEMCC_INSTALL_CHECK:-0}" = "1" ]; then
   CARGO_TARGET_DIR="${MEMCC_INSTALL_TARGET:-$HOME/.cache/memcc/install-target}" \
     cargo install --quiet --locked --path crates/memcc-cli --root "$root"
   "$root/bin/memcc" --version
-  "$root/bin/memcc" --home "$root/home" --embedding-model hashing demo | grep -q "LH 1174" \
-    || { echo "FAIL: the cargo-installed memcc did not run its demo" >&2; exit 1; }
+  "$root/bin/memcc" --home "$root/home" --embedding-model hashing demo >"$root/demo.txt"
+  grep -q "LH 1174" "$root/demo.txt" || { echo "FAIL: the cargo-installed memcc did not run its demo" >&2; exit 1; }
   rm -rf "$root"
 else
   echo "SKIP: cargo install check (CI=true or MEMCC_INSTALL_CHECK=1 runs it)"

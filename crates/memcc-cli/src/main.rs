@@ -122,8 +122,22 @@ impl Cli {
     }
 }
 
+/// Commands that print a result end quietly when their reader goes away (`memcc grep … | head`),
+/// as Unix tools do, instead of panicking on the closed pipe. Servers (`mcp`, `ui`) keep Rust's
+/// default of ignoring SIGPIPE: a client that disconnects must not end them.
+fn quiet_on_closed_pipe(command: &Command) {
+    #[cfg(unix)]
+    if !matches!(command, Command::Mcp(_) | Command::Ui(_)) {
+        // SAFETY: called once at start-up, before any thread exists; SIG_DFL is a valid handler.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+}
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    quiet_on_closed_pipe(&cli.command);
     let level = match cli.verbose {
         0 => tracing::Level::WARN,
         1 => tracing::Level::INFO,
