@@ -53,7 +53,7 @@ export function loadAddon({ dir = here, pkg = PACKAGE, load = require, suffix = 
       }
       const shipped = Object.keys(pkg.optionalDependencies ?? {}).map((n) => n.slice(pkg.name.length + 1));
       const hint = shipped.includes(suffix)
-        ? `reinstall the plugin so npm installs it (npm installs optional dependencies only for the platform it runs on, and not with --omit=optional)`
+        ? `npm skips an optional dependency it cannot fetch without failing the install, so check that the registry npm uses has ${platformPackage}@${pkg.version} (and that optional dependencies are not omitted), then reinstall the plugin`
         : `MemCC publishes prebuilt addons for ${shipped.join(", ") || "no platform"}; build one from source for ${suffix} (see the README, "Building for another platform")`;
       throw failure("addon_missing", `the native addon package ${platformPackage} is not installed: ${hint}`, e);
     }

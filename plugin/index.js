@@ -37,6 +37,14 @@ function hostStateDir(api) {
 }
 
 let shared = null;
+// The addon module, loaded when the plugin registers: a missing or mismatched addon fails the
+// plugin's load with its reason (shown by `openclaw plugins inspect`), not the first turn.
+let addonModule = null;
+let addonLoader = loadAddon;
+function nativeModule() {
+  addonModule ??= addonLoader();
+  return addonModule;
+}
 // The host's model per session (runtimeContext.llm of that session's lifecycle calls): a summary
 // of one agent's conversation is written by that session's model, never another's. Without
 // one, summaries fall back to the extractive summariser.
@@ -99,7 +107,7 @@ function hostComplete(callJson) {
 
 function engine(api) {
   if (!shared) {
-    const { MemccNative } = loadAddon();
+    const { MemccNative } = nativeModule();
     // compactionModel null → summaries through the host's model (runtimeContext.llm), unless
     // hostModelSummaries is false (then the offline extractive summariser).
     const lend = api.pluginConfig?.hostModelSummaries !== false && !api.pluginConfig?.compactionModel;
@@ -306,12 +314,13 @@ function tools(api) {
   ];
 }
 
-export default {
+const plugin = {
   id: "memcc",
   name: "MemCC",
   description: "Lossless context compaction and layered long-term memory.",
   kind: ["memory", "context-engine"],
   register(api) {
+    nativeModule();
     api.registerContextEngine("memcc", () => contextEngine(api));
     api.registerMemoryCapability({
       promptBuilder: () => [engine(api).memoryPrompt()],
@@ -342,16 +351,29 @@ export default {
     }
   },
 };
+export default plugin;
 
 // For plugin/test/plugin.test.mjs only: the pieces that run inside host callbacks, and a way
 // to stand a fake addon in for the native one.
 export const testing = {
   engineConfig,
+  /** Register with `loader` standing in for the addon lookup (restored afterwards). */
+  registerWithLoader(api, loader) {
+    const [savedModule, savedLoader] = [addonModule, addonLoader];
+    addonModule = null;
+    addonLoader = loader;
+    try {
+      return plugin.register(api);
+    } finally {
+      [addonModule, addonLoader] = [savedModule, savedLoader];
+    }
+  },
   hostStateDir,
   hostComplete,
   useHostModel,
   setAddon(addon) {
     shared = addon;
+    addonModule = { MemccNative: null };
     warned = 0;
     hostModelPausedUntil = 0;
     sessionLlms.clear();

@@ -97,6 +97,24 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
   t.after(() => mock.kill());
   fs.writeFileSync(env.OPENCLAW_CONFIG_PATH, "{}");
 
+  await t.test("without its platform package on the registry, the plugin fails to load and says why", async () => {
+    // npm skips an optional dependency it cannot fetch, so the install itself succeeds.
+    const empty = spawn(path.join(nodeBin, "node"), [path.join(here, "registry.mjs")], { env });
+    t.after(() => empty.kill());
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), "memcc-e2e-missing-"));
+    const otherEnv = { ...env, OPENCLAW_STATE_DIR: other, OPENCLAW_CONFIG_PATH: path.join(other, "openclaw.json"), npm_config_registry: `http://127.0.0.1:${await listening(empty, "REGISTRY_LISTENING")}/` };
+    fs.writeFileSync(otherEnv.OPENCLAW_CONFIG_PATH, "{}");
+    const sh = (args) => spawnSync(openclaw, args, { env: otherEnv, encoding: "utf8", timeout: 180_000 });
+    const install = sh(["plugins", "install", `npm-pack:${pluginTgz}`, "--force", "--accept-capabilities"]);
+    assert.equal(install.status, 0, install.stderr);
+    const inspect = sh(["plugins", "inspect", "memcc", "--runtime", "--json"]);
+    const info = JSON.parse(inspect.stdout.slice(inspect.stdout.indexOf("{")));
+    assert.equal(info.plugin.status, "error");
+    assert.match(String(info.plugin.error), /memcc: \[addon_missing\] .*@memcc\/openclaw-plugin-linux-x64-gnu@0\.1\.0/);
+    empty.kill();
+    fs.rmSync(other, { recursive: true, force: true });
+  });
+
   await t.test("installs from the packed tarball and loads in both slots with four tools", () => {
     const install = run(["plugins", "install", `npm-pack:${pluginTgz}`, "--force", "--accept-capabilities"]);
     assert.equal(install.code, 0, install.err + install.out);

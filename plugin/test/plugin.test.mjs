@@ -127,7 +127,7 @@ test("the addon comes from this platform's package; a missing, broken or mismatc
   };
   assert.equal(loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load }), fake);
   assert.deepEqual(loaded, ["@memcc/openclaw-plugin-linux-x64-gnu"]);
-  assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load: notFound }), /^Error: memcc: \[addon_missing\] the native addon package @memcc\/openclaw-plugin-linux-x64-gnu is not installed: reinstall/);
+  assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load: notFound }), /^Error: memcc: \[addon_missing\] the native addon package @memcc\/openclaw-plugin-linux-x64-gnu is not installed: npm skips .*registry npm uses has @memcc\/openclaw-plugin-linux-x64-gnu@0\.1\.0.*reinstall the plugin/);
   assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "darwin-arm64", load: notFound }), /\[addon_missing\] .*openclaw-plugin-darwin-arm64 .*prebuilt addons for linux-x64-gnu; build one from source/);
   const dlopen = () => {
     throw Object.assign(new Error("/lib/libc.so.6: version `GLIBC_2.39' not found"), { code: "ERR_DLOPEN_FAILED" });
@@ -183,4 +183,12 @@ test("data follows the host's state dir unless MEMCC_HOME or dataDir say otherwi
     if (saved === undefined) delete process.env.MEMCC_HOME;
     else process.env.MEMCC_HOME = saved;
   }
+});
+
+test("a missing addon fails the plugin's registration with its reason, before any turn", () => {
+  const api = { pluginConfig: {}, logger: { warn() {} }, registerContextEngine() { throw new Error("registered anyway"); } };
+  const missing = () => {
+    throw new Error("memcc: [addon_missing] the native addon package @memcc/openclaw-plugin-linux-x64-gnu is not installed");
+  };
+  assert.throws(() => testing.registerWithLoader(api, missing), /\[addon_missing\]/);
 });
