@@ -2,7 +2,7 @@
 //! (any [`ChatModel`]: an OpenAI-compatible API or the host's model), and the escalation that
 //! always ends in a deterministic truncation that is smaller than its input.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
@@ -74,13 +74,57 @@ struct Sentence {
     tokens: usize,
 }
 
-fn score_sentence(s: &str, first_in_group: bool) -> f64 {
+/// What the whole input says about its words: who speaks (their names carry nothing in their own
+/// dialogue) and how often each word occurs (a word said once is more likely a specific fact).
+#[derive(Default)]
+struct InputStats {
+    speakers: HashSet<String>,
+    counts: HashMap<String, usize>,
+}
+
+static SPEAKER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s").expect("static regex"));
+
+fn content_words(s: &str) -> impl Iterator<Item = String> + '_ {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 5 && w.chars().all(char::is_alphabetic))
+        .map(str::to_lowercase)
+        .filter(|w| !memcc_core::text::is_stop_word(w))
+}
+
+impl InputStats {
+    fn of(text: &str) -> Self {
+        let mut stats = InputStats::default();
+        for line in text.lines() {
+            let body = LINE_PREFIX.captures(line).and_then(|c| c.get(2)).map_or(line, |m| m.as_str());
+            if let Some(c) = SPEAKER.captures(body) {
+                stats.speakers.insert(c[1].to_string());
+            }
+            for w in content_words(body) {
+                *stats.counts.entry(w).or_default() += 1;
+            }
+        }
+        stats
+    }
+}
+
+fn score_sentence(s: &str, first_in_group: bool, stats: &InputStats) -> f64 {
     let mut score = 0.0;
+    // A line's "Name: " is who speaks, not what is said.
+    let s = SPEAKER.find(s).map_or(s, |m| &s[m.end()..]);
     if DIGIT.is_match(s) {
         score += 3.0;
     }
     score += 2.5 * CUE.find_iter(s).count().min(2) as f64;
-    let names = CAPITALISED.find_iter(s).filter(|m| m.start() > 0 && !COMMON_CAPS.contains(&m.as_str())).count();
+    // Specific beats generic: words the span says only once ("pottery", "Perseid") are more
+    // often the fact than words it keeps repeating ("love", "awesome").
+    let once: HashSet<String> = content_words(s).filter(|w| stats.counts.get(w).is_some_and(|&n| n == 1)).collect();
+    score += 0.5 * once.len().min(3) as f64;
+    let names = CAPITALISED
+        .find_iter(s)
+        .filter(|m| m.start() > 0 && !COMMON_CAPS.contains(&m.as_str()))
+        .filter(|m| !stats.speakers.contains(m.as_str()))
+        .count();
     score += 1.5 * names.min(3) as f64;
     if s.trim_end().ends_with('?') || s.trim_end().ends_with('？') {
         score += 2.0;
@@ -140,7 +184,13 @@ pub fn footer(source: &str) -> String {
 }
 
 /// Split `block` into scored sentences, each under its line's `[date] role:` prefix.
-fn split_sentences(block: &str, max_chars: usize, groups: &mut Vec<String>, sentences: &mut Vec<Sentence>) {
+fn split_sentences(
+    block: &str,
+    max_chars: usize,
+    stats: &InputStats,
+    groups: &mut Vec<String>,
+    sentences: &mut Vec<Sentence>,
+) {
     for line in block.lines() {
         let line = line.trim();
         if line.is_empty() || line.starts_with(EXPAND_FOOTER) {
@@ -170,7 +220,7 @@ fn split_sentences(block: &str, max_chars: usize, groups: &mut Vec<String>, sent
             } else {
                 raw.to_string()
             };
-            let score = score_sentence(&text, first);
+            let score = score_sentence(&text, first, stats);
             first = false;
             let tokens = estimate_tokens(&text) + 1;
             sentences.push(Sentence { group, order: sentences.len(), text, score, tokens });
@@ -192,6 +242,7 @@ impl Summarizer for ExtractiveSummarizer {
         // Blocks (separated by blank lines: one per child of a condensed summary) get equal shares
         // of the budget, so a summary of a long span covers all of it, not just its start.
         let blocks: Vec<&str> = input.text.split("\n\n").filter(|b| !b.trim().is_empty()).collect();
+        let stats = InputStats::of(input.text);
         let share = (target / blocks.len().max(1)).max(8);
         let mut groups: Vec<String> = Vec::new();
         let mut sentences: Vec<Sentence> = Vec::new();
@@ -201,7 +252,7 @@ impl Summarizer for ExtractiveSummarizer {
         let mut seen_texts: std::collections::HashSet<String> = std::collections::HashSet::new();
         for block in blocks {
             let first_sentence = sentences.len();
-            split_sentences(block, max_sentence_chars, &mut groups, &mut sentences);
+            split_sentences(block, max_sentence_chars, &stats, &mut groups, &mut sentences);
             let mut ranked: Vec<usize> = (first_sentence..sentences.len()).collect();
             ranked.sort_by(|&a, &b| {
                 sentences[b].score.partial_cmp(&sentences[a].score).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
@@ -392,6 +443,19 @@ mod tests {
         [2023-05-08 13:59] assistant: That sounds great. What did you decide about the adoption agency?\n\
         [2023-05-08 14:00] user: We decided to apply to Hope Adoption in Boston before June 30. I love the idea.\n\
         [2023-05-08 14:01] user: ok\n";
+
+    #[test]
+    fn the_speakers_names_do_not_make_a_line_salient_and_once_said_words_do() {
+        let input = "- [2023-05-08 14:01] user: Caroline: We bought a present for the party. The present was big.\n\
+                     - [2023-05-08 14:02] assistant: Melanie: Another present! We also bought a telescope.\n";
+        let stats = InputStats::of(input);
+        assert_eq!(stats.speakers, HashSet::from(["Caroline".to_string(), "Melanie".to_string()]));
+        let score = |s: &str| score_sentence(s, false, &stats);
+        // Addressing the other speaker is not a fact; naming someone else is.
+        assert!(score("Melanie: Glad you liked it, Caroline.") < score("Melanie: Glad you liked it, Joanna."));
+        // "telescope" is said once in the span, "present" three times.
+        assert!(score("Melanie: We also bought a present.") < score("Melanie: We also bought a telescope."));
+    }
 
     #[test]
     fn extractive_keeps_names_numbers_dates_and_decisions() {
