@@ -1,5 +1,6 @@
 // MemCC for OpenClaw. This file only adapts the host's plugin API to the native addon: every
 // decision (compaction, assembly, recall, budgets) is made in Rust.
+import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { loadAddon } from "./addon.js";
@@ -34,6 +35,19 @@ function hostStateDir(api) {
     // fall through to the variables the host itself reads
   }
   return process.env.OPENCLAW_STATE_DIR || path.join(os.homedir(), ".openclaw");
+}
+
+/**
+ * Before 0.1.0 the plugin kept its data in ~/.openclaw/memcc whatever the host's state dir. When
+ * the state dir is elsewhere, that store is not used any more: say so (once, at start) rather than
+ * let remembered things vanish silently. Moving it is the user's call: it may be another profile's.
+ */
+function legacyStore(dataDir) {
+  if (!dataDir) return null;
+  const old = path.join(os.homedir(), ".openclaw", "memcc");
+  const has = (dir) => fs.existsSync(path.join(dir, "context.db")) || fs.existsSync(path.join(dir, "memory.db"));
+  if (path.resolve(dataDir) === path.resolve(old) || has(dataDir) || !has(old)) return null;
+  return `data now lives in the OpenClaw state dir (${dataDir}); an older MemCC store is at ${old} and is not used. Move it there (with the gateway stopped), or set dataDir to ${old} to keep using it.`;
 }
 
 let shared = null;
@@ -111,7 +125,10 @@ function engine(api) {
     // compactionModel null → summaries through the host's model (runtimeContext.llm), unless
     // hostModelSummaries is false (then the offline extractive summariser).
     const lend = api.pluginConfig?.hostModelSummaries !== false && !api.pluginConfig?.compactionModel;
-    shared = new MemccNative(JSON.stringify(engineConfig(api.pluginConfig, api.logger, hostStateDir(api))), lend ? hostComplete : undefined);
+    const config = engineConfig(api.pluginConfig, api.logger, hostStateDir(api));
+    const legacy = legacyStore(config.dataDir);
+    if (legacy) api.logger?.warn?.(`memcc: ${legacy}`);
+    shared = new MemccNative(JSON.stringify(config), lend ? hostComplete : undefined);
     logWarnings(api);
   }
   return shared;
@@ -357,6 +374,7 @@ export default plugin;
 // to stand a fake addon in for the native one.
 export const testing = {
   engineConfig,
+  legacyStore,
   /** Register with `loader` standing in for the addon lookup (restored afterwards). */
   registerWithLoader(api, loader) {
     const [savedModule, savedLoader] = [addonModule, addonLoader];

@@ -192,3 +192,23 @@ test("a missing addon fails the plugin's registration with its reason, before an
   };
   assert.throws(() => testing.registerWithLoader(api, missing), /\[addon_missing\]/);
 });
+
+test("an older store in ~/.openclaw/memcc, unused since data follows the state dir, is reported", () => {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), "memcc-home-"));
+  const savedHome = process.env.HOME;
+  process.env.HOME = home;
+  try {
+    const state = path.join(home, "profile-b");
+    assert.equal(testing.legacyStore(path.join(state, "memcc")), null, "no older store: nothing to say");
+    fs.mkdirSync(path.join(home, ".openclaw", "memcc"), { recursive: true });
+    fs.writeFileSync(path.join(home, ".openclaw", "memcc", "context.db"), "");
+    assert.match(testing.legacyStore(path.join(state, "memcc")), /an older MemCC store is at .*\.openclaw\/memcc and is not used/);
+    assert.equal(testing.legacyStore(path.join(home, ".openclaw", "memcc")), null, "the default state dir is that store");
+    fs.mkdirSync(path.join(state, "memcc"), { recursive: true });
+    fs.writeFileSync(path.join(state, "memcc", "memory.db"), "");
+    assert.equal(testing.legacyStore(path.join(state, "memcc")), null, "the new place is in use: nothing to say");
+  } finally {
+    process.env.HOME = savedHome;
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+});
