@@ -26,7 +26,7 @@ function engineConfig(pluginConfig, logger, stateDir) {
   return config;
 }
 
-/** The host's state dir (OPENCLAW_STATE_DIR, a profile's, or ~/.openclaw); null if the host cannot say. */
+/** The host's state dir as the host resolves it (a profile's, OPENCLAW_STATE_DIR, or ~/.openclaw). */
 function hostStateDir(api) {
   try {
     const dir = api?.runtime?.state?.resolveStateDir?.(process.env);
@@ -38,7 +38,7 @@ function hostStateDir(api) {
 }
 
 /**
- * Before 0.1.0 the plugin kept its data in ~/.openclaw/memcc whatever the host's state dir. When
+ * Earlier builds kept the data in ~/.openclaw/memcc whatever the host's state dir. When
  * the state dir is elsewhere, that store is not used any more: say so (once, at start) rather than
  * let remembered things vanish silently. Moving it is the user's call: it may be another profile's.
  */
