@@ -52,7 +52,11 @@ export function loadAddon({ dir = here, pkg = PACKAGE, load = require, suffix = 
         throw failure("addon_load", `${platformPackage} is installed but its addon did not load on ${suffix}: ${e?.message ?? e}`, e);
       }
       const shipped = Object.keys(pkg.optionalDependencies ?? {}).map((n) => n.slice(pkg.name.length + 1));
-      const hint = shipped.includes(suffix)
+      // A checkout of the repository (the plugin linked with `plugins install -l`) builds its own.
+      const checkout = fs.existsSync(path.join(dir, "..", "crates", "memcc-node", "Cargo.toml"));
+      const hint = checkout
+        ? `this is a source checkout without a built addon: run scripts/build-plugin.sh (it writes ${local})`
+        : shipped.includes(suffix)
         ? `npm skips an optional dependency it cannot fetch without failing the install, so check that the registry npm uses has ${platformPackage}@${pkg.version} (and that optional dependencies are not omitted), then reinstall the plugin`
         : `MemCC publishes prebuilt addons for ${shipped.join(", ") || "no platform"}; build one from source for ${suffix} (see the README, "Building for another platform")`;
       throw failure("addon_missing", `the native addon package ${platformPackage} is not installed: ${hint}`, e);

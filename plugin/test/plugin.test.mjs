@@ -135,6 +135,12 @@ test("the addon comes from this platform's package; a missing, broken or mismatc
   assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load: dlopen }), /\[addon_load\] .*GLIBC_2\.39/);
   assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load: () => ({ version: () => "0.0.9" }) }), /\[addon_version\] the native addon \(@memcc\/openclaw-plugin-linux-x64-gnu\) is version 0\.0\.9 but @memcc\/openclaw-plugin is 0\.1\.0/);
   assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load: () => ({}) }), /\[addon_version\] .*older than 0\.1\.0/);
+  // A linked checkout without a build is told to build, not to reinstall.
+  const checkout = fs.mkdtempSync(path.join(os.tmpdir(), "memcc-checkout-"));
+  fs.mkdirSync(path.join(checkout, "crates", "memcc-node"), { recursive: true });
+  fs.writeFileSync(path.join(checkout, "crates", "memcc-node", "Cargo.toml"), "");
+  fs.mkdirSync(path.join(checkout, "plugin"));
+  assert.throws(() => loadAddon({ dir: path.join(checkout, "plugin"), pkg: PKG, suffix: "linux-x64-gnu", load: notFound }), /\[addon_missing\] .*source checkout without a built addon: run scripts\/build-plugin\.sh/);
   // A source build beside the plugin (scripts/build-plugin.sh) is used first.
   fs.writeFileSync(path.join(dir, "memcc.node"), "");
   loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load });
