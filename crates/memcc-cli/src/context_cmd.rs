@@ -355,10 +355,17 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
         }
         ContextCommand::Stats { session } => {
             let st = engine.stats(session.as_deref().map(SessionRef::new))?;
+            // Where the store and the model are: the data dir follows MEMCC_HOME, then the
+            // OpenClaw state dir, so "which store is this?" deserves an answer here.
+            let settings = cli.settings()?;
+            let model = settings.model_dir();
+            let model_state = if model.join("weights.npz").is_file() { "present" } else { "missing" };
             emit(cli, &st, || {
                 format!(
-                    "{} conversations, {} messages ({} tokens), {} summaries ({} leaf, {} condensed, max depth {}), \
+                    "data in {}; local model in {} ({model_state})\n{} conversations, {} messages ({} tokens), {} summaries ({} leaf, {} condensed, max depth {}), \
                      {} context items ({} tokens), {} large files, {} summaries waiting for memory",
+                    settings.data_dir().display(),
+                    model.display(),
                     st.conversations,
                     st.messages,
                     st.message_tokens,

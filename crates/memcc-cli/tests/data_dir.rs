@@ -33,4 +33,18 @@ fn data_follows_memcc_home_then_the_openclaw_state_dir_then_home() {
 
     ingest(dir.path(), &[]);
     assert!(dir.path().join("home/.openclaw/memcc/context.db").is_file(), "the default state dir");
+
+    // `memcc stats` says which store it read, and where the model is looked for.
+    let out = Command::new(common::BIN)
+        .env_remove("MEMCC_HOME")
+        .env_remove("MEMCC_MODEL_DIR")
+        .env("HOME", dir.path().join("home"))
+        .env("OPENCLAW_STATE_DIR", &state)
+        .args(["--embedding-model", "hashing", "stats"])
+        .output()
+        .unwrap();
+    let text = common::ok(out);
+    let first = text.lines().next().unwrap_or_default().to_string();
+    assert!(first.contains(&format!("data in {}", state.join("memcc").display())), "{text}");
+    assert!(first.contains(&format!("{} (missing)", state.join("memcc/models/usem3").display())), "{text}");
 }
