@@ -85,9 +85,12 @@ struct InputStats {
 static SPEAKER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s").expect("static regex"));
 
+/// Words long enough to carry content (CJK runs have no word boundaries and are left out).
 fn content_words(s: &str) -> impl Iterator<Item = String> + '_ {
     s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 5 && w.chars().all(char::is_alphabetic))
+        .filter(|w| {
+            w.chars().count() >= 5 && w.chars().all(|c| c.is_alphabetic() && !memcc_core::text::is_cjk_letter(c))
+        })
         .map(str::to_lowercase)
         .filter(|w| !memcc_core::text::is_stop_word(w))
 }
@@ -249,7 +252,7 @@ impl Summarizer for ExtractiveSummarizer {
         let mut chosen: Vec<usize> = Vec::new();
         let mut used = 0usize;
         // A sentence said again (a repeated question, a child summary's echo) is kept once.
-        let mut seen_texts: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut seen_texts: HashSet<String> = HashSet::new();
         for block in blocks {
             let first_sentence = sentences.len();
             split_sentences(block, max_sentence_chars, &stats, &mut groups, &mut sentences);
@@ -258,7 +261,7 @@ impl Summarizer for ExtractiveSummarizer {
                 sentences[b].score.partial_cmp(&sentences[a].score).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
             });
             let mut block_used = 0usize;
-            let mut groups_used: std::collections::HashSet<usize> = std::collections::HashSet::new();
+            let mut groups_used: HashSet<usize> = HashSet::new();
             for idx in ranked {
                 let s = &sentences[idx];
                 if s.score <= 0.0 {
@@ -455,6 +458,8 @@ mod tests {
         assert!(score("Melanie: Glad you liked it, Caroline.") < score("Melanie: Glad you liked it, Joanna."));
         // "telescope" is said once in the span, "present" three times.
         assert!(score("Melanie: We also bought a present.") < score("Melanie: We also bought a telescope."));
+        // A CJK run is not a word said once.
+        assert_eq!(content_words("我们买了一个望远镜 telescope").collect::<Vec<_>>(), vec!["telescope".to_string()]);
     }
 
     #[test]
