@@ -65,15 +65,14 @@ pub fn needles(query: &str) -> Vec<String> {
 }
 
 /// The messages of a record the query points at, best first: for a window (one line per
-/// message, after its date line) the lines holding more of the query's words come first, ties
-/// in conversation order; any other record keeps its order. Tells a reader (or `lcm_expand_query`)
-/// which turn of a hit holds the match.
-pub fn evidence(record: &MemoryRecord, query: &str) -> Vec<i64> {
+/// message, after its date line) the lines holding more of the query's words (`needles`,
+/// lowercase) come first, ties in conversation order; any other record keeps its order. Tells a
+/// reader which turn of a hit holds the match.
+pub fn evidence(record: &MemoryRecord, needles: &[String]) -> Vec<i64> {
     let lines: Vec<&str> = record.text.lines().skip(1).collect();
     if record.kind != RecordKind::Verbatim || lines.len() != record.source_message_ids.len() {
         return record.source_message_ids.clone();
     }
-    let needles: Vec<String> = needles(query).into_iter().map(|n| n.to_lowercase()).collect();
     let mut scored: Vec<(usize, i64)> = lines
         .iter()
         .zip(&record.source_message_ids)
@@ -172,6 +171,7 @@ impl Search<'_> {
             .filter(|r| !r.forgotten && q.wing.is_none_or(|w| r.wing == w))
             .collect();
         let max_bm25 = lexical.values().copied().fold(0.0, f64::max);
+        let lowercase_needles: Vec<String> = needles(q.text).into_iter().map(|n| n.to_lowercase()).collect();
         let now = q.as_of.unwrap_or_else(crate::store::now_ms);
         let half_life_ms = self.config.recency_half_life_days * 86_400_000.0;
         let mut hits: Vec<SearchHit> = records
@@ -199,7 +199,7 @@ impl Search<'_> {
                     text: r.text.clone(),
                     event_time: r.event_time,
                     current: r.is_current(),
-                    evidence: evidence(&r, q.text),
+                    evidence: evidence(&r, &lowercase_needles),
                     record: Some(r),
                 }
             })
