@@ -62,7 +62,7 @@ export function loadAddon({ dir = here, pkg = PACKAGE, load = require, suffix = 
       throw failure("addon_missing", `the native addon package ${platformPackage} is not installed: ${hint}`, e);
     }
   }
-  const version = typeof addon?.version === "function" ? addon.version() : "older than 0.1.0";
+  const version = typeof addon?.version === "function" ? addon.version() : "unknown (built before addons reported their version)";
   if (version !== pkg.version) {
     throw failure(
       "addon_version",
