@@ -238,7 +238,8 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     turn("e2e-end", "Before I go: my gym locker number is 5521.");
     const { MemccNative } = addon();
     const native = new MemccNative(JSON.stringify({ dataDir, embeddingModel: "hashing" }));
-    const found = async () => JSON.stringify(JSON.parse(await native.memorySearch("main", "gym locker number", 5, 0, null))).includes("5521");
+    // The hits' texts, not their JSON: a score or timestamp may contain the digits by chance.
+    const found = async () => JSON.parse(await native.memorySearch("main", "gym locker number", 5, 0, null)).some((h) => h.text.includes("5521"));
     assert.equal(await found(), false, "one short turn is still in the fresh tail, not in memory");
     const gatewayPort = await freePort();
     const gateway = spawn(openclaw, ["gateway", "run", "--port", String(gatewayPort), "--bind", "loopback", "--token", "e2e-token", "--allow-unconfigured"], { env });
@@ -266,6 +267,12 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     const memccLog = gatewayLog.split("\n").filter((l) => /memcc/.test(l)).join("\n");
     assert.ok(ended, `session_end reached the plugin for the deleted session; gateway log:\n${memccLog}`);
     assert.equal(await found(), false, `what the user deleted did not go into long-term memory:\n${memccLog}`);
+    // The gateway loads the plugin from more than one capture directory; one copy of the addon
+    // (one SQLite) must serve them all, or two SQLite libraries would share the files blind to
+    // each other's locks.
+    const maps = fs.readFileSync(`/proc/${gateway.pid}/maps`, "utf8");
+    const addons = new Set(maps.split("\n").map((l) => l.split(/\s+/).at(-1)).filter((f) => /memcc[^/]*\.node$/.test(f)));
+    assert.equal(addons.size, 1, `one MemCC addon mapped in the gateway: ${[...addons].join(", ")}`);
     // `agent --local` refuses to run beside a live gateway: wait for it to be gone.
     const exited = new Promise((r) => gateway.once("exit", r));
     gateway.kill("SIGTERM");
