@@ -50,19 +50,30 @@ function legacyStore(dataDir) {
   return `data now lives in the OpenClaw state dir (${dataDir}); an older MemCC store is at ${old} and is not used. Move it there (with the gateway stopped), or set dataDir to ${old} to keep using it.`;
 }
 
-let shared = null;
+// One MemCC per process, however many copies of this file the host loads (OpenClaw loads a
+// plugin from more than one "capture" directory in one gateway). Each copy of the addon carries
+// its own SQLite, and two SQLite libraries in one process do not see each other's file locks —
+// a documented way to corrupt a database — so the addon, the engine and the state its callbacks
+// share live on the process, not on the module.
+const processState = (globalThis[Symbol.for("memcc.openclaw.process")] ??= {
+  shared: null,
+  addonModule: null,
+  sessionLlms: new Map(),
+  maintaining: new Set(),
+  hostModelPausedUntil: 0,
+  warned: 0,
+});
 // The addon module, loaded when the plugin registers: a missing or mismatched addon fails the
 // plugin's load with its reason (shown by `openclaw plugins inspect`), not the first turn.
-let addonModule = null;
 let addonLoader = loadAddon;
 function nativeModule() {
-  addonModule ??= addonLoader();
-  return addonModule;
+  processState.addonModule ??= addonLoader();
+  return processState.addonModule;
 }
 // The host's model per session (runtimeContext.llm of that session's lifecycle calls): a summary
 // of one agent's conversation is written by that session's model, never another's. Without
 // one, summaries fall back to the extractive summariser.
-const sessionLlms = new Map();
+const sessionLlms = processState.sessionLlms;
 const MAX_SESSION_LLMS = 1000;
 function useHostModel(params) {
   const llm = params?.runtimeContext?.llm;
@@ -77,7 +88,6 @@ const codeOf = (e) => /^memcc: \[(\w+)\]/.exec(e?.message ?? "")?.[1];
 
 // After the host model fails or stalls, summaries skip it (extractive fallback) for a while,
 // so an outage costs one timeout and not one per summary.
-let hostModelPausedUntil = 0;
 const HOST_MODEL_TIMEOUT_MS = 30_000;
 const HOST_MODEL_PAUSE_MS = 10 * 60_000;
 
@@ -97,11 +107,11 @@ function hostComplete(callJson) {
   const answer = (ok, text, pause = !ok) => {
     if (answered) return;
     answered = true;
-    if (pause) hostModelPausedUntil = Date.now() + HOST_MODEL_PAUSE_MS;
-    shared?.resolveHostCall(callId, ok, String(text ?? ""));
+    if (pause) processState.hostModelPausedUntil = Date.now() + HOST_MODEL_PAUSE_MS;
+    processState.shared?.resolveHostCall(callId, ok, String(text ?? ""));
   };
   try {
-    if (Date.now() < hostModelPausedUntil) return answer(false, "host model paused after a recent failure", false);
+    if (Date.now() < processState.hostModelPausedUntil) return answer(false, "host model paused after a recent failure", false);
     const llm = sessionLlms.get(sessionId);
     if (!llm?.complete) return answer(false, "no host model for this session", false);
     setTimeout(() => answer(false, "host model timed out"), HOST_MODEL_TIMEOUT_MS).unref?.();
@@ -120,7 +130,7 @@ function hostComplete(callJson) {
 }
 
 function engine(api) {
-  if (!shared) {
+  if (!processState.shared) {
     const { MemccNative } = nativeModule();
     // compactionModel null → summaries through the host's model (runtimeContext.llm), unless
     // hostModelSummaries is false (then the offline extractive summariser).
@@ -128,19 +138,18 @@ function engine(api) {
     const config = engineConfig(api.pluginConfig, api.logger, hostStateDir(api));
     const legacy = legacyStore(config.dataDir);
     if (legacy) api.logger?.warn?.(`memcc: ${legacy}`);
-    shared = new MemccNative(JSON.stringify(config), lend ? hostComplete : undefined);
+    processState.shared = new MemccNative(JSON.stringify(config), lend ? hostComplete : undefined);
     logWarnings(api);
   }
-  return shared;
+  return processState.shared;
 }
 
 // Memory opens in the background, so its warnings (e.g. no local model) arrive later: they are
 // read again after each assemble, which waits for memory anyway.
-let warned = 0;
 function logWarnings(api) {
-  const all = shared?.warnings() ?? [];
-  for (const w of all.slice(warned)) api.logger?.warn?.(`memcc: ${w}`);
-  warned = all.length;
+  const all = processState.shared?.warnings() ?? [];
+  for (const w of all.slice(processState.warned)) api.logger?.warn?.(`memcc: ${w}`);
+  processState.warned = all.length;
 }
 
 const json = async (promise) => JSON.parse(await promise);
@@ -212,7 +221,7 @@ function memoryRuntime(api) {
   };
 }
 
-const maintaining = new Set();
+const maintaining = processState.maintaining;
 
 function contextEngine(api) {
   return {
@@ -377,23 +386,23 @@ export const testing = {
   legacyStore,
   /** Register with `loader` standing in for the addon lookup (restored afterwards). */
   registerWithLoader(api, loader) {
-    const [savedModule, savedLoader] = [addonModule, addonLoader];
-    addonModule = null;
+    const [savedModule, savedLoader] = [processState.addonModule, addonLoader];
+    processState.addonModule = null;
     addonLoader = loader;
     try {
       return plugin.register(api);
     } finally {
-      [addonModule, addonLoader] = [savedModule, savedLoader];
+      [processState.addonModule, addonLoader] = [savedModule, savedLoader];
     }
   },
   hostStateDir,
   hostComplete,
   useHostModel,
   setAddon(addon) {
-    shared = addon;
-    addonModule = { MemccNative: null };
-    warned = 0;
-    hostModelPausedUntil = 0;
+    processState.shared = addon;
+    processState.addonModule = { MemccNative: null };
+    processState.warned = 0;
+    processState.hostModelPausedUntil = 0;
     sessionLlms.clear();
   },
 };

@@ -218,3 +218,22 @@ test("an older store in ~/.openclaw/memcc, unused since data follows the state d
     fs.rmSync(home, { recursive: true, force: true });
   }
 });
+
+test("two copies of the plugin in one process share one addon, one engine and the hosts' models", async () => {
+  // OpenClaw loads a plugin from several capture directories in one gateway; each copy of the
+  // addon would bring its own SQLite, blind to the other's file locks.
+  const second = await import("../index.js?second-copy");
+  const addon = fakeAddon();
+  testing.setAddon(addon);
+  second.testing.useHostModel({ sessionId: "s2", runtimeContext: { llm: { complete: async () => ({ text: "by the host" }) } } });
+  testing.hostComplete(JSON.stringify({ callId: 9, sessionId: "s2", request: { messages: [] } }));
+  await settle();
+  assert.deepEqual(addon.calls.find((c) => c[0] === "resolve"), ["resolve", 9, true, "by the host"]);
+  let loads = 0;
+  const api = { pluginConfig: {}, logger: { warn() {} }, registerContextEngine() {}, registerMemoryCapability() {}, registerTool() {}, on() {} };
+  second.testing.registerWithLoader(api, () => {
+    loads += 1;
+    return { MemccNative: null };
+  });
+  assert.equal(loads, 1, "registering loads the addon when no copy has");
+});
