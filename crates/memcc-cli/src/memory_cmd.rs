@@ -62,6 +62,8 @@ pub enum MemoryCommand {
     Stats,
     /// Embed what is queued (after a failure or a model change), with a progress bar.
     Reembed,
+    /// Check memory.db with SQLite's integrity check ("ok", or what is damaged; fails then).
+    Verify,
 }
 
 fn bar(label: &str) -> ProgressBar {
@@ -202,6 +204,13 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
                     rt.embedder_model()
                 )
             })?;
+        }
+        MemoryCommand::Verify => {
+            let integrity = rt.store().integrity_check()?;
+            emit(cli, &serde_json::json!({ "integrity": integrity }), || format!("memory.db integrity: {integrity}"))?;
+            if integrity != "ok" {
+                bail!("memory.db is damaged; restore it from a backup or `memcc memory export` what still reads");
+            }
         }
         MemoryCommand::Reembed => {
             let pb = bar("re-embedding");
