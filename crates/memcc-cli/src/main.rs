@@ -120,6 +120,14 @@ impl Cli {
         }
         Ok(memcc)
     }
+
+    /// Open MemCC for a server (`mcp`, `ui`): memory opens in the background, so the first
+    /// request that needs it waits, not the start-up.
+    pub fn open_background(&self) -> Result<Memcc> {
+        let settings = self.settings()?;
+        let dir = settings.data_dir();
+        Memcc::open_background(settings, None).with_context(|| format!("opening MemCC in {}", dir.display()))
+    }
 }
 
 /// Commands that print a result end quietly when their reader goes away (`memcc grep … | head`),

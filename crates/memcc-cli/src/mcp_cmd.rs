@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 
 use crate::Cli;
@@ -29,11 +29,7 @@ pub struct McpArgs {
 }
 
 pub fn run(cli: &Cli, args: &McpArgs) -> Result<()> {
-    let settings = cli.settings()?;
-    let dir = settings.data_dir();
-    // Memory opens in the background: the first tool call that needs it waits, not the handshake.
-    let memcc =
-        memcc::Memcc::open_background(settings, None).with_context(|| format!("opening MemCC in {}", dir.display()))?;
+    let memcc = cli.open_background()?;
     let defaults = Defaults { agent_id: cli.agent.clone(), session_id: args.session.clone(), budget: args.budget };
     let memcc = Arc::new(memcc);
     let server = MemccMcp::new(memcc.clone(), defaults);

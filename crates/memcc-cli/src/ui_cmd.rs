@@ -16,11 +16,7 @@ pub struct UiArgs {
 }
 
 pub fn run(cli: &Cli, args: &UiArgs) -> Result<()> {
-    let settings = cli.settings()?;
-    let dir = settings.data_dir();
-    // Memory opens in the background: the pages that need it wait, the rest show at once.
-    let memcc =
-        memcc::Memcc::open_background(settings, None).with_context(|| format!("opening MemCC in {}", dir.display()))?;
+    let memcc = cli.open_background()?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), args.port);
     runtime
