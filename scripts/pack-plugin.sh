@@ -10,15 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 OUT="$(mkdir -p "${1:-$CARGO_TARGET_DIR/npm}" && cd "${1:-$CARGO_TARGET_DIR/npm}" && pwd)"
-case "$(uname -s)-$(uname -m)" in
-  Linux-x86_64) arch=x64 ;;
-  Linux-aarch64) arch=arm64 ;;
-  *) echo "pack-plugin.sh: no platform package for $(uname -s)-$(uname -m) yet" >&2; exit 1 ;;
-esac
-if ldd --version 2>&1 | grep -qi musl; then libc=musl; else libc=gnu; fi
-suffix="linux-$arch-$libc"
+# The loader's own rule (plugin/addon.js), so the package built here is the one it looks for.
+suffix="$(node --input-type=module -e 'import { platformSuffix } from "./plugin/addon.js"; console.log(platformSuffix());')"
 dir="plugin/npm/$suffix"
-[ -f "$dir/package.json" ] || { echo "pack-plugin.sh: $dir/package.json is missing" >&2; exit 1; }
+[ -f "$dir/package.json" ] || { echo "pack-plugin.sh: no platform package for $suffix yet ($dir/package.json is missing)" >&2; exit 1; }
 bash scripts/build-plugin.sh >&2
 cp plugin/memcc.node "$dir/memcc.$suffix.node"
 rm -f "$OUT"/memcc-openclaw-plugin-*.tgz
