@@ -40,8 +40,8 @@ const env = {
 };
 delete env.MEMCC_HOME;
 
-function run(args) {
-  const r = spawnSync(openclaw, args, { env, encoding: "utf8", timeout: 180_000 });
+function run(args, runEnv = env) {
+  const r = spawnSync(openclaw, args, { env: runEnv, encoding: "utf8", timeout: 180_000 });
   return { code: r.status, signal: r.signal, error: r.error, out: r.stdout ?? "", err: r.stderr ?? "" };
 }
 
@@ -104,11 +104,10 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     const other = fs.mkdtempSync(path.join(os.tmpdir(), "memcc-e2e-missing-"));
     const otherEnv = { ...env, OPENCLAW_STATE_DIR: other, OPENCLAW_CONFIG_PATH: path.join(other, "openclaw.json"), npm_config_registry: `http://127.0.0.1:${await listening(empty, "REGISTRY_LISTENING")}/` };
     fs.writeFileSync(otherEnv.OPENCLAW_CONFIG_PATH, "{}");
-    const sh = (args) => spawnSync(openclaw, args, { env: otherEnv, encoding: "utf8", timeout: 180_000 });
-    const install = sh(["plugins", "install", `npm-pack:${pluginTgz}`, "--force", "--accept-capabilities"]);
-    assert.equal(install.status, 0, install.stderr);
-    const inspect = sh(["plugins", "inspect", "memcc", "--runtime", "--json"]);
-    const info = JSON.parse(inspect.stdout.slice(inspect.stdout.indexOf("{")));
+    const install = run(["plugins", "install", `npm-pack:${pluginTgz}`, "--force", "--accept-capabilities"], otherEnv);
+    assert.equal(install.code, 0, install.err);
+    const inspect = run(["plugins", "inspect", "memcc", "--runtime", "--json"], otherEnv);
+    const info = JSON.parse(inspect.out.slice(inspect.out.indexOf("{")));
     assert.equal(info.plugin.status, "error");
     assert.match(String(info.plugin.error), /memcc: \[addon_missing\] .*@memcc\/openclaw-plugin-linux-x64-gnu@0\.1\.0/);
     empty.kill();
