@@ -34,8 +34,11 @@ function hostStateDir(api) {
   } catch {
     // fall through to the variables the host itself reads
   }
-  return process.env.OPENCLAW_STATE_DIR || path.join(os.homedir(), ".openclaw");
+  return process.env.OPENCLAW_STATE_DIR || defaultStateDir();
 }
+
+/** OpenClaw's state dir when nothing says otherwise (read each time: HOME may change in tests). */
+const defaultStateDir = () => path.join(os.homedir(), ".openclaw");
 
 /**
  * Earlier builds kept the data in ~/.openclaw/memcc whatever the host's state dir. When
@@ -44,7 +47,7 @@ function hostStateDir(api) {
  */
 function legacyStore(dataDir) {
   if (!dataDir) return null;
-  const old = path.join(os.homedir(), ".openclaw", "memcc");
+  const old = path.join(defaultStateDir(), "memcc");
   const has = (dir) => fs.existsSync(path.join(dir, "context.db")) || fs.existsSync(path.join(dir, "memory.db"));
   if (path.resolve(dataDir) === path.resolve(old) || has(dataDir) || !has(old)) return null;
   return `data now lives in the OpenClaw state dir (${dataDir}); an older MemCC store is at ${old} and is not used. Move it there (with the gateway stopped), or set dataDir to ${old} to keep using it.`;
