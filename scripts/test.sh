@@ -2,7 +2,9 @@
 # The test command: formatting, lints, every Rust test in the workspace (the MCP one with the
 # official Python MCP client from PyPI, in ~/.cache/memcc/mcp-venv), then the OpenClaw
 # plugin end to end against a real OpenClaw (Node 24 and openclaw from npm, cached under
-# ~/.cache/memcc/e2e), and the inspector (memcc ui) in Debian's headless Chromium. Data-driven
+# ~/.cache/memcc/e2e), and the inspector (memcc ui) in Debian's headless Chromium. The PostgreSQL
+# memory backend's tests run against a real PostgreSQL + pgvector that scripts/pg-server.sh starts
+# from a PyPI wheel (unless MEMCC_TEST_PG_URL names a server already). Data-driven
 # checks read ../shared/data/locomo when it exists and skip with a message otherwise (under
 # CI=true every skip is a failure). MEMCC_SKIP_E2E=1 skips the OpenClaw part. Under CI=true (or
 # with MEMCC_INSTALL_CHECK=1) it also installs the CLI with `cargo install` as the README says.
@@ -15,6 +17,16 @@ if MCP_PY=$(bash scripts/mcp-client.sh); then
   export MEMCC_MCP_PYTHON="$MCP_PY"
 else
   echo "WARN: no Python MCP client; the MCP test will skip (and fail under CI=true)" >&2
+fi
+# A throwaway PostgreSQL with pgvector for the PostgreSQL backend's tests.
+if [ -z "${MEMCC_TEST_PG_URL:-}" ]; then
+  pg_dir="$(mktemp -d)"
+  if pg_env=$(bash scripts/pg-server.sh start "$pg_dir"); then
+    eval "$pg_env"
+    trap 'bash scripts/pg-server.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
+  else
+    echo "WARN: no PostgreSQL server; the PostgreSQL tests will skip (and fail under CI=true)" >&2
+  fi
 fi
 cargo test --workspace --locked
 # Under CI=true nothing skips: a missing prerequisite fails the run.

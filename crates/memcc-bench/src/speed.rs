@@ -13,7 +13,7 @@ use memcc::context::{ContextConfig, ContextEngine, ContextStore, GrepRequest, Se
 use memcc::core::bridge::{BridgeMessage, RecallQuery, SummaryKind, SummaryPayload};
 use memcc::memory::embed::Embedder;
 use memcc::memory::record::{NewRecord, RecordKind};
-use memcc::memory::store::{Insert, MemoryStore};
+use memcc::memory::store::{Insert, MemoryStore, SqliteStore};
 use memcc::memory::vector::{ExactScan, VectorStore};
 use memcc::memory::{MemoryConfig, MemoryRuntime};
 
@@ -311,7 +311,7 @@ pub fn run(
         progress(&format!("memory {n} records"));
         let dir = tempfile::tempdir()?;
         {
-            let store = MemoryStore::open(&dir.path().join("m.db"))?;
+            let store = SqliteStore::open(&dir.path().join("m.db"))?;
             let recs: Vec<NewRecord> = (0..n)
                 .map(|i| NewRecord {
                     text: text(i),

@@ -62,7 +62,7 @@ pub enum MemoryCommand {
     Stats,
     /// Embed what is queued (after a failure or a model change), with a progress bar.
     Reembed,
-    /// Check memory.db with SQLite's integrity check ("ok", or what is damaged; fails then).
+    /// Check the memory store: memory.db with SQLite's integrity check, or the PostgreSQL schema ("ok", or what is wrong; fails then).
     Verify,
 }
 
@@ -192,9 +192,10 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
             let st = rt.stats()?;
             emit(cli, &st, || {
                 format!(
-                    "{} records ({} current), {} vectors {:?}, {} pending embeddings, {} triples\nkinds {:?}\nwings {:?}\nembedder {}",
+                    "{} records ({} current) in {}, {} vectors {:?}, {} pending embeddings, {} triples\nkinds {:?}\nwings {:?}\nembedder {}",
                     st.records,
                     st.current,
+                    st.backend,
                     st.vectors,
                     st.vector_models,
                     st.pending_embeddings,
@@ -206,10 +207,14 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
             })?;
         }
         MemoryCommand::Verify => {
-            let integrity = rt.store().integrity_check()?;
-            emit(cli, &serde_json::json!({ "integrity": integrity }), || format!("memory.db integrity: {integrity}"))?;
+            let store = rt.store();
+            let integrity = store.integrity_check()?;
+            let name = if store.backend() == "sqlite" { "memory.db" } else { "the PostgreSQL memory store" };
+            emit(cli, &serde_json::json!({ "backend": store.backend(), "integrity": integrity }), || {
+                format!("{name} integrity: {integrity}")
+            })?;
             if integrity != "ok" {
-                bail!("memory.db is damaged; restore it from a backup or `memcc memory export` what still reads");
+                bail!("{name} is damaged; restore it from a backup or `memcc memory export` what still reads");
             }
         }
         MemoryCommand::Reembed => {

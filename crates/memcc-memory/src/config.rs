@@ -34,9 +34,28 @@ pub struct MemoryConfig {
     /// Verbatim records are windows of consecutive messages of about this many tokens
     /// (overlapping by half a window).
     pub chunk_tokens: usize,
-    /// Where vectors are searched; `memory.db` stays their source of truth either way.
+    /// Where vectors are searched; `memory.db` stays their source of truth either way. (The
+    /// PostgreSQL backend searches its own pgvector index and ignores this.)
     pub vector_backend: VectorBackend,
+    /// Where records live: `sqlite` (`memory.db` in the data directory, the default) or
+    /// `postgres` (one database several MemCC processes share; the context DAG stays local).
+    pub backend: StoreBackend,
+    /// The PostgreSQL connection URL for `backend: "postgres"`; `$MEMCC_PG_URL` when unset.
+    pub postgres_url: Option<String>,
 }
+
+/// The [`crate::store::MemoryStore`] records live in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreBackend {
+    #[default]
+    Sqlite,
+    /// PostgreSQL with pgvector; needs MemCC built with the `postgres` feature (the default).
+    Postgres,
+}
+
+/// Where the PostgreSQL URL comes from when the config has none.
+pub const PG_URL_ENV: &str = "MEMCC_PG_URL";
 
 /// The [`crate::vector::VectorStore`] the runtime searches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -66,6 +85,8 @@ impl Default for MemoryConfig {
             wings: Vec::new(),
             chunk_tokens: 120,
             vector_backend: VectorBackend::Exact,
+            backend: StoreBackend::Sqlite,
+            postgres_url: None,
         }
     }
 }
@@ -94,6 +115,14 @@ impl MemoryConfig {
             self.chunk_tokens = 120;
         }
         warnings
+    }
+
+    /// The PostgreSQL URL to connect to: the config's, else `$MEMCC_PG_URL`.
+    pub fn postgres_url(&self) -> Option<String> {
+        self.postgres_url
+            .clone()
+            .filter(|u| !u.trim().is_empty())
+            .or_else(|| std::env::var(PG_URL_ENV).ok().filter(|u| !u.trim().is_empty()))
     }
 
     pub fn essential_budget(&self) -> usize {

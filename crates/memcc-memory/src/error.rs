@@ -6,6 +6,9 @@ use crate::embed::EmbedError;
 pub enum MemoryError {
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[cfg(feature = "postgres")]
+    #[error("postgres: {0}")]
+    Postgres(#[from] postgres::Error),
     #[error("memory.db schema v{found} is newer than this MemCC supports (v{supported}); upgrade MemCC")]
     NewerSchema { found: i64, supported: i64 },
     #[error("cannot create data directory {path}: {source}")]
@@ -41,6 +44,8 @@ impl MemoryError {
             | MemoryError::NewerSchema { .. }
             | MemoryError::DataDir { .. }
             | MemoryError::Io(_) => C::Storage,
+            #[cfg(feature = "postgres")]
+            MemoryError::Postgres(_) => C::Storage,
             MemoryError::Embed(_) => C::Model,
             MemoryError::Config(_) => C::InvalidConfig,
             MemoryError::Input(_) => C::InvalidInput,

@@ -16,12 +16,31 @@
 
 use std::collections::HashSet;
 
-use rusqlite::{Transaction, params};
-
 use crate::error::Result;
 use crate::record::{MemoryRecord, RecordKind};
-use crate::store::{RECORD_SELECT, content_hash, now_ms, record_from_row};
-use memcc_core::text::fts_document;
+
+/// What forgetting reads and writes, inside one transaction of a backend. The policy (what a
+/// forget reaches) is [`forget`]'s; a backend only says how each step is stored.
+pub(crate) trait ForgetTx {
+    /// Record `id` if `agent` owns it (forgotten or not).
+    fn target(&mut self, agent: &str, id: i64) -> Result<Option<MemoryRecord>>;
+    /// Other records of `agent` (not forgotten) made from any of `messages`.
+    fn sharing(&mut self, agent: &str, except: i64, messages: &[i64]) -> Result<Vec<MemoryRecord>>;
+    /// Current summary records of `agent` that condense summary `summary_id` (a condensed
+    /// summary's record lists the summaries it condenses after its own id).
+    fn condensing(&mut self, agent: &str, summary_id: &str) -> Result<Vec<MemoryRecord>>;
+    /// Whether another record of `agent` (not `except`) has content hash `hash`.
+    fn hash_taken(&mut self, agent: &str, hash: &str, except: i64) -> Result<bool>;
+    /// Give window `id` its new `text` and message `ids`: new hash and full-text row, its old
+    /// vectors deleted (they embedded the forgotten words) and the record queued for embedding;
+    /// the triples it carried whose object the `dropped` lines state are deleted.
+    fn rewrite(&mut self, id: i64, text: &str, ids: &[i64], dropped: &str) -> Result<()>;
+    /// Hide (soft) or delete (purge) record `id`. A purge deletes its full-text row, vectors
+    /// and triples, and makes current again what it (or its triples) superseded.
+    fn remove(&mut self, id: i64, how: Forget) -> Result<()>;
+    /// Ids of every record of `agent` made from session `session_id`.
+    fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>>;
+}
 
 /// Soft (hidden, kept marked) or hard (gone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,15 +61,11 @@ pub struct Forgotten {
 
 /// Forget record `id` of `agent` as [`Forget`] says; `None` when the agent has no such record
 /// (or, for a soft forget, it is forgotten already).
-pub(crate) fn forget(tx: &Transaction<'_>, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>> {
-    let target: Option<MemoryRecord> = {
-        let mut stmt = tx.prepare_cached(&format!("{RECORD_SELECT} WHERE id = ?1 AND agent_id = ?2"))?;
-        let mut rows = stmt.query_map(params![id, agent], record_from_row)?;
-        rows.next().transpose()?
-    };
+pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>> {
+    let target = tx.target(agent, id)?;
     let Some(target) = target.filter(|r| how == Forget::Purge || !r.forgotten) else { return Ok(None) };
     let mut out = Forgotten::default();
-    remove(tx, target.id, how)?;
+    tx.remove(target.id, how)?;
     out.removed.push(target.id);
     let mut summaries: Vec<String> = Vec::new();
     if target.kind == RecordKind::Summary {
@@ -60,26 +75,26 @@ pub(crate) fn forget(tx: &Transaction<'_>, agent: &str, id: i64, how: Forget) ->
     let shared = if target.kind == RecordKind::Summary || said.is_empty() {
         Vec::new()
     } else {
-        sharing(tx, agent, target.id, &target.source_message_ids)?
+        tx.sharing(agent, target.id, &target.source_message_ids)?
     };
     for r in shared {
         match r.kind {
             RecordKind::Summary => {
-                remove(tx, r.id, how)?;
+                tx.remove(r.id, how)?;
                 out.removed.push(r.id);
                 summaries.extend(r.source_summary_ids.first().cloned());
             }
             RecordKind::Preference | RecordKind::Fact if r.source_message_ids.iter().all(|m| said.contains(m)) => {
-                remove(tx, r.id, how)?;
+                tx.remove(r.id, how)?;
                 out.removed.push(r.id);
             }
             RecordKind::Verbatim => match without_lines(&r, &said) {
-                Some((text, ids, dropped)) if !hash_taken(tx, agent, &text, r.id)? => {
-                    rewrite(tx, r.id, &text, &ids, &dropped)?;
+                Some((text, ids, dropped)) if !tx.hash_taken(agent, &crate::store::content_hash(&text), r.id)? => {
+                    tx.rewrite(r.id, &text, &ids, &dropped)?;
                     out.rewritten.push(r.id);
                 }
                 _ => {
-                    remove(tx, r.id, how)?;
+                    tx.remove(r.id, how)?;
                     out.removed.push(r.id);
                 }
             },
@@ -88,35 +103,13 @@ pub(crate) fn forget(tx: &Transaction<'_>, agent: &str, id: i64, how: Forget) ->
     }
     // Up the DAG: a condensed summary's record lists the summaries it condenses after its own id.
     while let Some(summary) = summaries.pop() {
-        for r in condensing(tx, agent, &summary)? {
-            remove(tx, r.id, how)?;
+        for r in tx.condensing(agent, &summary)? {
+            tx.remove(r.id, how)?;
             out.removed.push(r.id);
             summaries.extend(r.source_summary_ids.first().cloned());
         }
     }
     Ok(Some(out))
-}
-
-/// Current summary records of `agent` that condense summary `id`.
-fn condensing(tx: &Transaction<'_>, agent: &str, id: &str) -> Result<Vec<MemoryRecord>> {
-    let mut stmt = tx.prepare_cached(&format!(
-        "{RECORD_SELECT} WHERE agent_id = ?1 AND kind = 'summary' AND forgotten_at IS NULL
-           AND EXISTS (SELECT 1 FROM json_each(records.source_summary_ids) s WHERE s.key > 0 AND s.value = ?2)"
-    ))?;
-    let rows = stmt.query_map(params![agent, id], record_from_row)?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
-}
-
-/// Other records of `agent` (not forgotten) made from any of `messages`.
-fn sharing(tx: &Transaction<'_>, agent: &str, except: i64, messages: &[i64]) -> Result<Vec<MemoryRecord>> {
-    let ids = serde_json::to_string(messages).unwrap_or_else(|_| "[]".into());
-    let mut stmt = tx.prepare_cached(&format!(
-        "{RECORD_SELECT} WHERE agent_id = ?1 AND id <> ?2 AND forgotten_at IS NULL
-           AND EXISTS (SELECT 1 FROM json_each(records.source_message_ids) m
-                       WHERE m.value IN (SELECT value FROM json_each(?3)))"
-    ))?;
-    let rows = stmt.query_map(params![agent, except, ids], record_from_row)?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
 /// A window's text and message ids without the lines of `said` (and those lines); `None` when
@@ -140,77 +133,12 @@ fn without_lines(r: &MemoryRecord, said: &HashSet<i64>) -> Option<(String, Vec<i
     Some((text, kept.iter().map(|(_, id)| *id).collect(), dropped))
 }
 
-fn hash_taken(tx: &Transaction<'_>, agent: &str, text: &str, except: i64) -> Result<bool> {
-    let n: i64 = tx.query_row(
-        "SELECT COUNT(*) FROM records WHERE agent_id = ?1 AND content_hash = ?2 AND id <> ?3",
-        params![agent, content_hash(text), except],
-        |r| r.get(0),
-    )?;
-    Ok(n > 0)
-}
-
-/// Give window `id` its new `text` and `ids`; the triples it carried that the `dropped` lines
-/// stated go with those lines.
-fn rewrite(tx: &Transaction<'_>, id: i64, text: &str, ids: &[i64], dropped: &str) -> Result<()> {
-    tx.execute(
-        "UPDATE records SET text = ?2, content_hash = ?3, source_message_ids = ?4, embed_status = 'pending'
-         WHERE id = ?1",
-        params![id, text, content_hash(text), serde_json::to_string(ids).unwrap_or_else(|_| "[]".into())],
-    )?;
-    tx.execute("DELETE FROM records_fts WHERE rowid = ?1", [id])?;
-    tx.execute("INSERT INTO records_fts (rowid, body) VALUES (?1, ?2)", params![id, fts_document(text)])?;
-    // The old vector embedded the forgotten words.
-    tx.execute("DELETE FROM vectors WHERE record_id = ?1", [id])?;
-    delete_triples(tx, "source_record = ?1 AND instr(lower(?2), lower(object)) > 0", params![id, dropped])
-}
-
-/// Delete the triples `condition` selects. A triple they superseded is current again (as a
-/// record is when the record that superseded it is purged), so no reference dangles.
-fn delete_triples(tx: &Transaction<'_>, condition: &str, params: &[&dyn rusqlite::ToSql]) -> Result<()> {
-    tx.execute(
-        &format!(
-            "UPDATE triples SET superseded_by = NULL, valid_until = NULL
-              WHERE superseded_by IN (SELECT id FROM triples WHERE {condition})"
-        ),
-        params,
-    )?;
-    tx.execute(&format!("DELETE FROM triples WHERE {condition}"), params)?;
-    Ok(())
-}
-
-fn remove(tx: &Transaction<'_>, id: i64, how: Forget) -> Result<()> {
-    match how {
-        Forget::Soft => {
-            tx.execute(
-                "UPDATE records SET forgotten_at = COALESCE(forgotten_at, ?2) WHERE id = ?1",
-                params![id, now_ms()],
-            )?;
-        }
-        Forget::Purge => {
-            delete_triples(tx, "source_record = ?1", params![id])?;
-            tx.execute("DELETE FROM vectors WHERE record_id = ?1", [id])?;
-            tx.execute("DELETE FROM records_fts WHERE rowid = ?1", [id])?;
-            // What it superseded is current again: the newer statement is gone.
-            tx.execute("UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = ?1", [id])?;
-            tx.execute("DELETE FROM records WHERE id = ?1", [id])?;
-        }
-    }
-    Ok(())
-}
-
 /// Delete every record of `agent` made from session `session_id`, with all that hangs on them
 /// (a purged conversation leaves nothing in memory). Returns the ids removed.
-pub(crate) fn purge_session(tx: &Transaction<'_>, agent: &str, session_id: &str) -> Result<Vec<i64>> {
-    let ids: Vec<i64> = {
-        let mut stmt = tx.prepare_cached(
-            "SELECT id FROM records WHERE agent_id = ?1
-               AND EXISTS (SELECT 1 FROM json_each(records.source_session_ids) s WHERE s.value = ?2)",
-        )?;
-        let rows = stmt.query_map(params![agent, session_id], |r| r.get(0))?;
-        rows.collect::<std::result::Result<_, _>>()?
-    };
+pub(crate) fn purge_session(tx: &mut dyn ForgetTx, agent: &str, session_id: &str) -> Result<Vec<i64>> {
+    let ids = tx.session_records(agent, session_id)?;
     for &id in &ids {
-        remove(tx, id, Forget::Purge)?;
+        tx.remove(id, Forget::Purge)?;
     }
     Ok(ids)
 }

@@ -13,14 +13,14 @@ pub mod forget;
 pub mod recall;
 pub mod record;
 pub mod runtime;
-mod schema;
+
 pub mod search;
 pub mod store;
 pub mod vector;
 
-pub use config::{MemoryConfig, VectorBackend};
+pub use config::{MemoryConfig, StoreBackend, VectorBackend};
 pub use error::MemoryError;
 pub use record::{MemoryRecord, RecordKind};
 pub use runtime::{IngestReport, MemoryRuntime};
-pub use schema::SCHEMA_VERSION;
 pub use search::{SearchHit, SearchMode};
+pub use store::sqlite_schema::SCHEMA_VERSION;

@@ -17,7 +17,7 @@ use crate::record::{MemoryRecord, RecordKind};
 use crate::search::{Query, Search, SearchHit, SearchMode, needles};
 use memcc_core::bridge::{RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
-use memcc_core::text::excerpt;
+use memcc_core::text::{Term, excerpt};
 
 /// Escape recalled text: it can mention `<memcc-recall>` but never produce the tag.
 pub fn escape(text: &str) -> String {
@@ -75,7 +75,7 @@ impl Recall<'_> {
             .min(budget.saturating_sub(identity_tokens + l1_tokens + l3_tokens))
             .saturating_sub(SECTION_TAGS);
         let l2 = if l2_room > 0 && wing != DEFAULT_WING {
-            let context = self.wing_records(agents, lexical.as_deref(), &wing)?;
+            let context = self.wing_records(agents, &lexical, &wing)?;
             lines(&context, &mut shown, l2_room, &needles)
         } else {
             Vec::new()
@@ -98,13 +98,13 @@ impl Recall<'_> {
         Ok(fit(sections, budget))
     }
 
-    /// L2: the query's matches (`lexical`, its BM25 expression) in its wing, else the wing's
+    /// L2: the query's matches (`lexical`, its full-text terms) in its wing, else the wing's
     /// newest records.
-    fn wing_records(&self, agents: &[String], lexical: Option<&str>, wing: &str) -> Result<Vec<MemoryRecord>> {
+    fn wing_records(&self, agents: &[String], lexical: &[Term], wing: &str) -> Result<Vec<MemoryRecord>> {
         let store = self.search.store;
         let mut found = Vec::new();
-        if let Some(expr) = lexical {
-            let ids: Vec<i64> = store.fts(expr, agents, Some(wing), 10)?.into_iter().map(|(id, _)| id).collect();
+        if !lexical.is_empty() {
+            let ids: Vec<i64> = store.fts(lexical, agents, Some(wing), 10)?.into_iter().map(|(id, _)| id).collect();
             found = store.get_many(&ids)?;
         }
         if found.is_empty() {
@@ -127,7 +127,7 @@ impl Recall<'_> {
         as_of: Option<i64>,
         room: usize,
         needles: &[String],
-        lexical: &Option<String>,
+        lexical: &[Term],
         shown: &mut Shown,
     ) -> Result<Vec<Line>> {
         if room == 0 {

@@ -56,7 +56,7 @@ struct Portable {
 }
 
 pub struct MemoryRuntime {
-    store: Arc<MemoryStore>,
+    store: Arc<dyn MemoryStore>,
     embedder: Arc<dyn Embedder>,
     index: Arc<dyn VectorStore>,
     config: MemoryConfig,
@@ -65,15 +65,16 @@ pub struct MemoryRuntime {
     rerank_skip_logged: AtomicBool,
     triple_model: Option<Arc<dyn ChatModel>>,
     /// The highest record id whose vector the index has read from `memory.db`: another process
-    /// writing the same store adds rows above it, which searches then read first.
-    index_seen: std::sync::atomic::AtomicI64,
+    /// writing the same store adds rows above it, which searches then read first. `None` when
+    /// the store searches its own vectors (nothing to catch up).
+    index_seen: Option<std::sync::atomic::AtomicI64>,
 }
 
-/// The vector index of `model`, loaded from `memory.db` (its source of truth).
+/// The vector index of `model`, loaded from the store (its source of truth).
 fn open_index(
     path: &Path,
     config: &MemoryConfig,
-    store: &Arc<MemoryStore>,
+    store: &Arc<dyn MemoryStore>,
     model: &str,
     dim: usize,
 ) -> Result<Arc<dyn VectorStore>> {
@@ -85,7 +86,7 @@ fn open_index(
                 dim,
                 Some(Box::new(move |ids: &[i64]| source_store.vectors(ids, &source_model).unwrap_or_default())),
             ));
-            load_index(&*index, store, model)?;
+            load_index(&*index, &**store, model)?;
             Ok(index)
         }
         #[cfg(feature = "lancedb")]
@@ -105,7 +106,7 @@ fn open_index(
                 std::fs::remove_dir_all(&dir)
                     .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })?;
                 index = open(&dir)?;
-                load_index(&index, store, model)?;
+                load_index(&index, &**store, model)?;
             }
             Ok(Arc::new(index))
         }
@@ -127,12 +128,12 @@ fn lance_dir(path: &Path, model: &str) -> std::path::PathBuf {
 }
 
 /// Every current vector of `model` into `index`, in batches.
-fn load_index(index: &dyn VectorStore, store: &MemoryStore, model: &str) -> Result<()> {
+fn load_index(index: &dyn VectorStore, store: &dyn MemoryStore, model: &str) -> Result<()> {
     load_index_after(index, store, model, i64::MIN)
 }
 
 /// The current vectors of `model` with a record id above `after` into `index`, in batches.
-fn load_index_after(index: &dyn VectorStore, store: &MemoryStore, model: &str, after: i64) -> Result<()> {
+fn load_index_after(index: &dyn VectorStore, store: &dyn MemoryStore, model: &str, after: i64) -> Result<()> {
     const BATCH: usize = 2048;
     let mut rows: Vec<(i64, String, Vec<f32>)> = Vec::with_capacity(BATCH);
     let flush = |rows: &mut Vec<(i64, String, Vec<f32>)>| {
@@ -141,7 +142,7 @@ fn load_index_after(index: &dyn VectorStore, store: &MemoryStore, model: &str, a
         index.upsert_many(&view);
         rows.clear();
     };
-    store.for_each_vector_after(model, after, |id, agent, v| {
+    store.for_each_vector_after(model, after, &mut |id, agent, v| {
         rows.push((id, agent.to_string(), v));
         if rows.len() == BATCH {
             flush(&mut rows);
@@ -152,20 +153,27 @@ fn load_index_after(index: &dyn VectorStore, store: &MemoryStore, model: &str, a
 }
 
 impl MemoryRuntime {
-    /// Open `memory.db`, queue records without a vector of this embedder's model (a model
-    /// change; other models' vectors stay), and load the current model's vectors into the index.
+    /// Open the store (`memory.db` at `path`, or the PostgreSQL database `memory.backend`
+    /// names), queue records without a vector of this embedder's model (a model change; other
+    /// models' vectors stay), and load the current model's vectors into the index (unless the
+    /// store searches them itself).
     pub fn open(path: &Path, mut config: MemoryConfig, embedder: Arc<dyn Embedder>) -> Result<Self> {
         for warning in config.sanitize() {
             tracing::warn!("{warning}");
         }
-        let store = Arc::new(MemoryStore::open(path)?);
-        let index_seen = std::sync::atomic::AtomicI64::new(store.last_vector_id()?);
+        let store = crate::store::open(path, &config)?;
         let model = embedder.model_id();
-        let pending = store.use_model(&model)?;
+        let pending = store.use_model(&model, embedder.dim())?;
         if pending > 0 {
             tracing::warn!(pending, model, "records wait for embedding by this model (memcc memory reembed)");
         }
-        let index = open_index(path, &config, &store, &model, embedder.dim())?;
+        let (index, index_seen) = match store.native_index(&model, embedder.dim())? {
+            Some(index) => (index, None),
+            None => {
+                let seen = std::sync::atomic::AtomicI64::new(store.last_vector_id()?);
+                (open_index(path, &config, &store, &model, embedder.dim())?, Some(seen))
+            }
+        };
         let classifier = if config.wings.is_empty() { Classifier::default() } else { Classifier::new(&config.wings) };
         Ok(MemoryRuntime {
             store,
@@ -234,8 +242,8 @@ impl MemoryRuntime {
         &self.config
     }
 
-    pub fn store(&self) -> &MemoryStore {
-        &self.store
+    pub fn store(&self) -> &dyn MemoryStore {
+        &*self.store
     }
 
     pub fn embedder_model(&self) -> String {
@@ -252,17 +260,18 @@ impl MemoryRuntime {
     /// `MAX` when there are none).
     fn catch_up(&self) -> Result<()> {
         use std::sync::atomic::Ordering;
-        let seen = self.index_seen.load(Ordering::Acquire);
+        let Some(index_seen) = &self.index_seen else { return Ok(()) };
+        let seen = index_seen.load(Ordering::Acquire);
         let last = self.store.last_vector_id()?;
-        if last > seen && self.index_seen.compare_exchange(seen, last, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-            load_index_after(&*self.index, &self.store, &self.embedder.model_id(), seen)?;
+        if last > seen && index_seen.compare_exchange(seen, last, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            load_index_after(&*self.index, &*self.store, &self.embedder.model_id(), seen)?;
         }
         Ok(())
     }
 
     fn search(&self) -> Search<'_> {
         Search {
-            store: &self.store,
+            store: &*self.store,
             index: &*self.index,
             embedder: &*self.embedder,
             config: &self.config,
@@ -520,7 +529,7 @@ impl MemoryRuntime {
     /// has no such (current) record.
     pub fn forget_as(&self, agent: &str, id: &str, how: Forget) -> Result<Option<Forgotten>> {
         let n = parse_ref(id).ok_or_else(|| MemoryError::Input(format!("{id:?} is not a memory id (mem_<n>)")))?;
-        let done = self.store.write(|tx| crate::forget::forget(tx, agent, n, how))?;
+        let done = self.store.forget(agent, n, how)?;
         if let Some(f) = &done {
             for id in f.removed.iter().chain(&f.rewritten) {
                 self.index.remove(*id);
@@ -542,7 +551,7 @@ impl MemoryRuntime {
 
     /// Delete every memory `agent` made from session `session_id`; how many records went.
     pub fn purge_session(&self, agent: &str, session_id: &str) -> Result<usize> {
-        let ids = self.store.write(|tx| crate::forget::purge_session(tx, agent, session_id))?;
+        let ids = self.store.purge_session(agent, session_id)?;
         for id in &ids {
             self.index.remove(*id);
         }
@@ -559,7 +568,7 @@ impl MemoryRuntime {
     /// Every record of `agent` (or all) as JSON lines; returns the count.
     pub fn export_jsonl(&self, agent: Option<&str>, out: &mut dyn Write) -> Result<usize> {
         let mut n = 0;
-        self.store.for_each_record(agent, |r| {
+        self.store.for_each_record(agent, &mut |r| {
             let line = Portable {
                 record: NewRecord {
                     agent_id: r.agent_id,

@@ -15,7 +15,7 @@ use crate::record::{MemoryRecord, RecordKind};
 use crate::store::MemoryStore;
 use crate::vector::VectorStore;
 use memcc_core::llm::{ChatModel, ChatRequest};
-use memcc_core::text::{Combine, Term, combine_terms, match_query, terms};
+use memcc_core::text::{Term, terms};
 
 /// Which retrievers L3 uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -90,7 +90,7 @@ pub const MIN_CANDIDATES: usize = 20;
 
 /// What a search reads.
 pub(crate) struct Search<'a> {
-    pub store: &'a MemoryStore,
+    pub store: &'a dyn MemoryStore,
     pub index: &'a dyn VectorStore,
     pub embedder: &'a dyn Embedder,
     pub config: &'a MemoryConfig,
@@ -108,8 +108,8 @@ pub(crate) struct Query<'a> {
     /// Candidates from each retriever (at least [`MIN_CANDIDATES`]).
     pub candidates: usize,
     pub mode: SearchMode,
-    /// The BM25 expression, when the caller built it already ([`Search::lexical_query`]).
-    pub lexical: Option<&'a Option<String>>,
+    /// The full-text terms, when the caller chose them already ([`Search::lexical_query`]).
+    pub lexical: Option<&'a [Term]>,
 }
 
 impl Search<'_> {
@@ -144,15 +144,15 @@ impl Search<'_> {
                     return Ok(scores);
                 }
                 let built;
-                let expr = match q.lexical {
-                    Some(e) => e,
+                let terms = match q.lexical {
+                    Some(t) => t,
                     None => {
                         built = self.lexical_query(q.text, q.agents)?;
                         &built
                     }
                 };
-                if let Some(expr) = expr {
-                    scores.extend(self.store.fts(expr, q.agents, q.wing, candidates)?);
+                if !terms.is_empty() {
+                    scores.extend(self.store.fts(terms, q.agents, q.wing, candidates)?);
                 }
                 Ok(scores)
             };
@@ -220,7 +220,7 @@ impl Search<'_> {
     /// The ranked-retrieval query for `query`: content words, minus those so common they match
     /// a large share of the agents' records (they barely move BM25, yet make its cost grow with
     /// the collection). When every word is that common, the first two are kept.
-    pub fn lexical_query(&self, query: &str, agents: &[String]) -> Result<Option<String>> {
+    pub fn lexical_query(&self, query: &str, agents: &[String]) -> Result<Vec<Term>> {
         let mut content: Vec<Term> = Vec::new();
         for t in terms(query) {
             if !matches!(&t, Term::Word(w) if memcc_core::text::is_stop_word(w)) && !content.contains(&t) {
@@ -231,17 +231,24 @@ impl Search<'_> {
             }
         }
         if content.is_empty() {
-            return Ok(match_query(query, Combine::Any));
+            // Only function words: search them rather than nothing.
+            let mut all: Vec<Term> = Vec::new();
+            for t in terms(query) {
+                if !all.contains(&t) && all.len() < memcc_core::text::MAX_QUERY_TERMS {
+                    all.push(t);
+                }
+            }
+            return Ok(all);
         }
         let records = self.store.record_count()?;
         let cap = (records / 20).max(2_000) as usize;
         // No term can be in more records than there are: nothing to count.
         if records as usize <= cap {
-            return Ok(combine_terms(&content, Combine::Any));
+            return Ok(content);
         }
         let mut kept: Vec<Term> = Vec::with_capacity(content.len());
         for t in &content {
-            if !self.store.more_than(&memcc_core::text::term_expr(t), agents, cap)? {
+            if !self.store.more_than(t, agents, cap)? {
                 kept.push(t.clone());
             }
         }
@@ -249,7 +256,7 @@ impl Search<'_> {
             // Every word is that common: keep the first two (the query's own order).
             kept = content.into_iter().take(2).collect();
         }
-        Ok(combine_terms(&kept, Combine::Any))
+        Ok(kept)
     }
 
     /// Add one synthetic result listing the stored facts about the query's entities, unless the

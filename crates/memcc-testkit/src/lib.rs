@@ -135,3 +135,31 @@ pub fn shared_data(relative: &str) -> Option<std::path::PathBuf> {
     skip(&format!("{} not found (data-driven check)", path.display()));
     None
 }
+
+/// Where the PostgreSQL tests' server is: `$MEMCC_TEST_PG_URL` (`postgres://user@host:port/db`,
+/// as `scripts/pg-server.sh start` prints it).
+pub const PG_URL_ENV: &str = "MEMCC_TEST_PG_URL";
+
+/// A database of its own for the test that names it `key` (created on first use, kept for the
+/// same key, so a test can reopen it), as a URL; else [`skip`] and `None`.
+pub fn postgres_database(key: &str) -> Option<String> {
+    let Some(url) = std::env::var(PG_URL_ENV).ok().filter(|u| !u.trim().is_empty()) else {
+        skip(&format!("{PG_URL_ENV} is not set (PostgreSQL tests; `scripts/pg-server.sh start DIR` starts a server)"));
+        return None;
+    };
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let name = format!("memcc_test_{hash:016x}");
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("{PG_URL_ENV}={url}: cannot connect: {e}"));
+    let exists =
+        admin.query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name]).expect("pg_database").is_some();
+    if !exists {
+        admin.batch_execute(&format!("CREATE DATABASE {name}")).expect("CREATE DATABASE");
+    }
+    let base = url.split('?').next().unwrap_or(&url);
+    let (server, _) = base.rsplit_once('/').filter(|(s, _)| s.contains("://")).unwrap_or((base, ""));
+    Some(format!("{server}/{name}"))
+}

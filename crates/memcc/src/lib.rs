@@ -162,18 +162,20 @@ memory_search to look for more and memory_get to read a memory in full; cite wha
 /// kept per model, lost its vectors). Refuse, naming what is missing.
 fn refuse_fallback_over_vectors(
     path: &std::path::Path,
+    memory: &MemoryConfig,
     fallback: &str,
     model_dir: &std::path::Path,
 ) -> Result<(), MemccError> {
-    if !path.exists() {
+    let sqlite = memory.backend == memcc_memory::StoreBackend::Sqlite;
+    if sqlite && !path.exists() {
         return Ok(());
     }
-    let store = memcc_memory::store::MemoryStore::open(path)?;
+    let store = memcc_memory::store::open(path, memory)?;
     if let Some((model, n)) = store.vector_models()?.into_iter().find(|(m, _)| m != fallback) {
+        let place = if sqlite { path.display().to_string() } else { "the PostgreSQL memory store".into() };
         return Err(MemccError::MemoryUnavailable(format!(
-            "{} holds {n} vectors of the {model} model, which is missing at {}; fetch it (scripts/fetch-model.sh) \
+            "{place} holds {n} vectors of the {model} model, which is missing at {}; fetch it (scripts/fetch-model.sh) \
              or set embeddingModel \"hashing\" on purpose",
-            path.display(),
             model_dir.display()
         )));
     }
@@ -290,6 +292,7 @@ impl Memcc {
                             if e.model_id() != memcc_memory::embed::usem3::MODEL_ID {
                                 refuse_fallback_over_vectors(
                                     &dir.join("memory.db"),
+                                    &config.effective_memory(),
                                     &e.model_id(),
                                     &config.model_dir(),
                                 )?;

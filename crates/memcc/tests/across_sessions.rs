@@ -3,6 +3,7 @@
 
 use memcc::context::SessionRef;
 use memcc::context::message::{AgentMessage, ContentPart};
+use memcc::memory::store::MemoryStore as _;
 use memcc::{Memcc, MemccConfig};
 
 fn config(dir: &tempfile::TempDir) -> MemccConfig {
@@ -79,7 +80,7 @@ fn a_missing_local_model_never_takes_over_a_store_it_filled() {
     let dir = tempfile::tempdir().unwrap();
     {
         // A store the local model filled (its vectors, as the model would have stored them).
-        let store = memcc::memory::store::MemoryStore::open(&dir.path().join("memory.db")).unwrap();
+        let store = memcc::memory::store::SqliteStore::open(&dir.path().join("memory.db")).unwrap();
         let record = memcc::memory::record::NewRecord { text: "the cabin code is 9184".into(), ..Default::default() };
         let v = vec![0.5f32; 512];
         store
@@ -90,7 +91,7 @@ fn a_missing_local_model_never_takes_over_a_store_it_filled() {
     let err = Memcc::open(cfg).err().expect("the hashing fallback must not open a usem3 store");
     assert_eq!(err.code(), memcc::core::ErrorCode::MemoryUnavailable);
     assert!(err.to_string().contains("usem3") && err.to_string().contains("nope"), "names the missing model: {err}");
-    let store = memcc::memory::store::MemoryStore::open(&dir.path().join("memory.db")).unwrap();
+    let store = memcc::memory::store::SqliteStore::open(&dir.path().join("memory.db")).unwrap();
     assert_eq!(store.vector_models().unwrap(), vec![("usem3".to_string(), 1)], "nothing was deleted");
     // Chosen on purpose, hashing opens it (and keeps the usem3 vectors).
     let cfg = MemccConfig { embedding_model: "hashing".into(), ..config(&dir) };

@@ -1,30 +1,23 @@
-//! SQLite persistence of memory records, their vectors and the knowledge graph.
+//! The embedded backend: `memory.db`, a SQLite file beside the context DB.
 //!
-//! A record, its vector (when embedding succeeded), its FTS row, its triples and the
-//! supersession of what it replaces commit in one transaction. Reads go through a small pool of
-//! read connections (WAL) so the retrieval layers can run in parallel.
+//! Vectors are f32 BLOBs (the runtime keeps its own index over them), full text is a contentless
+//! FTS5 table (porter-stemmed, CJK as bigrams), and reads go through a small pool of read
+//! connections (WAL) so the retrieval layers can run in parallel.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
-use serde::Serialize;
-use sha2::{Digest, Sha256};
 
+use super::{Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json, now_ms};
+use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
-use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple};
-use crate::schema;
-use memcc_core::text::fts_document;
+use crate::forget::{Forget, ForgetTx, Forgotten};
+use crate::record::{MemoryRecord, RecordKind, Triple};
+use crate::vector::VectorStore;
+use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};
 
-pub fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
-/// How records are keyed for exact-duplicate detection: agent + normalised text.
-pub fn content_hash(text: &str) -> String {
-    let norm: String = text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
-    hex::encode(Sha256::digest(norm.as_bytes()))[..32].to_string()
-}
+use super::sqlite_schema as schema;
 
 pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -34,43 +27,14 @@ pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
-/// The result of inserting one record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Inserted {
-    pub id: i64,
-    /// The same text was already stored for this agent; `id` is the existing record.
-    pub duplicate: bool,
-}
-
-/// One record to insert, with its vector if it has one, and the triples it states.
-pub struct Insert<'a> {
-    pub record: &'a NewRecord,
-    pub vector: Option<(&'a str, &'a [f32])>,
-    pub triples: &'a [NewTriple],
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MemoryStats {
-    pub records: i64,
-    pub current: i64,
-    pub by_kind: Vec<(String, i64)>,
-    pub by_wing: Vec<(String, i64)>,
-    pub pending_embeddings: i64,
-    pub vectors: i64,
-    pub vector_models: Vec<(String, i64)>,
-    pub triples: i64,
-    pub agents: Vec<String>,
-}
-
 const READERS: usize = 4;
 
-pub struct MemoryStore {
+pub struct SqliteStore {
     writer: Mutex<Connection>,
     readers: Vec<Mutex<Connection>>,
 }
 
-impl MemoryStore {
+impl SqliteStore {
     pub fn open(path: &Path) -> Result<Self> {
         let mut writer = memcc_core::sqlite::open_writer(path)?;
         schema::migrate(&mut writer)?;
@@ -81,7 +45,7 @@ impl MemoryStore {
             memcc_core::sqlite::configure(&r)?;
             readers.push(Mutex::new(r));
         }
-        Ok(MemoryStore { writer: Mutex::new(writer), readers })
+        Ok(SqliteStore { writer: Mutex::new(writer), readers })
     }
 
     fn writer(&self) -> MutexGuard<'_, Connection> {
@@ -98,18 +62,34 @@ impl MemoryStore {
         self.readers[0].lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn integrity_check(&self) -> Result<String> {
+    /// Run `f` in one write transaction, begun IMMEDIATE so that it waits (busy timeout) for
+    /// another process's writer instead of failing when it upgrades from read to write.
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.writer();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+}
+
+impl MemoryStore for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn integrity_check(&self) -> Result<String> {
         Ok(self.writer().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
     }
 
     /// Insert records in one transaction (see [`Insert`]).
-    pub fn insert_many(&self, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
+    fn insert_many(&self, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
         self.write(|tx| items.iter().map(|item| insert_in(tx, item)).collect())
     }
 
     /// [`MemoryStore::insert_many`], marking summary `summary_id` of `agent` as ingested in the
     /// same transaction.
-    pub fn insert_summary(&self, agent: &str, summary_id: &str, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
+    fn insert_summary(&self, agent: &str, summary_id: &str, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
         self.write(|tx| {
             tx.execute(
                 "INSERT OR IGNORE INTO ingested_summaries (agent_id, summary_id, ingested_at) VALUES (?1, ?2, ?3)",
@@ -120,7 +100,7 @@ impl MemoryStore {
     }
 
     /// Whether the bridge already delivered summary `summary_id` of `agent`.
-    pub fn summary_ingested(&self, agent: &str, summary_id: &str) -> Result<bool> {
+    fn summary_ingested(&self, agent: &str, summary_id: &str) -> Result<bool> {
         let conn = self.reader();
         Ok(conn
             .query_row(
@@ -132,12 +112,8 @@ impl MemoryStore {
             .is_some())
     }
 
-    pub fn insert(&self, item: Insert<'_>) -> Result<Inserted> {
-        Ok(self.insert_many(std::slice::from_ref(&item))?.remove(0))
-    }
-
     /// Attach a vector to a pending record (queue processing).
-    pub fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()> {
+    fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()> {
         self.write(|tx| {
             tx.execute(
                 "INSERT OR REPLACE INTO vectors (record_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
@@ -148,7 +124,7 @@ impl MemoryStore {
         })
     }
 
-    pub fn mark_embed_error(&self, ids: &[i64], error: &str) -> Result<()> {
+    fn mark_embed_error(&self, ids: &[i64], error: &str) -> Result<()> {
         let conn = self.writer();
         let mut stmt = conn.prepare_cached("UPDATE records SET embed_error = ?2 WHERE id = ?1")?;
         for id in ids {
@@ -158,7 +134,7 @@ impl MemoryStore {
     }
 
     /// Records waiting for an embedding: (id, text).
-    pub fn pending(&self, limit: usize) -> Result<Vec<(i64, String)>> {
+    fn pending(&self, limit: usize) -> Result<Vec<(i64, String)>> {
         let conn = self.reader();
         let mut stmt = conn.prepare_cached(
             "SELECT id, text FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL ORDER BY id LIMIT ?1",
@@ -167,7 +143,7 @@ impl MemoryStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    pub fn pending_count(&self) -> Result<usize> {
+    fn pending_count(&self) -> Result<usize> {
         let conn = self.reader();
         let n: i64 = conn.query_row(
             "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
@@ -180,7 +156,7 @@ impl MemoryStore {
     /// Make embedding statuses follow `model`: a record is embedded when it has a vector of
     /// `model`, pending otherwise. Vectors of other models are kept (switching back finds them).
     /// Only does work when the model changed since the last open; returns how many records wait.
-    pub fn use_model(&self, model: &str) -> Result<usize> {
+    fn use_model(&self, model: &str, _dim: usize) -> Result<usize> {
         self.write(|tx| {
             let last: Option<String> =
                 tx.query_row("SELECT value FROM meta WHERE key = 'model'", [], |r| r.get(0)).optional()?;
@@ -207,25 +183,15 @@ impl MemoryStore {
     }
 
     /// Models with vectors in this store, and how many each.
-    pub fn vector_models(&self) -> Result<Vec<(String, i64)>> {
+    fn vector_models(&self) -> Result<Vec<(String, i64)>> {
         let conn = self.reader();
         let mut stmt = conn.prepare("SELECT model, COUNT(*) FROM vectors GROUP BY model ORDER BY model")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// Visit every vector of `model` with its record's agent, for building the in-memory index.
-    pub fn for_each_vector(&self, model: &str, visit: impl FnMut(i64, &str, Vec<f32>)) -> Result<()> {
-        self.for_each_vector_after(model, i64::MIN, visit)
-    }
-
     /// Like [`MemoryStore::for_each_vector`], for records with an id above `after` only.
-    pub fn for_each_vector_after(
-        &self,
-        model: &str,
-        after: i64,
-        mut visit: impl FnMut(i64, &str, Vec<f32>),
-    ) -> Result<()> {
+    fn for_each_vector_after(&self, model: &str, after: i64, visit: VectorVisitor<'_>) -> Result<()> {
         let conn = self.reader();
         let mut stmt = conn.prepare_cached(
             "SELECT v.record_id, r.agent_id, v.data FROM vectors v JOIN records r ON r.id = v.record_id
@@ -242,12 +208,12 @@ impl MemoryStore {
     }
 
     /// The highest record id that has a vector (any model): how far the index must have read.
-    pub fn last_vector_id(&self) -> Result<i64> {
+    fn last_vector_id(&self) -> Result<i64> {
         Ok(self.reader().query_row("SELECT COALESCE(MAX(record_id), 0) FROM vectors", [], |r| r.get(0))?)
     }
 
     /// How many vectors `for_each_vector` visits for `model`.
-    pub fn vector_count(&self, model: &str) -> Result<usize> {
+    fn vector_count(&self, model: &str) -> Result<usize> {
         let n: i64 = self.reader().query_row(
             "SELECT COUNT(*) FROM vectors v JOIN records r ON r.id = v.record_id
              WHERE v.model = ?1 AND r.forgotten_at IS NULL",
@@ -258,7 +224,7 @@ impl MemoryStore {
     }
 
     /// Exact vectors of `ids` (those that have one of `model`), in one query.
-    pub fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
+    fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
         let conn = self.reader();
         let ids_json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
         let mut stmt = conn.prepare_cached(
@@ -269,13 +235,13 @@ impl MemoryStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    pub fn get(&self, id: i64) -> Result<Option<MemoryRecord>> {
+    fn get(&self, id: i64) -> Result<Option<MemoryRecord>> {
         let conn = self.reader();
         let mut stmt = conn.prepare_cached(&format!("{RECORD_SELECT} WHERE id = ?1"))?;
         Ok(stmt.query_row([id], record_from_row).optional()?)
     }
 
-    pub fn get_many(&self, ids: &[i64]) -> Result<Vec<MemoryRecord>> {
+    fn get_many(&self, ids: &[i64]) -> Result<Vec<MemoryRecord>> {
         let conn = self.reader();
         let mut stmt = conn.prepare_cached(&format!("{RECORD_SELECT} WHERE id = ?1"))?;
         let mut out = Vec::with_capacity(ids.len());
@@ -290,13 +256,8 @@ impl MemoryStore {
     /// BM25 full-text search (safe `MATCH` expression) among the current records of `agents`.
     /// Returns (id, bm25) with higher = better. Cost grows with the number of matching
     /// records, which is why queries are built without stop words.
-    pub fn fts(
-        &self,
-        match_expr: &str,
-        agents: &[String],
-        wing: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<(i64, f64)>> {
+    fn fts(&self, terms: &[Term], agents: &[String], wing: Option<&str>, limit: usize) -> Result<Vec<(i64, f64)>> {
+        let Some(match_expr) = combine_terms(terms, Combine::Any) else { return Ok(Vec::new()) };
         let conn = self.reader();
         let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
         let mut stmt = conn.prepare_cached(
@@ -316,7 +277,8 @@ impl MemoryStore {
     /// `term_expr`. FTS tokenises (and stems) the term itself, so this agrees with what a query
     /// will match. Counting every store's posting list is cheap; the agents' share is counted
     /// (a join per match) only for a term common in the whole store.
-    pub fn more_than(&self, term_expr: &str, agents: &[String], cap: usize) -> Result<bool> {
+    fn more_than(&self, term: &Term, agents: &[String], cap: usize) -> Result<bool> {
+        let term_expr = term_expr(term);
         let conn = self.reader();
         let mut all = conn
             .prepare_cached("SELECT COUNT(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ?1 LIMIT ?2)")?;
@@ -336,13 +298,13 @@ impl MemoryStore {
 
     /// About how many records exist: the highest id (an index lookup, where `COUNT(*)` would
     /// scan the table on every query), an upper bound once records were purged.
-    pub fn record_count(&self) -> Result<i64> {
+    fn record_count(&self) -> Result<i64> {
         let conn = self.reader();
         Ok(conn.query_row("SELECT COALESCE(MAX(id), 0) FROM records", [], |r| r.get(0))?)
     }
 
     /// Pinned or high-weight current records of `agents`, heaviest and newest first.
-    pub fn essentials(&self, agents: &[String], min_weight: f64, limit: usize) -> Result<Vec<MemoryRecord>> {
+    fn essentials(&self, agents: &[String], min_weight: f64, limit: usize) -> Result<Vec<MemoryRecord>> {
         let conn = self.reader();
         // Per agent, two range scans of `records_weight` (pinned; unpinned and heavy): an `IN`
         // over agents or an `OR` would read every record of the agent.
@@ -370,7 +332,7 @@ impl MemoryStore {
     }
 
     /// The newest current records of one wing.
-    pub fn recent_in_wing(
+    fn recent_in_wing(
         &self,
         agents: &[String],
         wing: &str,
@@ -391,7 +353,7 @@ impl MemoryStore {
     }
 
     /// Current triples of `agents` whose subject or object is one of `entities` (case-insensitive).
-    pub fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>> {
+    fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>> {
         if entities.is_empty() {
             return Ok(Vec::new());
         }
@@ -410,7 +372,7 @@ impl MemoryStore {
     }
 
     /// All triples of an agent about `subject`, current and superseded (history).
-    pub fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>> {
+    fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>> {
         let conn = self.reader();
         let mut stmt = conn.prepare_cached(&format!(
             "{TRIPLE_SELECT} WHERE agent_id = ?1 AND lower(subject) = lower(?2) ORDER BY id"
@@ -419,22 +381,8 @@ impl MemoryStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// Run `f` in one write transaction, begun IMMEDIATE so that it waits (busy timeout) for
-    /// another process's writer instead of failing when it upgrades from read to write.
-    pub(crate) fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.writer();
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
-        Ok(out)
-    }
-
     /// Visit every record of `agent` (all agents when `None`), in id order.
-    pub fn for_each_record(
-        &self,
-        agent: Option<&str>,
-        mut visit: impl FnMut(MemoryRecord) -> Result<()>,
-    ) -> Result<()> {
+    fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()> {
         let conn = self.reader();
         let mut stmt = conn.prepare(&format!("{RECORD_SELECT} WHERE ?1 IS NULL OR agent_id = ?1 ORDER BY id"))?;
         let mut rows = stmt.query([agent])?;
@@ -444,7 +392,7 @@ impl MemoryStore {
         Ok(())
     }
 
-    pub fn stats(&self) -> Result<MemoryStats> {
+    fn stats(&self) -> Result<MemoryStats> {
         let conn = self.reader();
         let one = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
         let pairs = |sql: &str| -> Result<Vec<(String, i64)>> {
@@ -454,6 +402,7 @@ impl MemoryStore {
         };
         let agents = pairs("SELECT agent_id, COUNT(*) FROM records GROUP BY agent_id ORDER BY agent_id")?;
         Ok(MemoryStats {
+            backend: "sqlite".into(),
             records: one("SELECT COUNT(*) FROM records")?,
             current: one(
                 "SELECT COUNT(*) FROM records WHERE forgotten_at IS NULL AND superseded_by IS NULL AND valid_until IS NULL",
@@ -469,6 +418,175 @@ impl MemoryStore {
             agents: agents.into_iter().map(|(a, _)| a).collect(),
         })
     }
+    fn native_index(&self, _model: &str, _dim: usize) -> Result<Option<Arc<dyn VectorStore>>> {
+        Ok(None)
+    }
+
+    fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>> {
+        self.write(|tx| crate::forget::forget(&mut SqliteTx(tx), agent, id, how))
+    }
+
+    fn purge_session(&self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
+        self.write(|tx| crate::forget::purge_session(&mut SqliteTx(tx), agent, session_id))
+    }
+
+    fn agents(&self) -> Result<Vec<(String, i64)>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare(
+            "SELECT agent_id, COUNT(*) FILTER (WHERE forgotten_at IS NULL) FROM records GROUP BY agent_id ORDER BY agent_id",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn facets(&self, agent: &str) -> Result<Facets> {
+        let conn = self.reader();
+        let count = |column: &str| -> Result<Vec<(String, i64)>> {
+            let mut stmt = conn.prepare(&format!(
+                "SELECT {column}, COUNT(*) FROM records WHERE agent_id = ?1 AND forgotten_at IS NULL
+                 GROUP BY {column} ORDER BY COUNT(*) DESC, {column}"
+            ))?;
+            let rows = stmt.query_map([agent], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<std::result::Result<_, _>>()?)
+        };
+        Ok(Facets { wings: count("wing")?, rooms: count("room")?, kinds: count("kind")? })
+    }
+
+    fn list_records(&self, filter: &RecordFilter, offset: usize, limit: usize) -> Result<Page<MemoryRecord>> {
+        let conn = self.reader();
+        let clause = "WHERE (?1 IS NULL OR agent_id = ?1) AND (?2 IS NULL OR wing = ?2) AND (?3 IS NULL OR room = ?3)
+               AND (?4 IS NULL OR kind = ?4) AND (?5 OR forgotten_at IS NULL)";
+        let f = filter;
+        let total: i64 = conn.query_row(
+            &format!("SELECT COUNT(*) FROM records {clause}"),
+            params![f.agent_id, f.wing, f.room, f.kind, f.include_forgotten],
+            |r| r.get(0),
+        )?;
+        let mut stmt = conn.prepare(&format!("{RECORD_SELECT} {clause} ORDER BY id DESC LIMIT ?6 OFFSET ?7"))?;
+        let rows = stmt.query_map(
+            params![f.agent_id, f.wing, f.room, f.kind, f.include_forgotten, limit as i64, offset as i64],
+            record_from_row,
+        )?;
+        Ok(Page { items: rows.collect::<std::result::Result<_, _>>()?, total, offset })
+    }
+
+    fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare(&format!(
+            "{RECORD_SELECT} WHERE agent_id = ?1 AND (id = ?2 OR (subject IS NOT NULL AND predicate IS NOT NULL
+               AND (lower(subject), predicate) = (SELECT lower(subject), predicate FROM records WHERE id = ?2)))
+             ORDER BY COALESCE(event_time, created_at), id"
+        ))?;
+        let rows = stmt.query_map(params![agent, id], record_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>> {
+        let conn = self.reader();
+        let clause = "WHERE agent_id = ?1
+               AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)";
+        let total: i64 = conn.query_row(&format!("SELECT COUNT(*) FROM triples {clause}"), [agent], |r| r.get(0))?;
+        let mut stmt = conn.prepare(&format!("{TRIPLE_SELECT} {clause} ORDER BY id DESC LIMIT ?2 OFFSET ?3"))?;
+        let rows = stmt.query_map(params![agent, limit as i64, offset as i64], triple_from_row)?;
+        Ok(Page { items: rows.collect::<std::result::Result<_, _>>()?, total, offset })
+    }
+}
+
+/// Forgetting's steps as SQL on one SQLite transaction.
+struct SqliteTx<'a>(&'a Transaction<'a>);
+
+impl ForgetTx for SqliteTx<'_> {
+    fn target(&mut self, agent: &str, id: i64) -> Result<Option<MemoryRecord>> {
+        let mut stmt = self.0.prepare_cached(&format!("{RECORD_SELECT} WHERE id = ?1 AND agent_id = ?2"))?;
+        Ok(stmt.query_row(params![id, agent], record_from_row).optional()?)
+    }
+
+    fn sharing(&mut self, agent: &str, except: i64, messages: &[i64]) -> Result<Vec<MemoryRecord>> {
+        let mut stmt = self.0.prepare_cached(&format!(
+            "{RECORD_SELECT} WHERE agent_id = ?1 AND id <> ?2 AND forgotten_at IS NULL
+               AND EXISTS (SELECT 1 FROM json_each(records.source_message_ids) m
+                           WHERE m.value IN (SELECT value FROM json_each(?3)))"
+        ))?;
+        let rows = stmt.query_map(params![agent, except, json(&messages)], record_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn condensing(&mut self, agent: &str, summary_id: &str) -> Result<Vec<MemoryRecord>> {
+        let mut stmt = self.0.prepare_cached(&format!(
+            "{RECORD_SELECT} WHERE agent_id = ?1 AND kind = 'summary' AND forgotten_at IS NULL
+               AND EXISTS (SELECT 1 FROM json_each(records.source_summary_ids) s WHERE s.key > 0 AND s.value = ?2)"
+        ))?;
+        let rows = stmt.query_map(params![agent, summary_id], record_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn hash_taken(&mut self, agent: &str, hash: &str, except: i64) -> Result<bool> {
+        let n: i64 = self.0.query_row(
+            "SELECT COUNT(*) FROM records WHERE agent_id = ?1 AND content_hash = ?2 AND id <> ?3",
+            params![agent, hash, except],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
+    fn rewrite(&mut self, id: i64, text: &str, ids: &[i64], dropped: &str) -> Result<()> {
+        let tx = self.0;
+        tx.execute(
+            "UPDATE records SET text = ?2, content_hash = ?3, source_message_ids = ?4, embed_status = 'pending'
+             WHERE id = ?1",
+            params![id, text, content_hash(text), json(&ids)],
+        )?;
+        tx.execute("DELETE FROM records_fts WHERE rowid = ?1", [id])?;
+        tx.execute("INSERT INTO records_fts (rowid, body) VALUES (?1, ?2)", params![id, fts_document(text)])?;
+        tx.execute("DELETE FROM vectors WHERE record_id = ?1", [id])?;
+        delete_triples(tx, "source_record = ?1 AND instr(lower(?2), lower(object)) > 0", params![id, dropped])
+    }
+
+    fn remove(&mut self, id: i64, how: Forget) -> Result<()> {
+        let tx = self.0;
+        match how {
+            Forget::Soft => {
+                tx.execute(
+                    "UPDATE records SET forgotten_at = COALESCE(forgotten_at, ?2) WHERE id = ?1",
+                    params![id, now_ms()],
+                )?;
+            }
+            Forget::Purge => {
+                delete_triples(tx, "source_record = ?1", params![id])?;
+                tx.execute("DELETE FROM vectors WHERE record_id = ?1", [id])?;
+                tx.execute("DELETE FROM records_fts WHERE rowid = ?1", [id])?;
+                tx.execute(
+                    "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = ?1",
+                    [id],
+                )?;
+                tx.execute("DELETE FROM records WHERE id = ?1", [id])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id FROM records WHERE agent_id = ?1
+               AND EXISTS (SELECT 1 FROM json_each(records.source_session_ids) s WHERE s.value = ?2)",
+        )?;
+        let rows = stmt.query_map(params![agent, session_id], |r| r.get(0))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+}
+
+/// Delete the triples `condition` selects. A triple they superseded is current again (as a
+/// record is when the record that superseded it is purged), so no reference dangles.
+fn delete_triples(tx: &Transaction<'_>, condition: &str, params: &[&dyn rusqlite::ToSql]) -> Result<()> {
+    tx.execute(
+        &format!(
+            "UPDATE triples SET superseded_by = NULL, valid_until = NULL
+              WHERE superseded_by IN (SELECT id FROM triples WHERE {condition})"
+        ),
+        params,
+    )?;
+    tx.execute(&format!("DELETE FROM triples WHERE {condition}"), params)?;
+    Ok(())
 }
 
 pub(crate) fn insert_in(tx: &Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
@@ -545,11 +663,6 @@ pub(crate) fn insert_in(tx: &Transaction<'_>, item: &Insert<'_>) -> Result<Inser
         )?;
     }
     Ok(Inserted { id, duplicate: false })
-}
-
-/// Serialising plain lists of strings or numbers cannot fail.
-fn json<T: Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
 }
 
 pub(crate) const RECORD_SELECT: &str =

@@ -1,0 +1,196 @@
+//! Where memory records live: the [`MemoryStore`] trait, and its two backends.
+//!
+//! - [`sqlite::SqliteStore`] — `memory.db` beside the context DB (the default, embedded);
+//! - [`postgres::PgStore`] — one PostgreSQL database with pgvector that several MemCC processes
+//!   (several machines) share (`memory.backend: "postgres"`).
+//!
+//! Both keep the same contract (`tests/contract.rs` runs one suite on each): a record, its vector
+//! (when embedding succeeded), its full-text row, its triples and the supersession of what it
+//! replaces commit in one transaction; every read is scoped to the agents given; forgetting
+//! follows [`crate::forget`]. Policy (what to store, how to rank) stays outside, in the runtime
+//! and the search; a backend only stores and finds.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::browse::{Facets, Page, RecordFilter};
+use crate::config::{MemoryConfig, StoreBackend};
+use crate::error::{MemoryError, Result};
+use crate::forget::{Forget, Forgotten};
+use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple};
+use crate::vector::VectorStore;
+use memcc_core::text::Term;
+
+#[cfg(feature = "postgres")]
+pub mod postgres;
+pub mod sqlite;
+pub(crate) mod sqlite_schema;
+
+pub use sqlite::SqliteStore;
+
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// How records are keyed for exact-duplicate detection: agent + normalised text.
+pub fn content_hash(text: &str) -> String {
+    let norm: String = text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    hex::encode(Sha256::digest(norm.as_bytes()))[..32].to_string()
+}
+
+/// The result of inserting one record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Inserted {
+    pub id: i64,
+    /// The same text was already stored for this agent; `id` is the existing record.
+    pub duplicate: bool,
+}
+
+/// One record to insert, with its vector if it has one, and the triples it states.
+pub struct Insert<'a> {
+    pub record: &'a NewRecord,
+    pub vector: Option<(&'a str, &'a [f32])>,
+    pub triples: &'a [NewTriple],
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryStats {
+    /// Where the records are: `sqlite` or `postgres`.
+    pub backend: String,
+    pub records: i64,
+    pub current: i64,
+    pub by_kind: Vec<(String, i64)>,
+    pub by_wing: Vec<(String, i64)>,
+    pub pending_embeddings: i64,
+    pub vectors: i64,
+    pub vector_models: Vec<(String, i64)>,
+    pub triples: i64,
+    pub agents: Vec<String>,
+}
+
+/// Receives each vector [`MemoryStore::for_each_vector_after`] reads: record id, agent, vector.
+pub type VectorVisitor<'a> = &'a mut dyn FnMut(i64, &str, Vec<f32>);
+
+/// What stores memory. Object-safe: the runtime holds an `Arc<dyn MemoryStore>`.
+pub trait MemoryStore: Send + Sync {
+    /// `sqlite` or `postgres`.
+    fn backend(&self) -> &'static str;
+    /// The backend's own consistency check: "ok", or what is wrong.
+    fn integrity_check(&self) -> Result<String>;
+
+    /// Insert records in one transaction (see [`Insert`]); a text the agent already has is
+    /// not stored twice ([`Inserted::duplicate`]).
+    fn insert_many(&self, items: &[Insert<'_>]) -> Result<Vec<Inserted>>;
+    /// [`MemoryStore::insert_many`], marking summary `summary_id` of `agent` as ingested in the
+    /// same transaction.
+    fn insert_summary(&self, agent: &str, summary_id: &str, items: &[Insert<'_>]) -> Result<Vec<Inserted>>;
+    /// Whether the bridge already delivered summary `summary_id` of `agent`.
+    fn summary_ingested(&self, agent: &str, summary_id: &str) -> Result<bool>;
+
+    /// Attach a vector to a pending record (queue processing).
+    fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()>;
+    fn mark_embed_error(&self, ids: &[i64], error: &str) -> Result<()>;
+    /// Records waiting for an embedding: (id, text), oldest first.
+    fn pending(&self, limit: usize) -> Result<Vec<(i64, String)>>;
+    fn pending_count(&self) -> Result<usize>;
+    /// Make embedding statuses follow `model` (of `dim` dimensions): a record is embedded when
+    /// it has a vector of `model`, pending otherwise. Vectors of other models are kept
+    /// (switching back finds them). Returns how many records wait.
+    fn use_model(&self, model: &str, dim: usize) -> Result<usize>;
+    /// Models with vectors in this store, and how many each.
+    fn vector_models(&self) -> Result<Vec<(String, i64)>>;
+    /// Visit the current vectors of `model` with a record id above `after`, in id order.
+    fn for_each_vector_after(&self, model: &str, after: i64, visit: VectorVisitor<'_>) -> Result<()>;
+    /// The highest record id that has a vector (any model).
+    fn last_vector_id(&self) -> Result<i64>;
+    /// How many current vectors of `model` there are.
+    fn vector_count(&self, model: &str) -> Result<usize>;
+    /// Exact vectors of `ids` (those that have one of `model`).
+    fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>>;
+    /// A vector index the backend keeps itself (pgvector), searched where the data is; `None`
+    /// when the runtime should keep one in memory (SQLite).
+    fn native_index(&self, model: &str, dim: usize) -> Result<Option<Arc<dyn VectorStore>>>;
+
+    fn get(&self, id: i64) -> Result<Option<MemoryRecord>>;
+    /// The records of `ids` that exist, in `ids` order.
+    fn get_many(&self, ids: &[i64]) -> Result<Vec<MemoryRecord>>;
+    /// Full-text search for any of `terms` among the current records of `agents` (stemmed
+    /// English, CJK as bigrams; see [`memcc_core::text`]). (id, score), higher = better;
+    /// scores compare within one result list only.
+    fn fts(&self, terms: &[Term], agents: &[String], wing: Option<&str>, limit: usize) -> Result<Vec<(i64, f64)>>;
+    /// Whether more than `cap` current records of `agents` match `term`.
+    fn more_than(&self, term: &Term, agents: &[String], cap: usize) -> Result<bool>;
+    /// About how many records exist (an upper bound once records were purged), cheaply.
+    fn record_count(&self) -> Result<i64>;
+    /// Pinned or high-weight current records of `agents`, heaviest and newest first.
+    fn essentials(&self, agents: &[String], min_weight: f64, limit: usize) -> Result<Vec<MemoryRecord>>;
+    /// The newest current records of one wing.
+    fn recent_in_wing(
+        &self,
+        agents: &[String],
+        wing: &str,
+        kinds: &[RecordKind],
+        limit: usize,
+    ) -> Result<Vec<MemoryRecord>>;
+    /// Current triples of `agents` whose subject or object is one of `entities`
+    /// (case-insensitive), those of forgotten records left out.
+    fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>>;
+    /// All triples of an agent about `subject`, current and superseded (history).
+    fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>>;
+    /// Visit every record of `agent` (all agents when `None`), in id order.
+    fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()>;
+    fn stats(&self) -> Result<MemoryStats>;
+
+    /// Forget record `id` of `agent` and what was derived from the same words, in one
+    /// transaction ([`crate::forget::forget`]).
+    fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>>;
+    /// Delete every record of `agent` made from `session_id`; the ids removed.
+    fn purge_session(&self, agent: &str, session_id: &str) -> Result<Vec<i64>>;
+
+    /// Every agent with records, and how many current records each has.
+    fn agents(&self) -> Result<Vec<(String, i64)>>;
+    /// The wings, rooms and kinds of `agent`'s current records.
+    fn facets(&self, agent: &str) -> Result<Facets>;
+    /// Records matching `filter`, newest first.
+    fn list_records(&self, filter: &RecordFilter, offset: usize, limit: usize) -> Result<Page<MemoryRecord>>;
+    /// Every statement of `agent` about the same subject and predicate as record `id`, oldest
+    /// first. Just the record when it states none.
+    fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>>;
+    /// Knowledge-graph triples of `agent`, newest first, those of forgotten records left out.
+    fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>>;
+
+    /// One record (see [`MemoryStore::insert_many`]).
+    fn insert(&self, item: Insert<'_>) -> Result<Inserted> {
+        let mut out = self.insert_many(std::slice::from_ref(&item))?;
+        out.pop().ok_or_else(|| crate::error::MemoryError::Input("nothing was inserted".into()))
+    }
+}
+
+/// The store `config` selects: `memory.db` at `path`, or the PostgreSQL database it names.
+pub fn open(path: &std::path::Path, config: &MemoryConfig) -> Result<Arc<dyn MemoryStore>> {
+    match config.backend {
+        StoreBackend::Sqlite => Ok(Arc::new(SqliteStore::open(path)?)),
+        #[cfg(feature = "postgres")]
+        StoreBackend::Postgres => {
+            let url = config.postgres_url().ok_or_else(|| {
+                MemoryError::Config(format!(
+                    "memory.backend \"postgres\" needs memory.postgresUrl or ${}",
+                    crate::config::PG_URL_ENV
+                ))
+            })?;
+            Ok(Arc::new(postgres::PgStore::open(&url)?))
+        }
+        #[cfg(not(feature = "postgres"))]
+        StoreBackend::Postgres => {
+            Err(MemoryError::Config("memory.backend \"postgres\" needs MemCC built with the `postgres` feature".into()))
+        }
+    }
+}
+
+/// Serialising plain lists of strings or numbers cannot fail.
+pub(crate) fn json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
+}

@@ -1,0 +1,1004 @@
+//! The shared backend: one PostgreSQL database with pgvector, which MemCC processes on several
+//! machines (or several data directories) read and write at once.
+//!
+//! The same records, triples, supersession and agent scoping as `memory.db`; full text is a
+//! `tsvector` column (English stemming, CJK as bigrams exactly as [`memcc_core::text`] segments
+//! them for SQLite) under a GIN index; vectors are pgvector values searched where they are, by
+//! an HNSW index per embedding model (so a new record of another process is found at once).
+//!
+//! A dropped connection is not an error a user sees: every operation runs on a pooled
+//! connection, and when the connection fails (or the server ends the session) the whole
+//! operation — a write is one transaction — runs again on a new one, a few times with back-off.
+//! A retried insert is idempotent (records are unique per agent and text), so a write is either
+//! stored once or, when the database stays away, reported as failed with nothing half-written.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use pgvector::Vector;
+use postgres::types::ToSql;
+use postgres::{Client, GenericClient, NoTls, Row, Transaction};
+use sha2::{Digest, Sha256};
+
+use super::{Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json, now_ms};
+use crate::browse::{Facets, Page, RecordFilter};
+use crate::error::{MemoryError, Result};
+use crate::forget::{Forget, ForgetTx, Forgotten};
+use crate::record::{MemoryRecord, RecordKind, Triple};
+use crate::vector::{VectorHit, VectorRow, VectorStore};
+use memcc_core::text::{MAX_QUERY_TERMS, Term, fts_document};
+
+/// Connections kept open: the retrieval layers run side by side.
+const CONNECTIONS: usize = 4;
+/// Tries of one operation when its connection fails.
+const ATTEMPTS: u32 = 5;
+/// Rows read per page when visiting a whole table.
+const PAGE: i64 = 1000;
+/// The text-search configuration: English stemming ("marathons" finds "marathon").
+const TS_CONFIG: &str = "english";
+
+const MIGRATIONS: &[&str] = &[
+    // v1
+    r#"
+    CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE TABLE records (
+        id                 BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent_id           TEXT NOT NULL,
+        wing               TEXT NOT NULL,
+        room               TEXT NOT NULL,
+        kind               TEXT NOT NULL CHECK (kind IN ('summary', 'verbatim', 'preference', 'fact', 'pinned')),
+        text               TEXT NOT NULL,
+        content_hash       TEXT NOT NULL,
+        source_summary_ids JSONB NOT NULL DEFAULT '[]',
+        source_session_ids JSONB NOT NULL DEFAULT '[]',
+        source_message_ids JSONB NOT NULL DEFAULT '[]',
+        created_at         BIGINT NOT NULL,
+        event_time         BIGINT,
+        valid_from         BIGINT,
+        valid_until        BIGINT,
+        superseded_by      BIGINT REFERENCES records(id) ON DELETE SET NULL,
+        weight             DOUBLE PRECISION NOT NULL DEFAULT 1.0,
+        pinned             BOOLEAN NOT NULL DEFAULT FALSE,
+        forgotten_at       BIGINT,
+        subject            TEXT,
+        predicate          TEXT,
+        embed_status       TEXT NOT NULL DEFAULT 'pending' CHECK (embed_status IN ('pending', 'embedded')),
+        embed_error        TEXT,
+        fts                TSVECTOR NOT NULL
+    );
+    CREATE UNIQUE INDEX records_content ON records (agent_id, content_hash);
+    CREATE INDEX records_wing ON records (agent_id, wing, event_time);
+    CREATE INDEX records_weight ON records (agent_id, pinned, weight);
+    CREATE INDEX records_pending ON records (id) WHERE embed_status = 'pending';
+    CREATE INDEX records_subject ON records (agent_id, lower(subject), predicate) WHERE subject IS NOT NULL;
+    CREATE INDEX records_fts ON records USING gin (fts);
+    CREATE TABLE vectors (
+        record_id BIGINT NOT NULL REFERENCES records(id) ON DELETE CASCADE,
+        model     TEXT NOT NULL,
+        dim       INTEGER NOT NULL,
+        embedding vector NOT NULL,
+        PRIMARY KEY (record_id, model)
+    );
+    CREATE TABLE triples (
+        id            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent_id      TEXT NOT NULL,
+        subject       TEXT NOT NULL,
+        predicate     TEXT NOT NULL,
+        object        TEXT NOT NULL,
+        valid_from    BIGINT,
+        valid_until   BIGINT,
+        superseded_by BIGINT REFERENCES triples(id) ON DELETE SET NULL,
+        source_record BIGINT REFERENCES records(id) ON DELETE CASCADE,
+        created_at    BIGINT NOT NULL
+    );
+    CREATE INDEX triples_subject ON triples (agent_id, lower(subject), predicate);
+    CREATE INDEX triples_object ON triples (agent_id, lower(object));
+    CREATE INDEX triples_source ON triples (source_record);
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE ingested_summaries (
+        agent_id    TEXT NOT NULL,
+        summary_id  TEXT NOT NULL,
+        ingested_at BIGINT NOT NULL,
+        PRIMARY KEY (agent_id, summary_id)
+    );
+    "#,
+];
+
+pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// A few connections, each (re)opened on demand.
+struct Pool {
+    config: postgres::Config,
+    slots: Vec<Mutex<Option<Client>>>,
+}
+
+/// Whether `e` means the connection (not the statement) failed, or the server asks to try again.
+fn transient(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    match e.code() {
+        Some(code) => {
+            let c = code.code();
+            // connection exceptions, operator intervention (a terminated backend, shutdown),
+            // serialization failures and deadlocks
+            c.starts_with("08") || c.starts_with("57P") || c == "40001" || c == "40P01"
+        }
+        None => std::error::Error::source(e).is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some()),
+    }
+}
+
+impl Pool {
+    fn slot(&self) -> MutexGuard<'_, Option<Client>> {
+        for s in &self.slots {
+            if let Ok(guard) = s.try_lock() {
+                return guard;
+            }
+        }
+        self.slots[0].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn connect(&self) -> std::result::Result<Client, postgres::Error> {
+        let mut client = self.config.connect(NoTls)?;
+        // Filtered vector queries keep scanning the HNSW graph until they have their k rows.
+        client.batch_execute("SET hnsw.ef_search = 100; SET hnsw.iterative_scan = relaxed_order")?;
+        Ok(client)
+    }
+
+    /// Run `op` on a connection; when the connection fails, run it again on a new one.
+    fn run<T>(&self, mut op: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut slot = self.slot();
+            let outcome = match slot.as_mut().filter(|c| !c.is_closed()) {
+                Some(client) => op(client),
+                None => match self.connect() {
+                    Ok(client) => op(slot.insert(client)),
+                    Err(e) => Err(e.into()),
+                },
+            };
+            match outcome {
+                Err(MemoryError::Postgres(e)) if transient(&e) && attempt < ATTEMPTS => {
+                    tracing::warn!(error = %e, attempt, "PostgreSQL connection failed; retrying on a new one");
+                    *slot = None;
+                    drop(slot);
+                    std::thread::sleep(Duration::from_millis(100 << (2 * (attempt - 1)).min(10)));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Run `op` in one transaction (retried whole, see [`Pool::run`]).
+    fn write<T>(&self, mut op: impl FnMut(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.run(|client| {
+            let mut tx = client.transaction()?;
+            let out = op(&mut tx)?;
+            tx.commit()?;
+            Ok(out)
+        })
+    }
+}
+
+pub struct PgStore {
+    pool: Arc<Pool>,
+}
+
+impl PgStore {
+    /// Connect to `url` (`postgres://user:password@host:port/database`, or key=value pairs)
+    /// and bring the schema up to date.
+    pub fn open(url: &str) -> Result<Self> {
+        let mut config: postgres::Config =
+            url.parse().map_err(|e| MemoryError::Config(format!("memory.postgresUrl: {e}")))?;
+        if config.get_application_name().is_none() {
+            config.application_name("memcc");
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        config.keepalives(true);
+        let pool = Arc::new(Pool { config, slots: (0..CONNECTIONS).map(|_| Mutex::new(None)).collect() });
+        pool.write(migrate).map_err(|e| match e {
+            MemoryError::Postgres(e) => MemoryError::Config(format!("PostgreSQL memory store: {e}")),
+            other => other,
+        })?;
+        Ok(PgStore { pool })
+    }
+}
+
+/// Migrations by version, under an advisory lock so processes opening a new database at once
+/// apply each step once.
+fn migrate(tx: &mut Transaction<'_>) -> Result<()> {
+    tx.execute("SELECT pg_advisory_xact_lock(hashtext('memcc.migrate'))", &[])?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS memcc_schema (version BIGINT NOT NULL)")?;
+    let found: i64 =
+        tx.query_opt("SELECT version FROM memcc_schema", &[])?.map(|r| r.try_get(0)).transpose()?.unwrap_or(0);
+    if found > PG_SCHEMA_VERSION {
+        return Err(MemoryError::NewerSchema { found, supported: PG_SCHEMA_VERSION });
+    }
+    for step in &MIGRATIONS[found as usize..] {
+        tx.batch_execute(step)?;
+    }
+    if found < PG_SCHEMA_VERSION {
+        tx.execute("DELETE FROM memcc_schema", &[])?;
+        tx.execute("INSERT INTO memcc_schema (version) VALUES ($1)", &[&PG_SCHEMA_VERSION])?;
+    }
+    Ok(())
+}
+
+const RECORD_SELECT: &str = "SELECT id, agent_id, wing, room, kind, text, source_summary_ids::text,
+    source_session_ids::text, source_message_ids::text, created_at, event_time, valid_from, valid_until,
+    superseded_by, weight, pinned, forgotten_at, subject, predicate, embed_status FROM records";
+
+fn record_from_row(r: &Row) -> Result<MemoryRecord> {
+    let kind: String = r.try_get(4)?;
+    let list = |i: usize| -> Result<String> { Ok(r.try_get(i)?) };
+    Ok(MemoryRecord {
+        id: r.try_get(0)?,
+        agent_id: r.try_get(1)?,
+        wing: r.try_get(2)?,
+        room: r.try_get(3)?,
+        kind: RecordKind::parse(&kind).unwrap_or(RecordKind::Fact),
+        text: r.try_get(5)?,
+        source_summary_ids: serde_json::from_str(&list(6)?).unwrap_or_default(),
+        source_session_ids: serde_json::from_str(&list(7)?).unwrap_or_default(),
+        source_message_ids: serde_json::from_str(&list(8)?).unwrap_or_default(),
+        created_at: r.try_get(9)?,
+        event_time: r.try_get(10)?,
+        valid_from: r.try_get(11)?,
+        valid_until: r.try_get(12)?,
+        superseded_by: r.try_get(13)?,
+        weight: r.try_get(14)?,
+        pinned: r.try_get(15)?,
+        forgotten: r.try_get::<_, Option<i64>>(16)?.is_some(),
+        subject: r.try_get(17)?,
+        predicate: r.try_get(18)?,
+        embedded: r.try_get::<_, String>(19)? == "embedded",
+    })
+}
+
+fn records(rows: Vec<Row>) -> Result<Vec<MemoryRecord>> {
+    rows.iter().map(record_from_row).collect()
+}
+
+const TRIPLE_SELECT: &str = "SELECT id, agent_id, subject, predicate, object, valid_from, valid_until, superseded_by, source_record FROM triples";
+
+fn triple_from_row(r: &Row) -> Result<Triple> {
+    Ok(Triple {
+        id: r.try_get(0)?,
+        agent_id: r.try_get(1)?,
+        subject: r.try_get(2)?,
+        predicate: r.try_get(3)?,
+        object: r.try_get(4)?,
+        valid_from: r.try_get(5)?,
+        valid_until: r.try_get(6)?,
+        superseded_by: r.try_get(7)?,
+        source_record: r.try_get(8)?,
+    })
+}
+
+fn triples(rows: Vec<Row>) -> Result<Vec<Triple>> {
+    rows.iter().map(triple_from_row).collect()
+}
+
+fn pairs(rows: Vec<Row>) -> Result<Vec<(String, i64)>> {
+    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+}
+
+/// A `to_tsquery` text matching any of `terms`, as [`memcc_core::text::term_expr`] does for
+/// FTS5: a word as itself (stemmed by the configuration), a CJK run as the phrase of its
+/// bigrams, a single CJK character as a prefix. Words hold only letters and digits, so a quote
+/// or an operator in user text can never reach the query syntax.
+pub(crate) fn tsquery(terms: &[Term]) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for term in terms {
+        let part = term_tsquery(term);
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+        if parts.len() == MAX_QUERY_TERMS {
+            break;
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(" | "))
+}
+
+fn term_tsquery(term: &Term) -> String {
+    match term {
+        Term::Word(w) => format!("'{w}'"),
+        Term::Cjk(chars) if chars.len() == 1 => format!("'{}':*", chars[0]),
+        Term::Cjk(chars) => {
+            let bigrams: Vec<String> =
+                chars.windows(2).map(|p| format!("'{}'", p.iter().collect::<String>())).collect();
+            format!("({})", bigrams.join(" <-> "))
+        }
+    }
+}
+
+/// A SQL string literal (for the model name in a partial index and the queries it serves).
+fn literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// The HNSW index of `model`'s vectors: partial (one model, one dimension) on the cast that makes
+/// the dimension fixed, as pgvector's index needs.
+fn hnsw_index_sql(model: &str, dim: usize) -> String {
+    let name = hex::encode(Sha256::digest(format!("{model}\0{dim}").as_bytes()));
+    format!(
+        "CREATE INDEX IF NOT EXISTS vectors_hnsw_{} ON vectors USING hnsw ((embedding::vector({dim})) vector_cosine_ops)
+         WHERE model = {}",
+        &name[..16],
+        literal(model)
+    )
+}
+
+fn insert_in(tx: &mut Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
+    let r = item.record;
+    if r.text.trim().is_empty() {
+        return Err(MemoryError::Input("a memory record needs text".into()));
+    }
+    let hash = content_hash(&r.text);
+    let now = now_ms();
+    let status = if item.vector.is_some() { "embedded" } else { "pending" };
+    let fresh = tx.query_opt(
+        "INSERT INTO records (agent_id, wing, room, kind, text, content_hash, source_summary_ids, source_session_ids,
+                              source_message_ids, created_at, event_time, valid_from, weight, pinned, subject, predicate,
+                              embed_status, fts)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8::text::jsonb, $9::text::jsonb, $10, $11, $11, $12, $13,
+                 $14, $15, $16, to_tsvector($17::text::regconfig, $18))
+         ON CONFLICT (agent_id, content_hash) DO NOTHING RETURNING id",
+        &[
+            &r.agent_id,
+            &r.wing,
+            &r.room,
+            &r.kind.as_str(),
+            &r.text,
+            &hash,
+            &json(&r.source_summary_ids),
+            &json(&r.source_session_ids),
+            &json(&r.source_message_ids),
+            &now,
+            &r.event_time,
+            &r.weight,
+            &r.pinned,
+            &r.subject,
+            &r.predicate,
+            &status,
+            &TS_CONFIG,
+            &fts_document(&r.text),
+        ],
+    )?;
+    let Some(row) = fresh else {
+        let id: i64 = tx
+            .query_one("SELECT id FROM records WHERE agent_id = $1 AND content_hash = $2", &[&r.agent_id, &hash])?
+            .try_get(0)?;
+        return Ok(Inserted { id, duplicate: true });
+    };
+    let id: i64 = row.try_get(0)?;
+    if let Some((model, v)) = item.vector {
+        tx.execute(
+            "INSERT INTO vectors (record_id, model, dim, embedding) VALUES ($1, $2, $3, $4)",
+            &[&id, &model, &(v.len() as i32), &Vector::from(v.to_vec())],
+        )?;
+    }
+    if let (Some(subject), Some(predicate)) = (&r.subject, &r.predicate) {
+        tx.execute(
+            "UPDATE records SET superseded_by = $1, valid_until = COALESCE($2::bigint, $3::bigint)
+             WHERE agent_id = $4 AND lower(subject) = lower($5) AND predicate = $6 AND id <> $1
+               AND superseded_by IS NULL AND COALESCE(event_time, 0) <= COALESCE($2::bigint, $3::bigint)",
+            &[&id, &r.event_time, &now, &r.agent_id, subject, predicate],
+        )?;
+    }
+    for t in item.triples {
+        let valid_from = t.valid_from.or(r.event_time);
+        let tid: i64 = tx
+            .query_one(
+                "INSERT INTO triples (agent_id, subject, predicate, object, valid_from, source_record, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                &[&r.agent_id, &t.subject, &t.predicate, &t.object, &valid_from, &id, &now],
+            )?
+            .try_get(0)?;
+        tx.execute(
+            "UPDATE triples SET superseded_by = $1, valid_until = COALESCE($2::bigint, $3::bigint)
+             WHERE agent_id = $4 AND lower(subject) = lower($5) AND predicate = $6 AND lower(object) <> lower($7)
+               AND id <> $1 AND superseded_by IS NULL",
+            &[&tid, &valid_from, &now, &r.agent_id, &t.subject, &t.predicate, &t.object],
+        )?;
+    }
+    Ok(Inserted { id, duplicate: false })
+}
+
+fn count(client: &mut impl GenericClient, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<i64> {
+    Ok(client.query_one(sql, params)?.try_get(0)?)
+}
+
+impl MemoryStore for PgStore {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn integrity_check(&self) -> Result<String> {
+        self.pool.run(|c| {
+            let version = count(c, "SELECT COALESCE(MAX(version), 0) FROM memcc_schema", &[])?;
+            let dangling = count(
+                c,
+                "SELECT COUNT(*) FROM records r WHERE r.superseded_by IS NOT NULL
+                   AND NOT EXISTS (SELECT 1 FROM records s WHERE s.id = r.superseded_by)",
+                &[],
+            )?;
+            Ok(if version != PG_SCHEMA_VERSION {
+                format!("schema v{version}, expected v{PG_SCHEMA_VERSION}")
+            } else if dangling > 0 {
+                format!("{dangling} records superseded by a missing record")
+            } else {
+                "ok".into()
+            })
+        })
+    }
+
+    fn insert_many(&self, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
+        self.pool.write(|tx| items.iter().map(|item| insert_in(tx, item)).collect())
+    }
+
+    fn insert_summary(&self, agent: &str, summary_id: &str, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
+        self.pool.write(|tx| {
+            tx.execute(
+                "INSERT INTO ingested_summaries (agent_id, summary_id, ingested_at) VALUES ($1, $2, $3)
+                 ON CONFLICT DO NOTHING",
+                &[&agent, &summary_id, &now_ms()],
+            )?;
+            items.iter().map(|item| insert_in(tx, item)).collect()
+        })
+    }
+
+    fn summary_ingested(&self, agent: &str, summary_id: &str) -> Result<bool> {
+        self.pool.run(|c| {
+            Ok(c.query_opt(
+                "SELECT 1 FROM ingested_summaries WHERE agent_id = $1 AND summary_id = $2",
+                &[&agent, &summary_id],
+            )?
+            .is_some())
+        })
+    }
+
+    fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()> {
+        let v = Vector::from(vector.to_vec());
+        self.pool.write(|tx| {
+            tx.execute(
+                "INSERT INTO vectors (record_id, model, dim, embedding) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (record_id, model) DO UPDATE SET dim = EXCLUDED.dim, embedding = EXCLUDED.embedding",
+                &[&id, &model, &(vector.len() as i32), &v],
+            )?;
+            tx.execute("UPDATE records SET embed_status = 'embedded', embed_error = NULL WHERE id = $1", &[&id])?;
+            Ok(())
+        })
+    }
+
+    fn mark_embed_error(&self, ids: &[i64], error: &str) -> Result<()> {
+        self.pool.run(|c| {
+            c.execute("UPDATE records SET embed_error = $2 WHERE id = ANY($1)", &[&ids, &error])?;
+            Ok(())
+        })
+    }
+
+    fn pending(&self, limit: usize) -> Result<Vec<(i64, String)>> {
+        let limit = limit.min(i64::MAX as usize) as i64;
+        self.pool.run(|c| {
+            let rows = c.query(
+                "SELECT id, text FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL
+                 ORDER BY id LIMIT $1",
+                &[&limit],
+            )?;
+            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+        })
+    }
+
+    fn pending_count(&self) -> Result<usize> {
+        self.pool.run(|c| {
+            let n =
+                count(c, "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL", &[])?;
+            Ok(n as usize)
+        })
+    }
+
+    fn use_model(&self, model: &str, dim: usize) -> Result<usize> {
+        let index = hnsw_index_sql(model, dim);
+        self.pool.write(|tx| {
+            // Processes sharing the database change statuses one at a time.
+            tx.execute("SELECT pg_advisory_xact_lock(hashtext('memcc.use_model'))", &[])?;
+            let last: Option<String> =
+                tx.query_opt("SELECT value FROM meta WHERE key = 'model'", &[])?.map(|r| r.try_get(0)).transpose()?;
+            let others = tx.query_opt("SELECT 1 FROM vectors WHERE model <> $1 LIMIT 1", &[&model])?.is_some();
+            if last.as_deref() != Some(model) && (last.is_some() || others) {
+                tx.execute(
+                    "UPDATE records SET embed_status = CASE WHEN EXISTS
+                       (SELECT 1 FROM vectors v WHERE v.record_id = records.id AND v.model = $1)
+                       THEN 'embedded' ELSE 'pending' END",
+                    &[&model],
+                )?;
+            }
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('model', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                &[&model],
+            )?;
+            tx.batch_execute(&index)?;
+            let n = count(
+                tx,
+                "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
+                &[],
+            )?;
+            Ok(n as usize)
+        })
+    }
+
+    fn vector_models(&self) -> Result<Vec<(String, i64)>> {
+        self.pool.run(|c| pairs(c.query("SELECT model, COUNT(*) FROM vectors GROUP BY model ORDER BY model", &[])?))
+    }
+
+    fn for_each_vector_after(&self, model: &str, after: i64, visit: VectorVisitor<'_>) -> Result<()> {
+        let mut last = after;
+        loop {
+            let rows = self.pool.run(|c| {
+                Ok(c.query(
+                    "SELECT v.record_id, r.agent_id, v.embedding FROM vectors v JOIN records r ON r.id = v.record_id
+                     WHERE v.model = $1 AND r.forgotten_at IS NULL AND v.record_id > $2 ORDER BY v.record_id LIMIT $3",
+                    &[&model, &last, &PAGE],
+                )?)
+            })?;
+            for row in &rows {
+                let id: i64 = row.try_get(0)?;
+                let agent: String = row.try_get(1)?;
+                let v: Vector = row.try_get(2)?;
+                visit(id, &agent, v.to_vec());
+                last = id;
+            }
+            if (rows.len() as i64) < PAGE {
+                return Ok(());
+            }
+        }
+    }
+
+    fn last_vector_id(&self) -> Result<i64> {
+        self.pool.run(|c| count(c, "SELECT COALESCE(MAX(record_id), 0) FROM vectors", &[]))
+    }
+
+    fn vector_count(&self, model: &str) -> Result<usize> {
+        self.pool.run(|c| {
+            let n = count(
+                c,
+                "SELECT COUNT(*) FROM vectors v JOIN records r ON r.id = v.record_id
+                 WHERE v.model = $1 AND r.forgotten_at IS NULL",
+                &[&model],
+            )?;
+            Ok(usize::try_from(n).unwrap_or(0))
+        })
+    }
+
+    fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
+        self.pool.run(|c| {
+            let rows = c.query(
+                "SELECT record_id, embedding FROM vectors WHERE model = $2 AND record_id = ANY($1)",
+                &[&ids, &model],
+            )?;
+            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get::<_, Vector>(1)?.to_vec()))).collect()
+        })
+    }
+
+    fn native_index(&self, model: &str, dim: usize) -> Result<Option<Arc<dyn VectorStore>>> {
+        Ok(Some(Arc::new(PgVectors { pool: self.pool.clone(), model: model.to_string(), dim })))
+    }
+
+    fn get(&self, id: i64) -> Result<Option<MemoryRecord>> {
+        self.pool.run(|c| {
+            c.query_opt(&format!("{RECORD_SELECT} WHERE id = $1"), &[&id])?.as_ref().map(record_from_row).transpose()
+        })
+    }
+
+    fn get_many(&self, ids: &[i64]) -> Result<Vec<MemoryRecord>> {
+        let found = self.pool.run(|c| records(c.query(&format!("{RECORD_SELECT} WHERE id = ANY($1)"), &[&ids])?))?;
+        let mut by_id: HashMap<i64, MemoryRecord> = found.into_iter().map(|r| (r.id, r)).collect();
+        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+    }
+
+    fn fts(&self, terms: &[Term], agents: &[String], wing: Option<&str>, limit: usize) -> Result<Vec<(i64, f64)>> {
+        let Some(query) = tsquery(terms) else { return Ok(Vec::new()) };
+        let limit = limit as i64;
+        self.pool.run(|c| {
+            let rows = c.query(
+                "SELECT r.id, ts_rank(r.fts, q, 1)::float8 AS score FROM records r, to_tsquery($1::text::regconfig, $2) q
+                 WHERE r.fts @@ q AND r.agent_id = ANY($3) AND r.forgotten_at IS NULL
+                   AND ($4::text IS NULL OR r.wing = $4)
+                 ORDER BY score DESC, r.id DESC LIMIT $5",
+                &[&TS_CONFIG, &query, &agents, &wing, &limit],
+            )?;
+            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+        })
+    }
+
+    fn more_than(&self, term: &Term, agents: &[String], cap: usize) -> Result<bool> {
+        let query = term_tsquery(term);
+        let cap = cap as i64;
+        self.pool.run(|c| {
+            let n = count(
+                c,
+                "SELECT COUNT(*) FROM (SELECT 1 FROM records
+                   WHERE fts @@ to_tsquery($1::text::regconfig, $2) AND agent_id = ANY($3) AND forgotten_at IS NULL
+                   LIMIT $4) x",
+                &[&TS_CONFIG, &query, &agents, &(cap + 1)],
+            )?;
+            Ok(n > cap)
+        })
+    }
+
+    fn record_count(&self) -> Result<i64> {
+        self.pool.run(|c| count(c, "SELECT COALESCE(MAX(id), 0) FROM records", &[]))
+    }
+
+    fn essentials(&self, agents: &[String], min_weight: f64, limit: usize) -> Result<Vec<MemoryRecord>> {
+        let limit = limit as i64;
+        self.pool.run(|c| {
+            records(c.query(
+                &format!(
+                    "{RECORD_SELECT} WHERE agent_id = ANY($1) AND (pinned OR weight >= $2)
+                       AND forgotten_at IS NULL AND superseded_by IS NULL AND valid_until IS NULL
+                     ORDER BY pinned DESC, weight DESC, COALESCE(event_time, created_at) DESC LIMIT $3"
+                ),
+                &[&agents, &min_weight, &limit],
+            )?)
+        })
+    }
+
+    fn recent_in_wing(
+        &self,
+        agents: &[String],
+        wing: &str,
+        kinds: &[RecordKind],
+        limit: usize,
+    ) -> Result<Vec<MemoryRecord>> {
+        let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+        let limit = limit as i64;
+        self.pool.run(|c| {
+            records(c.query(
+                &format!(
+                    "{RECORD_SELECT} WHERE agent_id = ANY($1) AND wing = $2 AND kind = ANY($3)
+                       AND forgotten_at IS NULL AND superseded_by IS NULL
+                     ORDER BY event_time DESC NULLS LAST LIMIT $4"
+                ),
+                &[&agents, &wing, &kinds, &limit],
+            )?)
+        })
+    }
+
+    fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>> {
+        if entities.is_empty() {
+            return Ok(Vec::new());
+        }
+        let lower: Vec<String> = entities.iter().map(|e| e.to_lowercase()).collect();
+        let limit = limit as i64;
+        self.pool.run(|c| {
+            triples(c.query(
+                &format!(
+                    "{TRIPLE_SELECT} WHERE agent_id = ANY($1) AND superseded_by IS NULL
+                       AND (lower(subject) = ANY($2) OR lower(object) = ANY($2))
+                       AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record
+                                       AND r.forgotten_at IS NOT NULL)
+                     ORDER BY COALESCE(valid_from, created_at) DESC LIMIT $3"
+                ),
+                &[&agents, &lower, &limit],
+            )?)
+        })
+    }
+
+    fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>> {
+        self.pool.run(|c| {
+            triples(c.query(
+                &format!("{TRIPLE_SELECT} WHERE agent_id = $1 AND lower(subject) = lower($2) ORDER BY id"),
+                &[&agent, &subject],
+            )?)
+        })
+    }
+
+    fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()> {
+        let mut last = i64::MIN;
+        loop {
+            let page = self.pool.run(|c| {
+                records(c.query(
+                    &format!(
+                        "{RECORD_SELECT} WHERE ($1::text IS NULL OR agent_id = $1) AND id > $2 ORDER BY id LIMIT $3"
+                    ),
+                    &[&agent, &last, &PAGE],
+                )?)
+            })?;
+            let n = page.len() as i64;
+            for r in page {
+                last = r.id;
+                visit(r)?;
+            }
+            if n < PAGE {
+                return Ok(());
+            }
+        }
+    }
+
+    fn stats(&self) -> Result<MemoryStats> {
+        self.pool.run(|c| {
+            let agents =
+                pairs(c.query("SELECT agent_id, COUNT(*) FROM records GROUP BY agent_id ORDER BY agent_id", &[])?)?;
+            Ok(MemoryStats {
+                backend: "postgres".into(),
+                records: count(c, "SELECT COUNT(*) FROM records", &[])?,
+                current: count(
+                    c,
+                    "SELECT COUNT(*) FROM records
+                     WHERE forgotten_at IS NULL AND superseded_by IS NULL AND valid_until IS NULL",
+                    &[],
+                )?,
+                by_kind: pairs(c.query("SELECT kind, COUNT(*) FROM records GROUP BY kind ORDER BY kind", &[])?)?,
+                by_wing: pairs(
+                    c.query("SELECT wing, COUNT(*) FROM records GROUP BY wing ORDER BY COUNT(*) DESC", &[])?,
+                )?,
+                pending_embeddings: count(
+                    c,
+                    "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
+                    &[],
+                )?,
+                vectors: count(c, "SELECT COUNT(*) FROM vectors", &[])?,
+                vector_models: pairs(c.query("SELECT model, COUNT(*) FROM vectors GROUP BY model", &[])?)?,
+                triples: count(c, "SELECT COUNT(*) FROM triples", &[])?,
+                agents: agents.into_iter().map(|(a, _)| a).collect(),
+            })
+        })
+    }
+
+    fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>> {
+        self.pool.write(|tx| crate::forget::forget(&mut PgTx(tx), agent, id, how))
+    }
+
+    fn purge_session(&self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
+        self.pool.write(|tx| crate::forget::purge_session(&mut PgTx(tx), agent, session_id))
+    }
+
+    fn agents(&self) -> Result<Vec<(String, i64)>> {
+        self.pool.run(|c| {
+            pairs(c.query(
+                "SELECT agent_id, COUNT(*) FILTER (WHERE forgotten_at IS NULL) FROM records
+                 GROUP BY agent_id ORDER BY agent_id",
+                &[],
+            )?)
+        })
+    }
+
+    fn facets(&self, agent: &str) -> Result<Facets> {
+        self.pool.run(|c| {
+            let mut by = |column: &str| -> Result<Vec<(String, i64)>> {
+                pairs(c.query(
+                    &format!(
+                        "SELECT {column}, COUNT(*) FROM records WHERE agent_id = $1 AND forgotten_at IS NULL
+                         GROUP BY {column} ORDER BY COUNT(*) DESC, {column}"
+                    ),
+                    &[&agent],
+                )?)
+            };
+            Ok(Facets { wings: by("wing")?, rooms: by("room")?, kinds: by("kind")? })
+        })
+    }
+
+    fn list_records(&self, filter: &RecordFilter, offset: usize, limit: usize) -> Result<Page<MemoryRecord>> {
+        let f = filter;
+        let clause = "WHERE ($1::text IS NULL OR agent_id = $1) AND ($2::text IS NULL OR wing = $2)
+               AND ($3::text IS NULL OR room = $3) AND ($4::text IS NULL OR kind = $4) AND ($5 OR forgotten_at IS NULL)";
+        let (limit, offset_i) = (limit as i64, offset as i64);
+        self.pool.run(|c| {
+            let total = count(
+                c,
+                &format!("SELECT COUNT(*) FROM records {clause}"),
+                &[&f.agent_id, &f.wing, &f.room, &f.kind, &f.include_forgotten],
+            )?;
+            let items = records(c.query(
+                &format!("{RECORD_SELECT} {clause} ORDER BY id DESC LIMIT $6 OFFSET $7"),
+                &[&f.agent_id, &f.wing, &f.room, &f.kind, &f.include_forgotten, &limit, &offset_i],
+            )?)?;
+            Ok(Page { items, total, offset })
+        })
+    }
+
+    fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>> {
+        self.pool.run(|c| {
+            records(c.query(
+                &format!(
+                    "{RECORD_SELECT} WHERE agent_id = $1 AND (id = $2 OR (subject IS NOT NULL AND predicate IS NOT NULL
+                       AND (lower(subject), predicate) = (SELECT lower(subject), predicate FROM records WHERE id = $2)))
+                     ORDER BY COALESCE(event_time, created_at), id"
+                ),
+                &[&agent, &id],
+            )?)
+        })
+    }
+
+    fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>> {
+        let clause = "WHERE agent_id = $1 AND NOT EXISTS
+               (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)";
+        let (limit, offset_i) = (limit as i64, offset as i64);
+        self.pool.run(|c| {
+            let total = count(c, &format!("SELECT COUNT(*) FROM triples {clause}"), &[&agent])?;
+            let items = triples(c.query(
+                &format!("{TRIPLE_SELECT} {clause} ORDER BY id DESC LIMIT $2 OFFSET $3"),
+                &[&agent, &limit, &offset_i],
+            )?)?;
+            Ok(Page { items, total, offset })
+        })
+    }
+}
+
+/// Forgetting's steps as SQL on one PostgreSQL transaction.
+struct PgTx<'a, 'b>(&'a mut Transaction<'b>);
+
+impl ForgetTx for PgTx<'_, '_> {
+    fn target(&mut self, agent: &str, id: i64) -> Result<Option<MemoryRecord>> {
+        self.0
+            .query_opt(&format!("{RECORD_SELECT} WHERE id = $1 AND agent_id = $2"), &[&id, &agent])?
+            .as_ref()
+            .map(record_from_row)
+            .transpose()
+    }
+
+    fn sharing(&mut self, agent: &str, except: i64, messages: &[i64]) -> Result<Vec<MemoryRecord>> {
+        records(self.0.query(
+            &format!(
+                "{RECORD_SELECT} WHERE agent_id = $1 AND id <> $2 AND forgotten_at IS NULL
+                   AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(records.source_message_ids) m
+                               WHERE m::bigint = ANY($3))"
+            ),
+            &[&agent, &except, &messages],
+        )?)
+    }
+
+    fn condensing(&mut self, agent: &str, summary_id: &str) -> Result<Vec<MemoryRecord>> {
+        // Past the first element: the summaries a condensed summary condenses.
+        records(self.0.query(
+            &format!(
+                "{RECORD_SELECT} WHERE agent_id = $1 AND kind = 'summary' AND forgotten_at IS NULL
+                   AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(records.source_summary_ids)
+                               WITH ORDINALITY s(value, n) WHERE s.n > 1 AND s.value = $2)"
+            ),
+            &[&agent, &summary_id],
+        )?)
+    }
+
+    fn hash_taken(&mut self, agent: &str, hash: &str, except: i64) -> Result<bool> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT 1 FROM records WHERE agent_id = $1 AND content_hash = $2 AND id <> $3",
+                &[&agent, &hash, &except],
+            )?
+            .is_some())
+    }
+
+    fn rewrite(&mut self, id: i64, text: &str, ids: &[i64], dropped: &str) -> Result<()> {
+        let tx = &mut *self.0;
+        tx.execute(
+            "UPDATE records SET text = $2, content_hash = $3, source_message_ids = $4::text::jsonb,
+                    embed_status = 'pending', fts = to_tsvector($5::text::regconfig, $6)
+             WHERE id = $1",
+            &[&id, &text, &content_hash(text), &json(&ids), &TS_CONFIG, &fts_document(text)],
+        )?;
+        tx.execute("DELETE FROM vectors WHERE record_id = $1", &[&id])?;
+        delete_triples(tx, "source_record = $1 AND strpos(lower($2::text), lower(object)) > 0", &[&id, &dropped])
+    }
+
+    fn remove(&mut self, id: i64, how: Forget) -> Result<()> {
+        let tx = &mut *self.0;
+        match how {
+            Forget::Soft => {
+                tx.execute(
+                    "UPDATE records SET forgotten_at = COALESCE(forgotten_at, $2) WHERE id = $1",
+                    &[&id, &now_ms()],
+                )?;
+            }
+            Forget::Purge => {
+                delete_triples(tx, "source_record = $1", &[&id])?;
+                tx.execute("DELETE FROM vectors WHERE record_id = $1", &[&id])?;
+                tx.execute(
+                    "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = $1",
+                    &[&id],
+                )?;
+                tx.execute("DELETE FROM records WHERE id = $1", &[&id])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
+        let rows = self.0.query(
+            "SELECT id FROM records WHERE agent_id = $1 AND source_session_ids ? $2 ORDER BY id",
+            &[&agent, &session_id],
+        )?;
+        rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+    }
+}
+
+/// Delete the triples `condition` selects; a triple they superseded is current again.
+fn delete_triples(tx: &mut Transaction<'_>, condition: &str, params: &[&(dyn ToSql + Sync)]) -> Result<()> {
+    tx.execute(
+        &format!(
+            "UPDATE triples SET superseded_by = NULL, valid_until = NULL
+              WHERE superseded_by IN (SELECT id FROM triples WHERE {condition})"
+        ),
+        params,
+    )?;
+    tx.execute(&format!("DELETE FROM triples WHERE {condition}"), params)?;
+    Ok(())
+}
+
+/// pgvector as the runtime's [`VectorStore`]: searched in the database, so what another process
+/// stored is found at once. Records and their vectors are written by the store in their
+/// transactions; `upsert` and `remove` have nothing left to do.
+struct PgVectors {
+    pool: Arc<Pool>,
+    model: String,
+    dim: usize,
+}
+
+impl VectorStore for PgVectors {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn upsert(&self, _id: i64, _owner: &str, _vector: &[f32]) {}
+
+    fn upsert_many(&self, _rows: &[VectorRow<'_>]) {}
+
+    fn remove(&self, _id: i64) {}
+
+    fn search(&self, query: &[f32], k: usize, owners: &[String]) -> Vec<VectorHit> {
+        if query.len() != self.dim || k == 0 {
+            return Vec::new();
+        }
+        let d = self.dim;
+        // The same expression and predicate as the partial index, so the planner can use it.
+        let sql = format!(
+            "SELECT record_id, score FROM (
+               SELECT v.record_id, (1 - (v.embedding::vector({d}) <=> $1::vector({d})))::float4 AS score
+               FROM vectors v JOIN records r ON r.id = v.record_id
+               WHERE v.model = {} AND r.agent_id = ANY($2) AND r.forgotten_at IS NULL
+               ORDER BY v.embedding::vector({d}) <=> $1::vector({d}) LIMIT $3) hits
+             ORDER BY score DESC",
+            literal(&self.model)
+        );
+        let q = Vector::from(query.to_vec());
+        let k = k as i64;
+        let found = self.pool.run(|c| {
+            let rows = c.query(&sql, &[&q, &owners, &k])?;
+            rows.iter().map(|r| Ok(VectorHit { id: r.try_get(0)?, score: r.try_get(1)? })).collect::<Result<Vec<_>>>()
+        });
+        found.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "pgvector search failed; lexical results only");
+            Vec::new()
+        })
+    }
+
+    fn len(&self) -> usize {
+        let n = self.pool.run(|c| count(c, "SELECT COUNT(*) FROM vectors WHERE model = $1", &[&self.model]));
+        n.ok().and_then(|n| usize::try_from(n).ok()).unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tsquery_quotes_every_term_and_keeps_cjk_as_bigram_phrases() {
+        let terms = memcc_core::text::terms("marathon \"x' OR 1 北京大学 京");
+        assert_eq!(tsquery(&terms).unwrap(), "'marathon' | 'x' | 'or' | '1' | ('北京' <-> '京大' <-> '大学') | '京':*");
+        assert_eq!(tsquery(&[]), None);
+    }
+
+    #[test]
+    fn literals_double_quotes() {
+        assert_eq!(literal("it's"), "'it''s'");
+    }
+}
