@@ -8,6 +8,7 @@
 //! - [`speed`] — throughput and latency beside same-run baselines.
 
 pub mod answer;
+pub mod backends;
 pub mod baseline;
 pub mod haystack;
 pub mod locomo;

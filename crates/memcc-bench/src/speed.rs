@@ -84,7 +84,7 @@ pub fn latency(mut d: Vec<Duration>) -> Latency {
     Latency { p50_ms: at(0.5), p99_ms: at(0.99) }
 }
 
-fn timed(n: usize, mut f: impl FnMut(usize) -> Result<(), BenchError>) -> Result<Latency, BenchError> {
+pub(crate) fn timed(n: usize, mut f: impl FnMut(usize) -> Result<(), BenchError>) -> Result<Latency, BenchError> {
     let mut d = Vec::with_capacity(n);
     for i in 0..n {
         let t = Instant::now();
@@ -94,7 +94,7 @@ fn timed(n: usize, mut f: impl FnMut(usize) -> Result<(), BenchError>) -> Result
     Ok(latency(d))
 }
 
-const WORDS: &[&str] = &[
+pub(crate) const WORDS: &[&str] = &[
     "meeting", "Lisbon", "flight", "budget", "doctor", "invoice", "garden", "guitar", "daughter", "project",
     "deadline", "coffee", "hiking", "museum", "train", "hotel", "allergy", "peanuts", "birthday", "painting", "server",
     "deploy", "salary", "vacation", "recipe", "library", "concert", "marathon", "camera", "office", "weekend",
@@ -102,7 +102,7 @@ const WORDS: &[&str] = &[
 ];
 
 /// A pseudo-word of a 4,000-word vocabulary drawn with a Zipf-like skew.
-fn word(s: usize) -> String {
+pub(crate) fn word(s: usize) -> String {
     const SYL: &[&str] =
         &["ka", "lo", "mi", "ren", "tas", "vo", "pel", "dra", "shu", "nit", "bor", "qui", "ze", "fan", "gol", "hu"];
     let u = (s % 10_000) as f64 / 10_000.0 + 1e-4;
@@ -113,7 +113,7 @@ fn word(s: usize) -> String {
     (0..3).map(|k| SYL[(rank >> (4 * k)) % SYL.len()]).collect()
 }
 
-fn text(i: usize) -> String {
+pub(crate) fn text(i: usize) -> String {
     let mut s = i.wrapping_mul(2654435761) | 1;
     let mut out = format!("Note {i}: invoice {} for the Lisbon office;", i * 7);
     for _ in 0..14 {

@@ -62,6 +62,20 @@ pub enum BenchCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// The memory backends side by side: ingest records/s and retrieve / memory_search p50 and p99
+    /// on SQLite and PostgreSQL + pgvector, same records and queries.
+    Backends {
+        /// Comma-separated sizes (records).
+        #[arg(long, default_value = "10000,100000")]
+        sizes: String,
+        #[arg(long, default_value_t = 100)]
+        samples: usize,
+        /// A PostgreSQL server with pgvector where a scratch database may be created (else $MEMCC_PG_URL).
+        #[arg(long)]
+        postgres_url: Option<String>,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Answer in prompt (LLM-free): does MemCC's assembled prompt contain the gold answer, beside
     /// same-size baselines (recency, BM25 turns, BM25 sessions), new-session and long-session.
     Prompt {
@@ -196,6 +210,24 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
             })?;
             bar.finish_and_clear();
             let md = memcc_bench::speed::markdown(&report);
+            emit_report(cli, &report, &md, out.as_ref())?;
+        }
+        BenchCommand::Backends { sizes, samples, postgres_url, out } => {
+            let sizes = list(sizes, "size (at least 10)", |s| s.parse::<usize>().ok().filter(|&n| n >= 10))?;
+            let url = postgres_url.clone().or_else(|| std::env::var(memcc::memory::config::PG_URL_ENV).ok()).context(
+                "bench backends needs --postgres-url or $MEMCC_PG_URL (scripts/pg-server.sh starts a server)",
+            )?;
+            let settings = cli.settings()?;
+            let mut warnings = Vec::new();
+            let embedder = memcc::Memcc::embedder(&settings, &mut warnings)?;
+            for w in warnings {
+                eprintln!("memcc: warning: {w}");
+            }
+            let report = memcc_bench::backends::run(embedder, &sizes, (*samples).max(1), &url, &mut |stage| {
+                bar.set_message(stage.to_string())
+            })?;
+            bar.finish_and_clear();
+            let md = memcc_bench::backends::markdown(&report);
             emit_report(cli, &report, &md, out.as_ref())?;
         }
         BenchCommand::Qa { common, model, judge } => {

@@ -26,9 +26,13 @@ fn two_processes_on_two_data_dirs_share_one_memory() {
 
     let file = dir.path().join("talk.jsonl");
     let mut f = std::fs::File::create(&file).unwrap();
-    writeln!(f, r#"{{"role": "user", "content": "Our release train leaves every second Tuesday.", "timestamp": 1767261600000}}"#)
+    writeln!(
+        f,
+        r#"{{"role": "user", "content": "Our release train leaves every second Tuesday.", "timestamp": 1767261600000}}"#
+    )
+    .unwrap();
+    writeln!(f, r#"{{"role": "assistant", "content": "Noted: every second Tuesday.", "timestamp": 1767261601000}}"#)
         .unwrap();
-    writeln!(f, r#"{{"role": "assistant", "content": "Noted: every second Tuesday.", "timestamp": 1767261601000}}"#).unwrap();
     drop(f);
     ok(run(&laptop, &["ingest", "--session", "s1", file.to_str().unwrap()]));
     ok(run(&laptop, &["flush", "--session", "s1"]));

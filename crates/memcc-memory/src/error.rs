@@ -7,8 +7,11 @@ pub enum MemoryError {
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[cfg(feature = "postgres")]
-    #[error("postgres: {0}")]
+    #[error("postgres: {}", pg_message(.0))]
     Postgres(#[from] postgres::Error),
+    /// The configured store could not be opened (a database that is down, refuses the role, …).
+    #[error("{0}")]
+    Unavailable(String),
     #[error("memory.db schema v{found} is newer than this MemCC supports (v{supported}); upgrade MemCC")]
     NewerSchema { found: i64, supported: i64 },
     #[error("cannot create data directory {path}: {source}")]
@@ -41,6 +44,7 @@ impl MemoryError {
         use memcc_core::ErrorCode as C;
         match self {
             MemoryError::Sqlite(_)
+            | MemoryError::Unavailable(_)
             | MemoryError::NewerSchema { .. }
             | MemoryError::DataDir { .. }
             | MemoryError::Io(_) => C::Storage,
@@ -55,3 +59,25 @@ impl MemoryError {
 }
 
 pub type Result<T, E = MemoryError> = std::result::Result<T, E>;
+
+/// What went wrong in PostgreSQL, said whole: the client's own `Display` is only "db error"
+/// for what the server reported.
+#[cfg(feature = "postgres")]
+pub fn pg_message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => {
+            let mut s = format!("{} ({})", db.message(), db.code().code());
+            if let Some(detail) = db.detail() {
+                s.push_str(&format!("; {detail}"));
+            }
+            if let Some(hint) = db.hint() {
+                s.push_str(&format!("; hint: {hint}"));
+            }
+            s
+        }
+        None => match std::error::Error::source(e) {
+            Some(cause) => format!("{e}: {cause}"),
+            None => e.to_string(),
+        },
+    }
+}

@@ -83,9 +83,10 @@ fn a_connection_dropped_mid_write_loses_nothing() {
 #[test]
 fn a_bad_url_or_an_absent_server_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    for (url, expect) in
-        [("not a url ::", "postgresUrl"), ("postgres://memcc@127.0.0.1:1/none?connect_timeout=2", "PostgreSQL")]
-    {
+    for (url, expect) in [
+        ("not a url ::", "postgresUrl"),
+        ("postgres://memcc@127.0.0.1:1/none?connect_timeout=2", "PostgreSQL memory store (127.0.0.1:1/none)"),
+    ] {
         let config =
             MemoryConfig { backend: StoreBackend::Postgres, postgres_url: Some(url.into()), ..Default::default() };
         let err = MemoryRuntime::open(&dir.path().join("memory.db"), config, Arc::new(HashingEmbedder::default()))

@@ -161,7 +161,8 @@ impl Pool {
             };
             match outcome {
                 Err(MemoryError::Postgres(e)) if transient(&e) && attempt < ATTEMPTS => {
-                    tracing::warn!(error = %e, attempt, "PostgreSQL connection failed; retrying on a new one");
+                    let error = crate::error::pg_message(&e);
+                    tracing::warn!(error, attempt, "PostgreSQL connection failed; retrying on a new one");
                     *slot = None;
                     drop(slot);
                     std::thread::sleep(Duration::from_millis(100 << (2 * (attempt - 1)).min(10)));
@@ -200,8 +201,17 @@ impl PgStore {
         }
         config.keepalives(true);
         let pool = Arc::new(Pool { config, slots: (0..CONNECTIONS).map(|_| Mutex::new(None)).collect() });
+        let place = format!(
+            "the PostgreSQL memory store ({}:{}/{})",
+            pool.config.get_hosts().first().map_or_else(String::new, |h| match h {
+                postgres::config::Host::Tcp(host) => host.clone(),
+                other => format!("{other:?}"),
+            }),
+            pool.config.get_ports().first().copied().unwrap_or(5432),
+            pool.config.get_dbname().unwrap_or_default()
+        );
         pool.write(migrate).map_err(|e| match e {
-            MemoryError::Postgres(e) => MemoryError::Config(format!("PostgreSQL memory store: {e}")),
+            MemoryError::Postgres(e) => MemoryError::Unavailable(format!("{place}: {}", crate::error::pg_message(&e))),
             other => other,
         })?;
         Ok(PgStore { pool })
@@ -334,7 +344,35 @@ fn hnsw_index_sql(model: &str, dim: usize) -> String {
     )
 }
 
-fn insert_in(tx: &mut Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
+/// The statements every insert runs, prepared once per transaction (a statement given as text is
+/// prepared on each call: a second round trip).
+struct InsertStatements {
+    record: postgres::Statement,
+    vector: postgres::Statement,
+}
+
+impl InsertStatements {
+    fn prepare(tx: &mut Transaction<'_>) -> Result<Self> {
+        Ok(InsertStatements {
+            record: tx.prepare(INSERT_RECORD)?,
+            vector: tx.prepare("INSERT INTO vectors (record_id, model, dim, embedding) VALUES ($1, $2, $3, $4)")?,
+        })
+    }
+}
+
+const INSERT_RECORD: &str = "INSERT INTO records (agent_id, wing, room, kind, text, content_hash, source_summary_ids,
+        source_session_ids, source_message_ids, created_at, event_time, valid_from, weight, pinned, subject, predicate,
+        embed_status, fts)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8::text::jsonb, $9::text::jsonb, $10, $11, $11, $12, $13,
+             $14, $15, $16, to_tsvector($17::text::regconfig, $18))
+     ON CONFLICT (agent_id, content_hash) DO NOTHING RETURNING id";
+
+fn insert_all(tx: &mut Transaction<'_>, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
+    let statements = InsertStatements::prepare(tx)?;
+    items.iter().map(|item| insert_in(tx, &statements, item)).collect()
+}
+
+fn insert_in(tx: &mut Transaction<'_>, statements: &InsertStatements, item: &Insert<'_>) -> Result<Inserted> {
     let r = item.record;
     if r.text.trim().is_empty() {
         return Err(MemoryError::Input("a memory record needs text".into()));
@@ -343,12 +381,7 @@ fn insert_in(tx: &mut Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
     let now = now_ms();
     let status = if item.vector.is_some() { "embedded" } else { "pending" };
     let fresh = tx.query_opt(
-        "INSERT INTO records (agent_id, wing, room, kind, text, content_hash, source_summary_ids, source_session_ids,
-                              source_message_ids, created_at, event_time, valid_from, weight, pinned, subject, predicate,
-                              embed_status, fts)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8::text::jsonb, $9::text::jsonb, $10, $11, $11, $12, $13,
-                 $14, $15, $16, to_tsvector($17::text::regconfig, $18))
-         ON CONFLICT (agent_id, content_hash) DO NOTHING RETURNING id",
+        &statements.record,
         &[
             &r.agent_id,
             &r.wing,
@@ -378,10 +411,7 @@ fn insert_in(tx: &mut Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
     };
     let id: i64 = row.try_get(0)?;
     if let Some((model, v)) = item.vector {
-        tx.execute(
-            "INSERT INTO vectors (record_id, model, dim, embedding) VALUES ($1, $2, $3, $4)",
-            &[&id, &model, &(v.len() as i32), &Vector::from(v.to_vec())],
-        )?;
+        tx.execute(&statements.vector, &[&id, &model, &(v.len() as i32), &Vector::from(v.to_vec())])?;
     }
     if let (Some(subject), Some(predicate)) = (&r.subject, &r.predicate) {
         tx.execute(
@@ -439,7 +469,7 @@ impl MemoryStore for PgStore {
     }
 
     fn insert_many(&self, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
-        self.pool.write(|tx| items.iter().map(|item| insert_in(tx, item)).collect())
+        self.pool.write(|tx| insert_all(tx, items))
     }
 
     fn insert_summary(&self, agent: &str, summary_id: &str, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
@@ -449,7 +479,7 @@ impl MemoryStore for PgStore {
                  ON CONFLICT DO NOTHING",
                 &[&agent, &summary_id, &now_ms()],
             )?;
-            items.iter().map(|item| insert_in(tx, item)).collect()
+            insert_all(tx, items)
         })
     }
 
