@@ -237,3 +237,12 @@ test("two copies of the plugin in one process share one addon, one engine and th
   });
   assert.equal(loads, 1, "registering loads the addon when no copy has");
 });
+
+test("the manifest parses and declares both slots and the four tools", () => {
+  const dir = path.dirname(fileURLToPath(import.meta.url));
+  const manifest = JSON.parse(fs.readFileSync(path.join(dir, "..", "openclaw.plugin.json"), "utf8"));
+  assert.equal(manifest.id, "memcc");
+  assert.deepEqual([...manifest.kind].sort(), ["context-engine", "memory"]);
+  assert.deepEqual(manifest.contracts.tools, ["memory_search", "memory_get", "lcm_grep", "lcm_expand_query"]);
+  assert.equal(manifest.configSchema.additionalProperties, false);
+});
