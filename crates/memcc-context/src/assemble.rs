@@ -292,7 +292,9 @@ impl Assembler<'_> {
         })
     }
 
-    /// The last three raw messages (capped) form the recall query.
+    /// The recall query: the newest user message (`pending`, else the last raw message when the
+    /// user wrote it) when it says what it is about, else the last three raw messages with it
+    /// (capped); see [`focused_query`].
     fn recall_query(
         &self,
         conversation: &Conversation,
@@ -314,6 +316,10 @@ impl Assembler<'_> {
         let mut texts: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
         if !pending.trim().is_empty() {
             texts.push(pending);
+        }
+        let newest_is_user = !pending.trim().is_empty() || messages.last().is_some_and(|m| m.role == "user");
+        if newest_is_user && let Some(focus) = texts.last().copied().filter(|t| focused_query(t)) {
+            texts = vec![focus];
         }
         // The newest words matter most: keep the end when the query is cut.
         let joined = texts.join("\n");
@@ -350,4 +356,26 @@ pub fn cut_to_tokens(text: &str, max_tokens: usize) -> String {
         }
     }
     text[..boundaries[lo]].to_string()
+}
+
+/// Whether a user message is a query of its own: it names at least two things (content words of
+/// four letters or more; a CJK run, unsegmented, counts one per two characters). Then it alone
+/// is the recall query: the turns before it are often about something else (in a long session,
+/// always), and their words would outvote the question's. A short follow-up ("and her sister?",
+/// "为什么？") names less, so it borrows the words of the turns before it.
+pub(crate) fn focused_query(text: &str) -> bool {
+    use memcc_core::text::{Term, is_stop_word, terms};
+    let mut seen: Vec<Term> = Vec::new();
+    let mut named = 0;
+    for t in terms(text) {
+        if seen.contains(&t) {
+            continue;
+        }
+        named += match &t {
+            Term::Word(w) => usize::from(w.chars().count() >= 4 && !is_stop_word(w)),
+            Term::Cjk(c) => c.len() / 2,
+        };
+        seen.push(t);
+    }
+    named >= 2
 }

@@ -1,0 +1,62 @@
+//! What the assembler asks memory: a question that names what it is about is its own recall
+//! query (the turns before it — in a long session, about something else — would outvote its
+//! words); a short follow-up borrows the words of the turns before it.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use memcc_context::SessionRef;
+use memcc_context::message::{AgentMessage, ContentPart};
+use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
+
+#[derive(Default)]
+struct Asked(Mutex<Vec<String>>);
+
+impl MemoryBridge for Asked {
+    fn ingest_summary(&self, _: &SummaryPayload) -> Result<(), BridgeError> {
+        Ok(())
+    }
+    fn retrieve(&self, q: &RecallQuery, _: usize) -> Result<Vec<RecallSection>, BridgeError> {
+        self.0.lock().unwrap().push(q.text.clone());
+        Ok(Vec::new())
+    }
+}
+
+fn asked(pending: Option<&str>, last_user: Option<&str>) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let bridge = Arc::new(Asked::default());
+    let engine = common::engine_at(&dir).with_bridge(bridge.clone());
+    let session = SessionRef::new("s");
+    let mut turns = vec![
+        AgentMessage::user("The kitchen renovation needs new cabinets and a plumber."),
+        AgentMessage::assistant(vec![ContentPart::text("Book the plumber before the cabinets arrive.")]),
+    ];
+    if let Some(text) = last_user {
+        turns.push(AgentMessage::user(text));
+    }
+    engine.ingest_batch(&session, &turns).unwrap();
+    let pending: Vec<AgentMessage> = pending.map(AgentMessage::user).into_iter().collect();
+    engine.assemble_for(&session, 8_000, None, &pending).unwrap();
+    let asked = bridge.0.lock().unwrap();
+    asked.last().cloned().expect("recall was asked")
+}
+
+#[test]
+fn a_question_naming_its_subject_is_the_whole_recall_query() {
+    let question = "When did Caroline go to the LGBTQ support group?";
+    assert_eq!(asked(Some(question), None), question, "pending");
+    assert_eq!(asked(None, Some(question)), question, "already stored as the newest user message");
+    assert_eq!(asked(Some("上周我们在北京的会议讨论了什么？"), None), "上周我们在北京的会议讨论了什么？");
+}
+
+#[test]
+fn a_short_follow_up_borrows_the_turns_before_it() {
+    for follow_up in ["And the plumber?", "why?", "what about her?", "为什么？"] {
+        let q = asked(Some(follow_up), None);
+        assert!(q.ends_with(follow_up) && q.contains("kitchen renovation"), "{follow_up}: {q}");
+    }
+    // The newest message is the assistant's: the last turns, as before.
+    let q = asked(None, None);
+    assert!(q.contains("kitchen renovation") && q.contains("Book the plumber"), "{q}");
+}
