@@ -278,10 +278,13 @@ impl Memcc {
             let open = {
                 let config = config.clone();
                 let warnings = warnings.clone();
+                // Loaded once, even when opening is tried again (an unreachable store).
+                let loaded: std::sync::OnceLock<Arc<dyn Embedder>> = std::sync::OnceLock::new();
+                let embedder_given = embedder.as_ref().map(|_| ());
                 move || -> Result<MemoryRuntime, MemccError> {
-                    let embedder = match embedder {
-                        Some(e) => e,
-                        None => {
+                    let embedder = match (&embedder, loaded.get()) {
+                        (Some(e), _) | (None, Some(e)) => e.clone(),
+                        (None, None) => {
                             let mut found = Vec::new();
                             let e = Self::embedder(&config, &mut found);
                             for w in &found {
@@ -289,23 +292,24 @@ impl Memcc {
                             }
                             warnings.lock().unwrap_or_else(|p| p.into_inner()).extend(found);
                             let e = e?;
-                            if e.model_id() != memcc_memory::embed::usem3::MODEL_ID {
-                                refuse_fallback_over_vectors(
-                                    &dir.join("memory.db"),
-                                    &config.effective_memory(),
-                                    &e.model_id(),
-                                    &config.model_dir(),
-                                )?;
-                            }
-                            e
+                            loaded.get_or_init(|| e.clone()).clone()
                         }
                     };
-                    let mut rt = MemoryRuntime::open(&dir.join("memory.db"), config.effective_memory(), embedder)?;
-                    if let Some(r) = reranker {
-                        rt = rt.with_reranker(r);
+                    // The local model is missing and a stand-in was chosen here (not by the caller).
+                    if embedder_given.is_none() && embedder.model_id() != memcc_memory::embed::usem3::MODEL_ID {
+                        refuse_fallback_over_vectors(
+                            &dir.join("memory.db"),
+                            &config.effective_memory(),
+                            &embedder.model_id(),
+                            &config.model_dir(),
+                        )?;
                     }
-                    if let Some(model) = chat {
-                        rt = rt.with_triple_model(model);
+                    let mut rt = MemoryRuntime::open(&dir.join("memory.db"), config.effective_memory(), embedder)?;
+                    if let Some(r) = &reranker {
+                        rt = rt.with_reranker(r.clone());
+                    }
+                    if let Some(model) = &chat {
+                        rt = rt.with_triple_model(model.clone());
                     }
                     Ok(rt)
                 }

@@ -4,56 +4,126 @@
 //! fraction of a second to seconds. A host opens MemCC on its event loop, so `Memcc::open_background`
 //! hands that work to a thread: ingesting and committing turns never wait for it, and whatever
 //! needs memory (a compaction's hand-off, recall, `memory_search`) waits on its own worker thread.
+//!
+//! A store that cannot be reached (a PostgreSQL server that is down when the host starts) is not
+//! a verdict for the life of the process: the thread keeps trying, backing off from 1 s to 5
+//! minutes, while callers get `memory_unavailable` at once (summaries wait in the outbox) — and
+//! memory is back as soon as the store is. Other failures (bad settings, a newer schema) stay.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
 
 use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
-use memcc_memory::MemoryRuntime;
+use memcc_memory::{MemoryError, MemoryRuntime};
 
 use crate::MemccError;
 
+/// The first wait before opening again after the store could not be reached, and the longest.
+const RETRY_FIRST: Duration = Duration::from_secs(1);
+const RETRY_MAX: Duration = Duration::from_secs(300);
+
+enum Status {
+    /// The first attempt is running: callers wait for it.
+    Opening,
+    /// Not open; `retrying` when another attempt will follow.
+    Failed { error: String, retrying: bool },
+}
+
 pub struct MemorySlot {
-    cell: OnceLock<Result<Arc<MemoryRuntime>, String>>,
+    runtime: OnceLock<Arc<MemoryRuntime>>,
+    status: Mutex<Status>,
+    settled: Condvar,
+}
+
+/// Whether opening may succeed later by itself: the store was unreachable.
+fn worth_retrying(e: &MemccError) -> bool {
+    matches!(e, MemccError::Memory(MemoryError::Unavailable(_)))
 }
 
 impl MemorySlot {
     pub fn ready(runtime: Arc<MemoryRuntime>) -> Arc<Self> {
-        Arc::new(MemorySlot { cell: OnceLock::from(Ok(runtime)) })
+        Arc::new(MemorySlot {
+            runtime: OnceLock::from(runtime),
+            status: Mutex::new(Status::Opening),
+            settled: Condvar::new(),
+        })
     }
 
-    /// Runs `open` on a new thread; [`MemorySlot::get`] waits for it.
-    pub fn opening(open: impl FnOnce() -> Result<MemoryRuntime, MemccError> + Send + 'static) -> Arc<Self> {
-        let slot = Arc::new(MemorySlot { cell: OnceLock::new() });
+    /// Runs `open` on a new thread (again, with back-off, while the store is unreachable);
+    /// [`MemorySlot::get`] waits for the first attempt.
+    pub fn opening(open: impl Fn() -> Result<MemoryRuntime, MemccError> + Send + 'static) -> Arc<Self> {
+        let slot = Arc::new(MemorySlot {
+            runtime: OnceLock::new(),
+            status: Mutex::new(Status::Opening),
+            settled: Condvar::new(),
+        });
         let filled = slot.clone();
         let spawned = std::thread::Builder::new().name("memcc-memory-open".into()).spawn(move || {
-            let opened = match catch_unwind(AssertUnwindSafe(open)) {
-                Ok(Ok(runtime)) => Ok(Arc::new(runtime)),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err("internal error (panic) while opening memory".to_string()),
-            };
-            if let Err(e) = &opened {
-                tracing::error!("long-term memory could not be opened: {e}");
+            let mut wait = RETRY_FIRST;
+            loop {
+                let (error, retrying) = match catch_unwind(AssertUnwindSafe(&open)) {
+                    Ok(Ok(runtime)) => {
+                        let _ = filled.runtime.set(Arc::new(runtime));
+                        filled.settle(Status::Failed { error: String::new(), retrying: false });
+                        return;
+                    }
+                    Ok(Err(e)) => {
+                        let retrying = worth_retrying(&e);
+                        (e.to_string(), retrying)
+                    }
+                    Err(_) => ("internal error (panic) while opening memory".to_string(), false),
+                };
+                if retrying {
+                    tracing::warn!("long-term memory could not be opened: {error}; trying again in {wait:?}");
+                } else {
+                    tracing::error!("long-term memory could not be opened: {error}");
+                }
+                filled.settle(Status::Failed { error, retrying });
+                if !retrying {
+                    return;
+                }
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(RETRY_MAX);
             }
-            let _ = filled.cell.set(opened);
         });
         if let Err(e) = spawned {
-            let _ = slot.cell.set(Err(format!("cannot start a thread to open memory: {e}")));
+            slot.settle(Status::Failed {
+                error: format!("cannot start a thread to open memory: {e}"),
+                retrying: false,
+            });
         }
         slot
     }
 
-    /// The runtime, waiting for it to open if it is still opening.
+    fn settle(&self, status: Status) {
+        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = status;
+        self.settled.notify_all();
+    }
+
+    /// The runtime, waiting for the first attempt to open it if that is still running.
     pub fn get(&self) -> Result<&Arc<MemoryRuntime>, MemccError> {
-        self.cell
-            .wait()
-            .as_ref()
-            .map_err(|e| MemccError::MemoryUnavailable(format!("long-term memory is unavailable: {e}")))
+        if let Some(runtime) = self.runtime.get() {
+            return Ok(runtime);
+        }
+        let mut status = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        while matches!(*status, Status::Opening) && self.runtime.get().is_none() {
+            status = self.settled.wait(status).unwrap_or_else(|p| p.into_inner());
+        }
+        if let Some(runtime) = self.runtime.get() {
+            return Ok(runtime);
+        }
+        let error = match &*status {
+            Status::Failed { error, retrying: true } => format!("{error} (retrying in the background)"),
+            Status::Failed { error, retrying: false } => error.clone(),
+            Status::Opening => "still opening".into(),
+        };
+        Err(MemccError::MemoryUnavailable(format!("long-term memory is unavailable: {error}")))
     }
 
     /// The runtime if it is open by now, without waiting.
     pub fn try_get(&self) -> Option<&Arc<MemoryRuntime>> {
-        self.cell.get().and_then(|r| r.as_ref().ok())
+        self.runtime.get()
     }
 }
 

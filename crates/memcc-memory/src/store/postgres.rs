@@ -147,7 +147,11 @@ impl Pool {
     }
 
     /// Run `op` on a connection; when the connection fails, run it again on a new one.
-    fn run<T>(&self, mut op: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
+    fn run<T>(&self, op: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
+        self.run_tries(ATTEMPTS, op)
+    }
+
+    fn run_tries<T>(&self, tries: u32, mut op: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -160,7 +164,7 @@ impl Pool {
                 },
             };
             match outcome {
-                Err(MemoryError::Postgres(e)) if transient(&e) && attempt < ATTEMPTS => {
+                Err(MemoryError::Postgres(e)) if transient(&e) && attempt < tries => {
                     let error = crate::error::pg_message(&e);
                     tracing::warn!(error, attempt, "PostgreSQL connection failed; retrying on a new one");
                     *slot = None;
@@ -173,8 +177,12 @@ impl Pool {
     }
 
     /// Run `op` in one transaction (retried whole, see [`Pool::run`]).
-    fn write<T>(&self, mut op: impl FnMut(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
-        self.run(|client| {
+    fn write<T>(&self, op: impl FnMut(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.write_tries(ATTEMPTS, op)
+    }
+
+    fn write_tries<T>(&self, tries: u32, mut op: impl FnMut(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.run_tries(tries, |client| {
             let mut tx = client.transaction()?;
             let out = op(&mut tx)?;
             tx.commit()?;
@@ -210,7 +218,9 @@ impl PgStore {
             pool.config.get_ports().first().copied().unwrap_or(5432),
             pool.config.get_dbname().unwrap_or_default()
         );
-        pool.write(migrate).map_err(|e| match e {
+        // One try: a store that cannot be reached at open is reported at once (the caller
+        // decides whether to try again; `Memcc`'s memory slot does, in the background).
+        pool.write_tries(1, migrate).map_err(|e| match e {
             MemoryError::Postgres(e) => MemoryError::Unavailable(format!("{place}: {}", crate::error::pg_message(&e))),
             other => other,
         })?;

@@ -1,0 +1,66 @@
+//! A PostgreSQL memory store that is down when MemCC starts is not down for good: memory is
+//! unavailable at once (callers are not held up), and comes back by itself when the server is
+//! reachable, without a restart. Against a real server (`$MEMCC_TEST_PG_URL`; SKIP without
+//! one, a failure under `CI=true`), reached through a TCP relay that starts late.
+
+use std::io::copy;
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use memcc::memory::{MemoryConfig, StoreBackend};
+use memcc::{Memcc, MemccConfig, MemccError};
+
+/// Relay every connection to `port` on to `target` (host:port), from now on.
+fn relay(port: u16, target: String) {
+    let listener = TcpListener::bind(("127.0.0.1", port)).expect("the relay's port is free again");
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(&target) else { continue };
+            let (mut c_read, mut s_write) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || copy(&mut c_read, &mut s_write));
+            let (mut s_read, mut c_write) = (server, client);
+            std::thread::spawn(move || copy(&mut s_read, &mut c_write));
+        }
+    });
+}
+
+#[test]
+fn memory_comes_back_when_the_database_does() {
+    let key = tempfile::tempdir().unwrap();
+    let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
+    // postgres://user@host:port/db → the server's host:port, and a URL through a port nobody serves yet.
+    let rest = url.split_once("://").unwrap().1;
+    let (userinfo_host, db) = rest.split_once('/').unwrap();
+    let (user, target) = userinfo_host.rsplit_once('@').unwrap();
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let relayed = format!("postgres://{user}@127.0.0.1:{port}/{db}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = MemccConfig {
+        data_dir: Some(dir.path().to_path_buf()),
+        embedding_model: "hashing".into(),
+        memory: MemoryConfig { backend: StoreBackend::Postgres, postgres_url: Some(relayed), ..Default::default() },
+        ..Default::default()
+    };
+    let memcc = Memcc::open_background(config, None).unwrap();
+    let started = Instant::now();
+    let err = memcc.memory().err().expect("nothing listens yet");
+    assert!(matches!(err, MemccError::MemoryUnavailable(_)), "{err}");
+    assert!(err.to_string().contains("retrying"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "callers are not held up: {:?}", started.elapsed());
+
+    relay(port, target.to_string());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let memory = loop {
+        match memcc.memory() {
+            Ok(m) => break m,
+            Err(e) => assert!(Instant::now() < deadline, "memory never came back: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    memory
+        .add("main", "The backup tapes go offsite every Thursday", memcc::memory::RecordKind::Fact, false, None)
+        .unwrap();
+    let hits = memory.memory_search("main", "when do the backup tapes go offsite", 3, 0.0, None).unwrap();
+    assert!(hits.iter().any(|h| h.text.contains("Thursday")), "{hits:?}");
+}
