@@ -10,12 +10,11 @@ use serde::Serialize;
 
 use memcc::core::bridge::RecallQuery;
 use memcc::memory::embed::Embedder;
-use memcc::memory::record::{NewRecord, RecordKind};
 use memcc::memory::store::Insert;
 use memcc::memory::{MemoryConfig, MemoryRuntime, StoreBackend};
 
 use crate::BenchError;
-use crate::speed::{Latency, WORDS, text, timed, unit, word};
+use crate::speed::{Latency, WORDS, bench_records, timed, word};
 use memcc::memory::error::pg_message;
 
 /// Records per insert transaction: about what one compacted summary hands to memory.
@@ -76,15 +75,7 @@ fn measure(
     samples: usize,
 ) -> Result<BackendRow, BenchError> {
     let (model, dim) = (embedder.model_id(), embedder.dim());
-    let recs: Vec<NewRecord> = (0..n)
-        .map(|i| NewRecord {
-            text: text(i),
-            kind: RecordKind::Verbatim,
-            event_time: Some(1_700_000_000_000 + i as i64 * 60_000),
-            ..NewRecord::default()
-        })
-        .collect();
-    let vecs: Vec<Vec<f32>> = (0..n).map(|i| unit(i as u64, dim)).collect();
+    let (recs, vecs) = bench_records(n, dim);
     let t = Instant::now();
     for chunk in (0..n).collect::<Vec<_>>().chunks(BATCH) {
         let inserts: Vec<Insert<'_>> = chunk

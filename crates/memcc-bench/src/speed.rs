@@ -113,7 +113,7 @@ pub(crate) fn word(s: usize) -> String {
     (0..3).map(|k| SYL[(rank >> (4 * k)) % SYL.len()]).collect()
 }
 
-pub(crate) fn text(i: usize) -> String {
+fn text(i: usize) -> String {
     let mut s = i.wrapping_mul(2654435761) | 1;
     let mut out = format!("Note {i}: invoice {} for the Lisbon office;", i * 7);
     for _ in 0..14 {
@@ -149,6 +149,19 @@ pub fn unit(seed: u64, dim: usize) -> Vec<f32> {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.iter_mut().for_each(|x| *x /= n);
     v
+}
+
+/// `n` benchmark records (verbatim, a minute apart) and a unit vector of `dim` for each.
+pub(crate) fn bench_records(n: usize, dim: usize) -> (Vec<NewRecord>, Vec<Vec<f32>>) {
+    let recs = (0..n)
+        .map(|i| NewRecord {
+            text: text(i),
+            kind: RecordKind::Verbatim,
+            event_time: Some(1_700_000_000_000 + i as i64 * 60_000),
+            ..NewRecord::default()
+        })
+        .collect();
+    (recs, (0..n).map(|i| unit(i as u64, dim)).collect())
 }
 
 /// Assemble (8k budget, so recall gets its default share) on `size` messages compacted into the
@@ -312,15 +325,7 @@ pub fn run(
         let dir = tempfile::tempdir()?;
         {
             let store = SqliteStore::open(&dir.path().join("m.db"))?;
-            let recs: Vec<NewRecord> = (0..n)
-                .map(|i| NewRecord {
-                    text: text(i),
-                    kind: RecordKind::Verbatim,
-                    event_time: Some(1_700_000_000_000 + i as i64 * 60_000),
-                    ..NewRecord::default()
-                })
-                .collect();
-            let vecs: Vec<Vec<f32>> = (0..n).map(|i| unit(i as u64, dim)).collect();
+            let (recs, vecs) = bench_records(n, dim);
             for chunk in (0..n).collect::<Vec<_>>().chunks(5000) {
                 let inserts: Vec<Insert<'_>> = chunk
                     .iter()

@@ -143,11 +143,12 @@ pub fn term_expr(term: &Term) -> String {
     }
 }
 
-/// `terms` joined into one safe expression (deduplicated, at most [`MAX_QUERY_TERMS`]).
-pub fn combine_terms(terms: &[Term], combine: Combine) -> Option<String> {
+/// Each of `terms` as `render` writes it in a query language, deduplicated, at most
+/// [`MAX_QUERY_TERMS`] (what every full-text backend's query is built from).
+pub fn rendered_terms(terms: &[Term], render: impl Fn(&Term) -> String) -> Vec<String> {
     let mut parts: Vec<String> = Vec::new();
     for term in terms {
-        let part = term_expr(term);
+        let part = render(term);
         if !parts.contains(&part) {
             parts.push(part);
         }
@@ -155,6 +156,12 @@ pub fn combine_terms(terms: &[Term], combine: Combine) -> Option<String> {
             break;
         }
     }
+    parts
+}
+
+/// `terms` joined into one safe expression (deduplicated, at most [`MAX_QUERY_TERMS`]).
+pub fn combine_terms(terms: &[Term], combine: Combine) -> Option<String> {
+    let parts = rendered_terms(terms, term_expr);
     if parts.is_empty() {
         return None;
     }

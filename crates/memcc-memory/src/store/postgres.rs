@@ -27,7 +27,7 @@ use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::vector::{VectorHit, VectorRow, VectorStore};
-use memcc_core::text::{MAX_QUERY_TERMS, Term, fts_document};
+use memcc_core::text::{Term, fts_document, rendered_terms};
 
 /// Connections kept open: the retrieval layers run side by side.
 const CONNECTIONS: usize = 4;
@@ -312,16 +312,7 @@ fn pairs(rows: Vec<Row>) -> Result<Vec<(String, i64)>> {
 /// bigrams, a single CJK character as a prefix. Words hold only letters and digits, so a quote
 /// or an operator in user text can never reach the query syntax.
 pub(crate) fn tsquery(terms: &[Term]) -> Option<String> {
-    let mut parts: Vec<String> = Vec::new();
-    for term in terms {
-        let part = term_tsquery(term);
-        if !parts.contains(&part) {
-            parts.push(part);
-        }
-        if parts.len() == MAX_QUERY_TERMS {
-            break;
-        }
-    }
+    let parts = rendered_terms(terms, term_tsquery);
     (!parts.is_empty()).then(|| parts.join(" | "))
 }
 
