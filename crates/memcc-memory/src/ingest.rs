@@ -1,0 +1,238 @@
+//! Ingestion: what a bridged summary becomes (the summary record, verbatim windows, mined
+//! preferences, knowledge-graph triples), embedded in one batch and stored in one transaction;
+//! and the queue of records waiting for their embedding.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::chunk::windows;
+use crate::error::Result;
+use crate::extract::{PrefCategory, about_speaker, preferences, triples};
+use crate::record::{NewRecord, NewTriple, RecordKind};
+use crate::runtime::MemoryRuntime;
+use crate::store::{Insert, Inserted};
+use memcc_core::bridge::{BridgeMessage, SummaryPayload};
+use memcc_core::time::{date_header, ground_relative_dates};
+
+/// What one bridged summary became.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngestReport {
+    pub records: usize,
+    pub duplicates: usize,
+    /// Stored without a vector (embedding failed); queued for retry.
+    pub pending: usize,
+    pub preferences: usize,
+    pub triples: usize,
+}
+
+impl MemoryRuntime {
+    /// Triples a chat model finds in the user's messages; empty on any failure (logged).
+    fn llm_triples(&self, s: &SummaryPayload) -> Vec<NewTriple> {
+        let Some(model) = &self.triple_model else { return Vec::new() };
+        let said: Vec<&str> = s.messages.iter().filter(|m| m.role == "user").map(|m| m.text.as_str()).collect();
+        if said.is_empty() {
+            return Vec::new();
+        }
+        let request = memcc_core::llm::ChatRequest::simple(
+            "Extract durable facts about people, places and organisations from what the user said, as a JSON array \
+             of [subject, predicate, object] triples in snake_case predicates (e.g. [\"user\", \"lives_in\", \"Berlin\"]). \
+             Use \"user\" for the speaker. Reply with only the JSON array; [] when there are none.",
+            &said.join("\n"),
+            400,
+        );
+        let parsed = model.complete(&request).ok().and_then(|reply| {
+            let start = reply.find('[')?;
+            let end = reply.rfind(']')?;
+            serde_json::from_str::<Vec<Vec<String>>>(reply.get(start..=end)?).ok()
+        });
+        match parsed {
+            Some(rows) => rows
+                .into_iter()
+                .filter(|r| r.len() == 3 && r.iter().all(|x| !x.trim().is_empty() && x.chars().count() <= 80))
+                .take(32)
+                .map(|r| NewTriple {
+                    subject: r[0].trim().to_lowercase(),
+                    predicate: r[1].trim().to_lowercase().replace(' ', "_"),
+                    object: r[2].trim().to_string(),
+                    valid_from: s.latest,
+                })
+                .collect(),
+            None => {
+                tracing::warn!(summary = %s.summary_id, "LLM triple extraction gave nothing usable; rule-based triples only");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Store records, embedding them in one batch; a failed embedding stores them queued.
+    /// `summary`: (agent, summary id) the batch comes from, marked ingested with it.
+    pub(crate) fn store_batch(
+        &self,
+        batch: Vec<(NewRecord, Vec<NewTriple>)>,
+        summary: Option<(&str, &str)>,
+        report: &mut IngestReport,
+    ) -> Result<Vec<Inserted>> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let texts: Vec<&str> = batch.iter().map(|(r, _)| r.text.as_str()).collect();
+        let model = self.embedder.model_id();
+        let vectors = match self.embedder.embed(&texts) {
+            Ok(v) if v.len() == texts.len() => Some(v),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, records = texts.len(), "embedding failed; records stored and queued for retry");
+                None
+            }
+        };
+        let mut keep = vec![true; batch.len()];
+        if let (Some(vectors), true) = (&vectors, self.config.vector_dedup_enabled) {
+            for (i, ((record, _), v)) in batch.iter().zip(vectors).enumerate() {
+                // Persisted records only: earlier records of this very batch are not compared.
+                let near = self.index.search(v, 1, std::slice::from_ref(&record.agent_id));
+                if near.first().is_some_and(|h| f64::from(h.score) >= self.config.vector_dedup_threshold) {
+                    keep[i] = false;
+                    report.duplicates += 1;
+                }
+            }
+        }
+        let inserts: Vec<Insert<'_>> = batch
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep[*i])
+            .map(|(i, (record, triples))| Insert {
+                record,
+                vector: vectors.as_ref().map(|v| (model.as_str(), v[i].as_slice())),
+                triples,
+            })
+            .collect();
+        let inserted = match summary {
+            Some((agent, id)) => self.store.insert_summary(agent, id, &inserts)?,
+            None => self.store.insert_many(&inserts)?,
+        };
+        for (ins, item) in inserted.iter().zip(&inserts) {
+            if ins.duplicate {
+                report.duplicates += 1;
+                continue;
+            }
+            report.records += 1;
+            report.triples += item.triples.len();
+            match item.vector {
+                Some((_, v)) => self.index.upsert(ins.id, &item.record.agent_id, v),
+                None => report.pending += 1,
+            }
+        }
+        Ok(inserted)
+    }
+
+    /// What the bridge delivers: a committed summary (and, for a leaf, the raw messages it covers).
+    pub fn ingest_summary(&self, s: &SummaryPayload) -> Result<IngestReport> {
+        let mut report = IngestReport::default();
+        // A delivery repeated from the outbox (after a crash between the two stores).
+        if self.store.summary_ingested(&s.agent_id, &s.summary_id)? {
+            report.duplicates += 1;
+            return Ok(report);
+        }
+        // Retry what an earlier failure left queued, before adding more.
+        if let Err(e) = self.process_pending(256, &mut |_, _| {}) {
+            tracing::warn!(error = %e, "pending embeddings still failing");
+        }
+        let base = |kind: RecordKind, text: String, event_time: Option<i64>, message_ids: Vec<i64>| {
+            let (wing, room) = self.classifier.classify(&text);
+            NewRecord {
+                agent_id: s.agent_id.clone(),
+                wing,
+                room,
+                kind,
+                text,
+                source_summary_ids: vec![s.summary_id.clone()],
+                source_session_ids: vec![s.session_id.clone()],
+                source_message_ids: message_ids,
+                event_time,
+                ..NewRecord::default()
+            }
+        };
+        let content: String =
+            s.content.lines().filter(|l| !l.starts_with("Expand for details about:")).collect::<Vec<_>>().join("\n");
+        let mut batch: Vec<(NewRecord, Vec<NewTriple>)> = Vec::new();
+        let summary_ids = s.messages.iter().map(|m| m.message_id).collect();
+        let summary_triples = self.llm_triples(s);
+        let mut summary = base(
+            RecordKind::Summary,
+            format!("{}\n{}", date_header(s.earliest, s.latest), content.trim()),
+            s.earliest,
+            summary_ids,
+        );
+        // Recall uses these to show a summary or its condensed parent, not both.
+        summary.source_summary_ids.extend(s.child_summary_ids.iter().cloned());
+        batch.push((summary, summary_triples));
+        // What people said about themselves: the user's words, and any named speaker's.
+        let speaking: Vec<&BridgeMessage> =
+            s.messages.iter().filter(|m| m.role == "user" || m.speaker.is_some()).collect();
+        let mut mined: HashMap<i64, Vec<NewTriple>> = HashMap::new();
+        for m in &speaking {
+            let subject = m.speaker.as_deref().map(str::to_lowercase);
+            for mut t in triples(&m.text) {
+                t.valid_from = m.timestamp;
+                if let (Some(name), "user") = (&subject, t.subject.as_str()) {
+                    t.subject = name.clone();
+                }
+                mined.entry(m.message_id).or_default().push(t);
+            }
+        }
+        for chunk in windows(&s.lead_in, &s.messages, self.config.chunk_tokens) {
+            // A message's triples go with the first window that holds it.
+            let found: Vec<NewTriple> = chunk.message_ids.iter().filter_map(|id| mined.remove(id)).flatten().collect();
+            batch.push((base(RecordKind::Verbatim, chunk.text, chunk.event_time, chunk.message_ids), found));
+        }
+        for m in &speaking {
+            let said = ground_relative_dates(&m.text, m.timestamp);
+            for p in preferences(&said) {
+                let weight = match p.category {
+                    PrefCategory::Like | PrefCategory::Dislike | PrefCategory::Bio => 2.0,
+                    _ => 1.5,
+                };
+                let document = about_speaker(&p.document, m.speaker.as_deref());
+                let text = format!("{} {document}", date_header(m.timestamp, m.timestamp));
+                let mut record = base(RecordKind::Preference, text, m.timestamp, vec![m.message_id]);
+                record.weight = weight;
+                record.subject = p.predicate.as_ref().map(|_| m.speaker.clone().unwrap_or_else(|| "user".into()));
+                record.predicate = p.predicate;
+                batch.push((record, Vec::new()));
+                report.preferences += 1;
+            }
+        }
+        self.store_batch(batch, Some((&s.agent_id, &s.summary_id)), &mut report)?;
+        Ok(report)
+    }
+
+    /// Embed up to `limit` queued records; `progress(done, total)` after each batch.
+    pub fn process_pending(&self, limit: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<usize> {
+        let pending = self.store.pending(limit)?;
+        let total = pending.len();
+        let model = self.embedder.model_id();
+        let mut done = 0;
+        for batch in pending.chunks(64) {
+            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = match self.embedder.embed(&texts) {
+                Ok(v) => v,
+                Err(e) => {
+                    let ids: Vec<i64> = batch.iter().map(|(id, _)| *id).collect();
+                    self.store.mark_embed_error(&ids, &e.to_string())?;
+                    return Err(e.into());
+                }
+            };
+            for ((id, _), v) in batch.iter().zip(&vectors) {
+                self.store.set_vector(*id, &model, v)?;
+                if let Some(r) = self.store.get(*id)? {
+                    self.index.upsert(*id, &r.agent_id, v);
+                }
+            }
+            done += batch.len();
+            progress(done, total);
+        }
+        Ok(done)
+    }
+}
