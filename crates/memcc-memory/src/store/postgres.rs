@@ -37,6 +37,8 @@ const ATTEMPTS: u32 = 5;
 const PAGE: i64 = 1000;
 /// The text-search configuration: English stemming ("marathons" finds "marathon").
 const TS_CONFIG: &str = "english";
+/// Document frequencies are counted up to this many records.
+const DF_CAP: i64 = 20_000;
 
 const MIGRATIONS: &[&str] = &[
     // v1
@@ -307,15 +309,10 @@ fn pairs(rows: Vec<Row>) -> Result<Vec<(String, i64)>> {
     rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
 }
 
-/// A `to_tsquery` text matching any of `terms`, as [`memcc_core::text::term_expr`] does for
-/// FTS5: a word as itself (stemmed by the configuration), a CJK run as the phrase of its
-/// bigrams, a single CJK character as a prefix. Words hold only letters and digits, so a quote
-/// or an operator in user text can never reach the query syntax.
-pub(crate) fn tsquery(terms: &[Term]) -> Option<String> {
-    let parts = rendered_terms(terms, term_tsquery);
-    (!parts.is_empty()).then(|| parts.join(" | "))
-}
-
+/// A `to_tsquery` text matching `term`, as [`memcc_core::text::term_expr`] does for FTS5: a word
+/// as itself (stemmed by the configuration), a CJK run as the phrase of its bigrams, a single
+/// CJK character as a prefix. Words hold only letters and digits, so a quote or an operator in
+/// user text can never reach the query syntax.
 fn term_tsquery(term: &Term) -> String {
     match term {
         Term::Word(w) => format!("'{w}'"),
@@ -634,15 +631,38 @@ impl MemoryStore for PgStore {
     }
 
     fn fts(&self, terms: &[Term], agents: &[String], wing: Option<&str>, limit: usize) -> Result<Vec<(i64, f64)>> {
-        let Some(query) = tsquery(terms) else { return Ok(Vec::new()) };
+        let parts = rendered_terms(terms, term_tsquery);
+        if parts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let any = parts.join(" | ");
         let limit = limit as i64;
         self.pool.run(|c| {
+            // BM25's shape, which `ts_rank` alone lacks: each term's match weighs by how rare the
+            // term is among the agents' records (its IDF), so "Lisbon" outweighs "trip". Document
+            // frequencies are counted up to DF_CAP (beyond it a term is common all the same).
+            let n = count(c, "SELECT COALESCE(MAX(id), 0) FROM records", &[])?.max(1) as f64;
+            let df_rows = c.query(
+                "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM records
+                           WHERE fts @@ to_tsquery($1::text::regconfig, q) AND agent_id = ANY($2)
+                             AND forgotten_at IS NULL LIMIT $3) x)
+                 FROM unnest($4::text[]) WITH ORDINALITY AS t(q, i) ORDER BY i",
+                &[&TS_CONFIG, &agents, &DF_CAP, &parts],
+            )?;
+            let idf: Vec<f64> = df_rows
+                .iter()
+                .map(|r| {
+                    let df = r.try_get::<_, i64>(0)? as f64;
+                    Ok((1.0 + (n - df + 0.5) / (df + 0.5)).ln())
+                })
+                .collect::<Result<_>>()?;
             let rows = c.query(
-                "SELECT r.id, ts_rank(r.fts, q, 1)::float8 AS score FROM records r, to_tsquery($1::text::regconfig, $2) q
-                 WHERE r.fts @@ q AND r.agent_id = ANY($3) AND r.forgotten_at IS NULL
-                   AND ($4::text IS NULL OR r.wing = $4)
-                 ORDER BY score DESC, r.id DESC LIMIT $5",
-                &[&TS_CONFIG, &query, &agents, &wing, &limit],
+                "SELECT r.id, SUM(w.idf * ts_rank(r.fts, to_tsquery($1::text::regconfig, w.q), 1))::float8 AS score
+                 FROM records r, unnest($2::text[], $3::float8[]) AS w(q, idf)
+                 WHERE r.fts @@ to_tsquery($1::text::regconfig, $4) AND r.agent_id = ANY($5)
+                   AND r.forgotten_at IS NULL AND ($6::text IS NULL OR r.wing = $6)
+                 GROUP BY r.id ORDER BY score DESC, r.id DESC LIMIT $7",
+                &[&TS_CONFIG, &parts, &idf, &any, &agents, &wing, &limit],
             )?;
             rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
         })
@@ -1023,9 +1043,11 @@ mod tests {
 
     #[test]
     fn tsquery_quotes_every_term_and_keeps_cjk_as_bigram_phrases() {
-        let terms = memcc_core::text::terms("marathon \"x' OR 1 北京大学 京");
-        assert_eq!(tsquery(&terms).unwrap(), "'marathon' | 'x' | 'or' | '1' | ('北京' <-> '京大' <-> '大学') | '京':*");
-        assert_eq!(tsquery(&[]), None);
+        let terms = memcc_core::text::terms("marathon \"x' OR 1 北京大学 京 marathon");
+        assert_eq!(
+            rendered_terms(&terms, term_tsquery).join(" | "),
+            "'marathon' | 'x' | 'or' | '1' | ('北京' <-> '京大' <-> '大学') | '京':*"
+        );
     }
 
     #[test]
