@@ -41,7 +41,11 @@ pub struct MemoryConfig {
     /// `postgres` (one database several MemCC processes share; the context DAG stays local).
     pub backend: StoreBackend,
     /// The PostgreSQL connection URL for `backend: "postgres"`; `$MEMCC_PG_URL` when unset.
+    /// TLS follows its `sslmode` (`prefer` by default, `require`, `disable`).
     pub postgres_url: Option<String>,
+    /// A PEM file of CA certificates the PostgreSQL server's certificate may chain to, beside
+    /// the public (Mozilla) roots: a private or cloud provider's CA.
+    pub postgres_ca_file: Option<PathBuf>,
 }
 
 /// The [`crate::store::MemoryStore`] records live in.
@@ -87,6 +91,7 @@ impl Default for MemoryConfig {
             vector_backend: VectorBackend::Exact,
             backend: StoreBackend::Sqlite,
             postgres_url: None,
+            postgres_ca_file: None,
         }
     }
 }

@@ -103,3 +103,94 @@ fn a_bad_url_or_an_absent_server_is_a_clear_error() {
         assert!(err.to_string().contains("MEMCC_PG_URL"), "{err}");
     }
 }
+
+/// A PostgreSQL front that speaks TLS, as a server with `ssl=on` does: it answers the client's
+/// SSLRequest with `S`, completes the handshake with a certificate for 127.0.0.1 that `ca`
+/// signed, then relays the decrypted protocol to the real server at `target`. Returns its port.
+fn tls_front(target: String) -> (u16, String, std::sync::mpsc::Receiver<()>) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().signed_by(&key, &issuer).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls_pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap(),
+        )
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (handshaken, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+        rt.block_on(async move {
+            listener.set_nonblocking(true).unwrap();
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else { continue };
+                let (acceptor, target, handshaken) = (acceptor.clone(), target.clone(), handshaken.clone());
+                tokio::spawn(async move {
+                    let mut request = [0u8; 8];
+                    client.read_exact(&mut request).await.ok()?;
+                    // Only TLS clients are served: length 8, code 80877103.
+                    (request == [0, 0, 0, 8, 4, 210, 22, 47]).then_some(())?;
+                    client.write_all(b"S").await.ok()?;
+                    let mut tls = acceptor.accept(client).await.ok()?;
+                    let _ = handshaken.send(());
+                    let mut server = tokio::net::TcpStream::connect(target).await.ok()?;
+                    tokio::io::copy_bidirectional(&mut tls, &mut server).await.ok()
+                });
+            }
+        });
+    });
+    (port, ca.pem(), seen)
+}
+
+/// TLS as the URL's `sslmode` says, the server's certificate checked: a private CA's certificate
+/// is trusted through `memory.postgresCaFile`; without it `sslmode=require` is refused with a
+/// clear error; a CA file without certificates is a configuration error.
+#[test]
+fn tls_is_used_and_the_servers_certificate_is_checked() {
+    let key = tempfile::tempdir().unwrap();
+    let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
+    let rest = url.split_once("://").unwrap().1;
+    let (userinfo_host, db) = rest.split_once('/').unwrap();
+    let (user, target) = userinfo_host.rsplit_once('@').unwrap();
+    let (port, ca_pem, handshakes) = tls_front(target.to_string());
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, ca_pem).unwrap();
+    let open = |url: &str, ca: Option<&std::path::Path>| {
+        let config = MemoryConfig {
+            backend: StoreBackend::Postgres,
+            postgres_url: Some(url.into()),
+            postgres_ca_file: ca.map(Into::into),
+            ..Default::default()
+        };
+        MemoryRuntime::open(&dir.path().join("memory.db"), config, Arc::new(HashingEmbedder::default()))
+    };
+    let required = format!("postgres://{user}@127.0.0.1:{port}/{db}?sslmode=require");
+    let err = open(&required, None).err().expect("a certificate of an unknown CA is refused");
+    assert!(err.to_string().to_lowercase().contains("certificate"), "{err}");
+
+    let rt = open(&required, Some(&ca)).unwrap();
+    assert!(handshakes.try_recv().is_ok(), "the connection went through the TLS handshake");
+    rt.add("main", "The VPN config lives in the ops vault", RecordKind::Fact, false, None).unwrap();
+    let hits = rt.memory_search("main", "where is the VPN config", 3, 0.0, None).unwrap();
+    assert!(hits.iter().any(|h| h.text.contains("ops vault")), "{hits:?}");
+
+    let bad = dir.path().join("not-a-ca.pem");
+    std::fs::write(&bad, "not a certificate").unwrap();
+    let err = open(&required, Some(&bad)).err().expect("a CA file without certificates");
+    assert!(err.to_string().contains("postgresCaFile"), "{err}");
+}

@@ -181,7 +181,7 @@ pub fn open(path: &std::path::Path, config: &MemoryConfig) -> Result<Arc<dyn Mem
                     crate::config::PG_URL_ENV
                 ))
             })?;
-            Ok(Arc::new(postgres::PgStore::open(&url)?))
+            Ok(Arc::new(postgres::PgStore::open(&url, config.postgres_ca_file.as_deref())?))
         }
         #[cfg(not(feature = "postgres"))]
         StoreBackend::Postgres => {

@@ -20,6 +20,7 @@ use pgvector::Vector;
 use postgres::types::ToSql;
 use postgres::{Client, GenericClient, NoTls, Row, Transaction};
 use sha2::{Digest, Sha256};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json, now_ms};
 use crate::browse::{Facets, Page, RecordFilter};
@@ -112,7 +113,35 @@ pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// A few connections, each (re)opened on demand.
 struct Pool {
     config: postgres::Config,
+    /// TLS unless the URL says `sslmode=disable`.
+    tls: Option<MakeRustlsConnect>,
     slots: Vec<Mutex<Option<Client>>>,
+}
+
+/// The TLS connector: the server's certificate must chain to a public (Mozilla) root or to a CA
+/// of `ca_file`, and name the host.
+fn tls_connector(ca_file: Option<&std::path::Path>) -> Result<MakeRustlsConnect> {
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    if let Some(path) = ca_file {
+        let bad =
+            |e: &dyn std::fmt::Display| MemoryError::Config(format!("memory.postgresCaFile {}: {e}", path.display()));
+        let mut added = 0;
+        for cert in rustls_pki_types::CertificateDer::pem_file_iter(path).map_err(|e| bad(&e))? {
+            roots.add(cert.map_err(|e| bad(&e))?).map_err(|e| bad(&e))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(bad(&"no certificate in the file"));
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| MemoryError::Config(format!("TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(config))
 }
 
 /// Whether `e` means the connection (not the statement) failed, or the server asks to try again.
@@ -142,7 +171,10 @@ impl Pool {
     }
 
     fn connect(&self) -> std::result::Result<Client, postgres::Error> {
-        let mut client = self.config.connect(NoTls)?;
+        let mut client = match &self.tls {
+            Some(tls) => self.config.connect(tls.clone())?,
+            None => self.config.connect(NoTls)?,
+        };
         // Filtered vector queries keep scanning the HNSW graph until they have their k rows.
         client.batch_execute("SET hnsw.ef_search = 100; SET hnsw.iterative_scan = relaxed_order")?;
         Ok(client)
@@ -198,9 +230,10 @@ pub struct PgStore {
 }
 
 impl PgStore {
-    /// Connect to `url` (`postgres://user:password@host:port/database`, or key=value pairs)
+    /// Connect to `url` (`postgres://user:password@host:port/database`, or key=value pairs;
+    /// TLS as its `sslmode` says, certificates checked against the public roots and `ca_file`)
     /// and bring the schema up to date.
-    pub fn open(url: &str) -> Result<Self> {
+    pub fn open(url: &str, ca_file: Option<&std::path::Path>) -> Result<Self> {
         let mut config: postgres::Config =
             url.parse().map_err(|e| MemoryError::Config(format!("memory.postgresUrl: {e}")))?;
         if config.get_application_name().is_none() {
@@ -210,7 +243,11 @@ impl PgStore {
             config.connect_timeout(Duration::from_secs(10));
         }
         config.keepalives(true);
-        let pool = Arc::new(Pool { config, slots: (0..CONNECTIONS).map(|_| Mutex::new(None)).collect() });
+        let tls = match config.get_ssl_mode() {
+            postgres::config::SslMode::Disable => None,
+            _ => Some(tls_connector(ca_file)?),
+        };
+        let pool = Arc::new(Pool { config, tls, slots: (0..CONNECTIONS).map(|_| Mutex::new(None)).collect() });
         let place = format!(
             "the PostgreSQL memory store ({}:{}/{})",
             pool.config.get_hosts().first().map_or_else(String::new, |h| match h {
