@@ -73,6 +73,7 @@ fn measure(
     backend: &str,
     n: usize,
     samples: usize,
+    analyze_url: Option<&str>,
 ) -> Result<BackendRow, BenchError> {
     let (model, dim) = (embedder.model_id(), embedder.dim());
     let (recs, vecs) = bench_records(n, dim);
@@ -85,6 +86,13 @@ fn measure(
         rt.store().insert_many(&inserts)?;
     }
     let ingest_records_per_s = n as f64 / t.elapsed().as_secs_f64();
+    if let Some(url) = analyze_url {
+        // A store in use has statistics (autovacuum gathers them within a minute or so); without
+        // them the planner's choices on a table filled seconds ago vary from run to run.
+        let mut client = postgres::Client::connect(url, postgres::NoTls)
+            .map_err(|e| BenchError::Input(format!("PostgreSQL: {}", pg_message(&e))))?;
+        client.batch_execute("ANALYZE").map_err(|e| BenchError::Input(format!("ANALYZE: {}", pg_message(&e))))?;
+    }
     let queries: Vec<String> = (0..samples)
         .map(|i| format!("what did we decide about the {} and the {}?", word(i * 7919), WORDS[(i * 7) % WORDS.len()]))
         .collect();
@@ -115,7 +123,7 @@ pub fn run(
         progress(&format!("sqlite, {n} records"));
         let dir = tempfile::tempdir()?;
         let rt = MemoryRuntime::open(&dir.path().join("memory.db"), MemoryConfig::default(), embedder.clone())?;
-        rows.push(measure(&rt, &embedder, "sqlite", n, samples)?);
+        rows.push(measure(&rt, &embedder, "sqlite", n, samples, None)?);
         drop(rt);
 
         progress(&format!("postgres, {n} records"));
@@ -131,7 +139,7 @@ pub fn run(
             ..Default::default()
         };
         let rt = MemoryRuntime::open(&dir.path().join("memory.db"), config, embedder.clone())?;
-        rows.push(measure(&rt, &embedder, "postgres", n, samples)?);
+        rows.push(measure(&rt, &embedder, "postgres", n, samples, Some(&scratch.url))?);
     }
     Ok(BackendsReport { machine: crate::machine(), embedder: embedder.model_id(), postgres: version, rows })
 }

@@ -76,11 +76,13 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX records_pending ON records (id) WHERE embed_status = 'pending';
     CREATE INDEX records_subject ON records (agent_id, lower(subject), predicate) WHERE subject IS NOT NULL;
     CREATE INDEX records_fts ON records USING gin (fts);
+    -- agent_id repeats the record's, so a vector search filters inside the index scan.
     CREATE TABLE vectors (
         record_id BIGINT NOT NULL REFERENCES records(id) ON DELETE CASCADE,
         model     TEXT NOT NULL,
         dim       INTEGER NOT NULL,
         embedding vector NOT NULL,
+        agent_id  TEXT NOT NULL,
         PRIMARY KEY (record_id, model)
     );
     CREATE TABLE triples (
@@ -390,7 +392,9 @@ impl InsertStatements {
     fn prepare(tx: &mut Transaction<'_>) -> Result<Self> {
         Ok(InsertStatements {
             record: tx.prepare(INSERT_RECORD)?,
-            vector: tx.prepare("INSERT INTO vectors (record_id, model, dim, embedding) VALUES ($1, $2, $3, $4)")?,
+            vector: tx.prepare(
+                "INSERT INTO vectors (record_id, model, dim, embedding, agent_id) VALUES ($1, $2, $3, $4, $5)",
+            )?,
         })
     }
 }
@@ -446,7 +450,7 @@ fn insert_in(tx: &mut Transaction<'_>, statements: &InsertStatements, item: &Ins
     };
     let id: i64 = row.try_get(0)?;
     if let Some((model, v)) = item.vector {
-        tx.execute(&statements.vector, &[&id, &model, &(v.len() as i32), &Vector::from(v.to_vec())])?;
+        tx.execute(&statements.vector, &[&id, &model, &(v.len() as i32), &Vector::from(v.to_vec()), &r.agent_id])?;
     }
     if let (Some(subject), Some(predicate)) = (&r.subject, &r.predicate) {
         tx.execute(
@@ -532,7 +536,8 @@ impl MemoryStore for PgStore {
         let v = Vector::from(vector.to_vec());
         self.pool.write(|tx| {
             tx.execute(
-                "INSERT INTO vectors (record_id, model, dim, embedding) VALUES ($1, $2, $3, $4)
+                "INSERT INTO vectors (record_id, model, dim, embedding, agent_id)
+                 SELECT $1, $2, $3, $4, agent_id FROM records WHERE id = $1
                  ON CONFLICT (record_id, model) DO UPDATE SET dim = EXCLUDED.dim, embedding = EXCLUDED.embedding",
                 &[&id, &model, &(vector.len() as i32), &v],
             )?;
@@ -1046,20 +1051,24 @@ impl VectorStore for PgVectors {
             return Vec::new();
         }
         let d = self.dim;
-        // The same expression and predicate as the partial index, so the planner can use it.
+        // One table, ordered by the partial index's own expression under its predicate: the
+        // form the planner serves from the HNSW index whatever its statistics say (a join
+        // here let it choose an exact scan of every vector on a freshly filled table). The
+        // agent filter runs inside the index scan (iterative, so k rows still come back);
+        // soft-forgotten records, rare, are dropped after, from a few extra candidates.
         let sql = format!(
-            "SELECT record_id, score FROM (
+            "SELECT c.record_id, c.score FROM (
                SELECT v.record_id, (1 - (v.embedding::vector({d}) <=> $1::vector({d})))::float4 AS score
-               FROM vectors v JOIN records r ON r.id = v.record_id
-               WHERE v.model = {} AND r.agent_id = ANY($2) AND r.forgotten_at IS NULL
-               ORDER BY v.embedding::vector({d}) <=> $1::vector({d}) LIMIT $3) hits
-             ORDER BY score DESC",
+               FROM vectors v WHERE v.model = {} AND v.agent_id = ANY($2)
+               ORDER BY v.embedding::vector({d}) <=> $1::vector({d}) LIMIT $3) c
+             JOIN records r ON r.id = c.record_id WHERE r.forgotten_at IS NULL
+             ORDER BY c.score DESC LIMIT $4",
             literal(&self.model)
         );
         let q = Vector::from(query.to_vec());
-        let k = k as i64;
+        let (k, candidates) = (k as i64, k as i64 + 8);
         let found = self.pool.run(|c| {
-            let rows = c.query(&sql, &[&q, &owners, &k])?;
+            let rows = c.query(&sql, &[&q, &owners, &candidates, &k])?;
             rows.iter().map(|r| Ok(VectorHit { id: r.try_get(0)?, score: r.try_get(1)? })).collect::<Result<Vec<_>>>()
         });
         found.unwrap_or_else(|e| {
