@@ -94,6 +94,27 @@ fn a_bad_url_or_an_absent_server_is_a_clear_error() {
             .expect("no store");
         assert!(err.to_string().contains(expect), "{url}: {err}");
     }
+    // Unreachable may pass (retried by the facade); refused needs a person (final).
+    let config = MemoryConfig {
+        backend: StoreBackend::Postgres,
+        postgres_url: Some("postgres://memcc@127.0.0.1:1/none?connect_timeout=2".into()),
+        ..Default::default()
+    };
+    let err = MemoryRuntime::open(&dir.path().join("memory.db"), config, Arc::new(HashingEmbedder::default())).err();
+    assert!(matches!(err, Some(memcc_memory::MemoryError::Unavailable(_))), "{err:?}");
+    if let Some(url) = memcc_testkit::postgres_database(&dir.path().to_string_lossy()) {
+        let (server, _) = url.rsplit_once('/').unwrap();
+        let config = MemoryConfig {
+            backend: StoreBackend::Postgres,
+            postgres_url: Some(format!("{server}/memcc_no_such_database")),
+            ..Default::default()
+        };
+        let err = MemoryRuntime::open(&dir.path().join("memory.db"), config, Arc::new(HashingEmbedder::default()))
+            .err()
+            .expect("no such database");
+        assert!(matches!(err, memcc_memory::MemoryError::Config(_)), "{err:?}");
+        assert!(err.to_string().contains("does not exist"), "{err}");
+    }
     // No URL at all (and none in the environment of this test process is assumed away).
     let config = MemoryConfig { backend: StoreBackend::Postgres, ..Default::default() };
     if std::env::var(memcc_memory::config::PG_URL_ENV).is_err() {

@@ -261,8 +261,13 @@ impl PgStore {
         );
         // One try: a store that cannot be reached at open is reported at once (the caller
         // decides whether to try again; `Memcc`'s memory slot does, in the background).
+        // Unreachable (down, restarting) may pass; refused (authentication, a missing privilege)
+        // needs someone to change something.
         pool.write_tries(1, migrate).map_err(|e| match e {
-            MemoryError::Postgres(e) => MemoryError::Unavailable(format!("{place}: {}", crate::error::pg_message(&e))),
+            MemoryError::Postgres(e) if transient(&e) => {
+                MemoryError::Unavailable(format!("{place}: {}", crate::error::pg_message(&e)))
+            }
+            MemoryError::Postgres(e) => MemoryError::Config(format!("{place}: {}", crate::error::pg_message(&e))),
             other => other,
         })?;
         Ok(PgStore { pool })
