@@ -184,10 +184,8 @@ fn tls_front(target: String) -> (u16, String, std::sync::mpsc::Receiver<()>) {
 fn tls_is_used_and_the_servers_certificate_is_checked() {
     let key = tempfile::tempdir().unwrap();
     let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
-    let rest = url.split_once("://").unwrap().1;
-    let (userinfo_host, db) = rest.split_once('/').unwrap();
-    let (user, target) = userinfo_host.rsplit_once('@').unwrap();
-    let (port, ca_pem, handshakes) = tls_front(target.to_string());
+    let (user, target, db) = memcc_testkit::postgres_url_parts(&url).unwrap();
+    let (port, ca_pem, handshakes) = tls_front(target);
     let dir = tempfile::tempdir().unwrap();
     let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, ca_pem).unwrap();

@@ -163,3 +163,12 @@ pub fn postgres_database(key: &str) -> Option<String> {
     let (server, _) = base.rsplit_once('/').filter(|(s, _)| s.contains("://")).unwrap_or((base, ""));
     Some(format!("{server}/{name}"))
 }
+
+/// The parts of a `postgres://user@host:port/db` URL (as [`postgres_database`] returns):
+/// user, `host:port`, database.
+pub fn postgres_url_parts(url: &str) -> Option<(String, String, String)> {
+    let rest = url.split_once("://")?.1;
+    let (userinfo_host, db) = rest.split_once('/')?;
+    let (user, target) = userinfo_host.rsplit_once('@')?;
+    Some((user.to_string(), target.to_string(), db.split('?').next().unwrap_or(db).to_string()))
+}

@@ -29,9 +29,7 @@ fn memory_comes_back_when_the_database_does() {
     let key = tempfile::tempdir().unwrap();
     let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
     // postgres://user@host:port/db → the server's host:port, and a URL through a port nobody serves yet.
-    let rest = url.split_once("://").unwrap().1;
-    let (userinfo_host, db) = rest.split_once('/').unwrap();
-    let (user, target) = userinfo_host.rsplit_once('@').unwrap();
+    let (user, target, db) = memcc_testkit::postgres_url_parts(&url).unwrap();
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let relayed = format!("postgres://{user}@127.0.0.1:{port}/{db}");
 
@@ -49,7 +47,7 @@ fn memory_comes_back_when_the_database_does() {
     assert!(err.to_string().contains("retrying"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(5), "callers are not held up: {:?}", started.elapsed());
 
-    relay(port, target.to_string());
+    relay(port, target);
     let deadline = Instant::now() + Duration::from_secs(20);
     let memory = loop {
         match memcc.memory() {
