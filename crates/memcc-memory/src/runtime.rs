@@ -27,13 +27,13 @@ pub struct MemoryRuntime {
     pub(crate) index: Arc<dyn VectorStore>,
     pub(crate) config: MemoryConfig,
     pub(crate) classifier: Classifier,
-    pub(crate) reranker: Option<Arc<dyn ChatModel>>,
-    pub(crate) rerank_skip_logged: AtomicBool,
+    reranker: Option<Arc<dyn ChatModel>>,
+    rerank_skip_logged: AtomicBool,
     pub(crate) triple_model: Option<Arc<dyn ChatModel>>,
     /// The highest record id whose vector the index has read from `memory.db`: another process
     /// writing the same store adds rows above it, which searches then read first. `None` when
     /// the store searches its own vectors (nothing to catch up).
-    pub(crate) index_seen: Option<std::sync::atomic::AtomicI64>,
+    index_seen: Option<std::sync::atomic::AtomicI64>,
 }
 
 /// The vector index of `model`, loaded from the store (its source of truth).

@@ -26,6 +26,8 @@ const RETRY_MAX: Duration = Duration::from_secs(300);
 enum Status {
     /// The first attempt is running: callers wait for it.
     Opening,
+    /// The runtime is in `MemorySlot::runtime`.
+    Open,
     /// Not open; `retrying` when another attempt will follow.
     Failed { error: String, retrying: bool },
 }
@@ -45,7 +47,7 @@ impl MemorySlot {
     pub fn ready(runtime: Arc<MemoryRuntime>) -> Arc<Self> {
         Arc::new(MemorySlot {
             runtime: OnceLock::from(runtime),
-            status: Mutex::new(Status::Opening),
+            status: Mutex::new(Status::Open),
             settled: Condvar::new(),
         })
     }
@@ -65,7 +67,7 @@ impl MemorySlot {
                 let (error, retrying) = match catch_unwind(AssertUnwindSafe(&open)) {
                     Ok(Ok(runtime)) => {
                         let _ = filled.runtime.set(Arc::new(runtime));
-                        filled.settle(Status::Failed { error: String::new(), retrying: false });
+                        filled.settle(Status::Open);
                         return;
                     }
                     Ok(Err(e)) => {
@@ -116,7 +118,7 @@ impl MemorySlot {
         let error = match &*status {
             Status::Failed { error, retrying: true } => format!("{error} (retrying in the background)"),
             Status::Failed { error, retrying: false } => error.clone(),
-            Status::Opening => "still opening".into(),
+            Status::Opening | Status::Open => "still opening".into(),
         };
         Err(MemccError::MemoryUnavailable(format!("long-term memory is unavailable: {error}")))
     }

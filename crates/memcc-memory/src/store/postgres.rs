@@ -38,6 +38,8 @@ const ATTEMPTS: u32 = 5;
 const PAGE: i64 = 1000;
 /// The text-search configuration: English stemming ("marathons" finds "marathon").
 const TS_CONFIG: &str = "english";
+/// About how many records there are (an index lookup; an upper bound once records were purged).
+const MAX_RECORD_ID: &str = "SELECT COALESCE(MAX(id), 0) FROM records";
 /// Document frequencies are counted up to this many records.
 const DF_CAP: i64 = 20_000;
 
@@ -688,7 +690,7 @@ impl MemoryStore for PgStore {
             // BM25's shape, which `ts_rank` alone lacks: each term's match weighs by how rare the
             // term is among the agents' records (its IDF), so "Lisbon" outweighs "trip". Document
             // frequencies are counted up to DF_CAP (beyond it a term is common all the same).
-            let n = count(c, "SELECT COALESCE(MAX(id), 0) FROM records", &[])?.max(1) as f64;
+            let n = count(c, MAX_RECORD_ID, &[])?.max(1) as f64;
             let df_rows = c.query(
                 "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM records
                            WHERE fts @@ to_tsquery($1::text::regconfig, q) AND agent_id = ANY($2)
@@ -731,7 +733,7 @@ impl MemoryStore for PgStore {
     }
 
     fn record_count(&self) -> Result<i64> {
-        self.pool.run(|c| count(c, "SELECT COALESCE(MAX(id), 0) FROM records", &[]))
+        self.pool.run(|c| count(c, MAX_RECORD_ID, &[]))
     }
 
     fn essentials(&self, agents: &[String], min_weight: f64, limit: usize) -> Result<Vec<MemoryRecord>> {
