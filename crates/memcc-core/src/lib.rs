@@ -8,6 +8,7 @@ pub mod bridge;
 pub mod errors;
 pub mod llm;
 pub mod paths;
+pub mod period;
 pub mod sqlite;
 pub mod text;
 pub mod time;

@@ -209,6 +209,89 @@ fn chinese_date(c: &Captures<'_>, today: NaiveDate) -> Option<String> {
     }
 }
 
+/// Days as a half-open range: the first, and the day after the last.
+pub type DayRange = (NaiveDate, NaiveDate);
+
+fn days(first: NaiveDate, count: u64) -> Option<DayRange> {
+    Some((first, first.checked_add_days(Days::new(count))?))
+}
+
+fn months(first_of_month: NaiveDate, count: u32) -> Option<DayRange> {
+    Some((first_of_month, first_of_month.checked_add_months(Months::new(count))?))
+}
+
+fn month_of(d: NaiveDate) -> Option<DayRange> {
+    months(d.with_day(1)?, 1)
+}
+
+fn year_of(year: i32) -> Option<DayRange> {
+    months(NaiveDate::from_ymd_opt(year, 1, 1)?, 12)
+}
+
+/// The days a relative expression covers, said on `today` — the same expressions
+/// [`ground_relative_dates`] writes out, as ranges: "last week" is last calendar week and this
+/// one so far, "two weeks ago" the week around that day.
+fn relative_range(c: &Captures<'_>, today: NaiveDate) -> Option<DayRange> {
+    let back = |n: u64| today.checked_sub_days(Days::new(n));
+    let ahead = |n: u64| today.checked_add_days(Days::new(n));
+    let named = |name: &str| c.name(name).is_some();
+    let since_monday = u64::from(today.weekday().num_days_from_monday());
+    if named("dbyest") || named("qian") {
+        return days(back(2)?, 1);
+    }
+    if named("yest") || named("zuo") {
+        return days(back(1)?, 1);
+    }
+    if named("tmrw") || named("ming") {
+        return days(ahead(1)?, 1);
+    }
+    if let Some(wd) = c.name("wd1").and_then(|m| weekday(m.as_str())) {
+        let diff = (today.weekday().num_days_from_monday() + 7 - wd.num_days_from_monday()) % 7;
+        return days(back(u64::from(if diff == 0 { 7 } else { diff }))?, 1);
+    }
+    if let Some(wd) = c.name("wd2").and_then(|m| weekday(m.as_str())) {
+        let diff = (wd.num_days_from_monday() + 7 - today.weekday().num_days_from_monday()) % 7;
+        return days(ahead(u64::from(if diff == 0 { 7 } else { diff }))?, 1);
+    }
+    if named("lastwkend") || named("lastwk") {
+        return Some((back(since_monday + 7)?, today));
+    }
+    if named("nextwk") {
+        return days(today, 14);
+    }
+    if named("lastmo") {
+        return month_of(today.checked_sub_months(Months::new(1))?);
+    }
+    if named("nextmo") {
+        return month_of(today.checked_add_months(Months::new(1))?);
+    }
+    if named("lastyr") {
+        return year_of(today.year() - 1);
+    }
+    if named("nextyr") {
+        return year_of(today.year() + 1);
+    }
+    let (n, unit) = match (c.name("n"), c.name("unit"), c.name("agon"), c.name("agou")) {
+        (Some(n), Some(u), _, _) => (number(n.as_str())?, u.as_str().to_lowercase()),
+        (_, _, Some(n), Some(u)) => (n.as_str().parse().ok()?, u.as_str().to_string()),
+        _ => return None,
+    };
+    match unit.as_str() {
+        "day" | "天" => days(back(u64::from(n))?, 1),
+        "week" | "周" => days(back(7 * u64::from(n) + 3)?, 7),
+        "month" | "个月" => month_of(today.checked_sub_months(Months::new(n))?),
+        "year" | "年" => year_of(today.year() - n as i32),
+        _ => None,
+    }
+}
+
+/// The days each relative date expression in `text` covers ("yesterday", "last month", "上周"),
+/// said at `ms`, in order.
+pub fn relative_ranges(text: &str, ms: i64) -> Vec<DayRange> {
+    let Some(today) = datetime(ms).map(|d| d.date_naive()) else { return Vec::new() };
+    ENGLISH.captures_iter(text).chain(CHINESE.captures_iter(text)).filter_map(|c| relative_range(&c, today)).collect()
+}
+
 /// `text` with each relative date expression followed by the date it means, as said at `ms`:
 /// "I went yesterday" → "I went yesterday (7 May 2023)", "我昨天去了" → "我昨天（2023年5月7日）去了".
 /// Unchanged without a valid timestamp. Grounded text is never grounded twice.
@@ -280,6 +363,21 @@ mod tests {
         let once = g("yesterday");
         assert_eq!(ground_relative_dates(&once, Some(MAY_8)), once, "never grounded twice");
         assert_eq!(ground_relative_dates("yesterday", None), "yesterday");
+    }
+
+    #[test]
+    fn relative_dates_cover_days() {
+        let d = |m, day| NaiveDate::from_ymd_opt(2023, m, day).unwrap();
+        let r = |t: &str| relative_ranges(t, MAY_8);
+        assert_eq!(r("what did I do yesterday?"), [(d(5, 7), d(5, 8))]);
+        assert_eq!(r("last Friday"), [(d(5, 5), d(5, 6))]);
+        assert_eq!(r("last week"), [(d(5, 1), d(5, 8))], "last calendar week (8 May is a Monday) and this one so far");
+        assert_eq!(r("last month"), [(d(4, 1), d(5, 1))]);
+        assert_eq!(r("two weeks ago"), [(d(4, 21), d(4, 28))]);
+        assert_eq!(r("last year"), [(NaiveDate::from_ymd_opt(2022, 1, 1).unwrap(), d(1, 1))]);
+        assert_eq!(r("上个月我们聊了什么"), [(d(4, 1), d(5, 1))]);
+        assert_eq!(r("3天前"), [(d(5, 5), d(5, 6))]);
+        assert!(r("nothing relative").is_empty() && relative_ranges("yesterday", i64::MAX).is_empty());
     }
 
     #[test]

@@ -104,7 +104,8 @@ impl Recall<'_> {
         let store = self.search.store;
         let mut found = Vec::new();
         if !lexical.is_empty() {
-            let ids: Vec<i64> = store.fts(lexical, agents, Some(wing), 10)?.into_iter().map(|(id, _)| id).collect();
+            let ids: Vec<i64> =
+                store.fts(lexical, agents, Some(wing), None, 10)?.into_iter().map(|(id, _)| id).collect();
             found = store.get_many(&ids)?;
         }
         if found.is_empty() {

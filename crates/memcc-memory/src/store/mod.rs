@@ -21,6 +21,7 @@ use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, Forgotten};
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple};
 use crate::vector::VectorStore;
+use memcc_core::period::Period;
 use memcc_core::text::Term;
 
 #[cfg(feature = "postgres")]
@@ -118,9 +119,17 @@ pub trait MemoryStore: Send + Sync {
     /// The records of `ids` that exist, in `ids` order.
     fn get_many(&self, ids: &[i64]) -> Result<Vec<MemoryRecord>>;
     /// Full-text search for any of `terms` among the current records of `agents` (stemmed
-    /// English, CJK as bigrams; see [`memcc_core::text`]). (id, score), higher = better;
-    /// scores compare within one result list only.
-    fn fts(&self, terms: &[Term], agents: &[String], wing: Option<&str>, limit: usize) -> Result<Vec<(i64, f64)>>;
+    /// English, CJK as bigrams; see [`memcc_core::text`]), in `wing` and dated `during` when
+    /// given (a record's date: its event time, else when it was stored). (id, score), higher =
+    /// better; scores compare within one result list only.
+    fn fts(
+        &self,
+        terms: &[Term],
+        agents: &[String],
+        wing: Option<&str>,
+        during: Option<Period>,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>>;
     /// Whether more than `cap` current records of `agents` match `term`.
     fn more_than(&self, term: &Term, agents: &[String], cap: usize) -> Result<bool>;
     /// About how many records exist (an upper bound once records were purged), cheaply.

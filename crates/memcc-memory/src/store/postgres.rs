@@ -28,6 +28,7 @@ use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::vector::{VectorHit, VectorRow, VectorStore};
+use memcc_core::period::Period;
 use memcc_core::text::{Term, fts_document, rendered_terms};
 
 /// Connections kept open: the retrieval layers run side by side.
@@ -679,13 +680,21 @@ impl MemoryStore for PgStore {
         Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
     }
 
-    fn fts(&self, terms: &[Term], agents: &[String], wing: Option<&str>, limit: usize) -> Result<Vec<(i64, f64)>> {
+    fn fts(
+        &self,
+        terms: &[Term],
+        agents: &[String],
+        wing: Option<&str>,
+        during: Option<Period>,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
         let parts = rendered_terms(terms, term_tsquery);
         if parts.is_empty() {
             return Ok(Vec::new());
         }
         let any = parts.join(" | ");
         let limit = limit as i64;
+        let (from, until) = (during.map(|p| p.start), during.map(|p| p.end));
         self.pool.run(|c| {
             // BM25's shape, which `ts_rank` alone lacks: each term's match weighs by how rare the
             // term is among the agents' records (its IDF), so "Lisbon" outweighs "trip". Document
@@ -710,8 +719,10 @@ impl MemoryStore for PgStore {
                  FROM records r, unnest($2::text[], $3::float8[]) AS w(q, idf)
                  WHERE r.fts @@ to_tsquery($1::text::regconfig, $4) AND r.agent_id = ANY($5)
                    AND r.forgotten_at IS NULL AND ($6::text IS NULL OR r.wing = $6)
+                   AND ($8::int8 IS NULL OR COALESCE(r.event_time, r.created_at) >= $8)
+                   AND ($9::int8 IS NULL OR COALESCE(r.event_time, r.created_at) < $9)
                  GROUP BY r.id ORDER BY score DESC, r.id DESC LIMIT $7",
-                &[&TS_CONFIG, &parts, &idf, &any, &agents, &wing, &limit],
+                &[&TS_CONFIG, &parts, &idf, &any, &agents, &wing, &limit, &from, &until],
             )?;
             rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
         })

@@ -15,6 +15,7 @@ use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::vector::VectorStore;
+use memcc_core::period::Period;
 use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};
 
 use super::sqlite_schema as schema;
@@ -256,7 +257,14 @@ impl MemoryStore for SqliteStore {
     /// BM25 full-text search (safe `MATCH` expression) among the current records of `agents`.
     /// Returns (id, bm25) with higher = better. Cost grows with the number of matching
     /// records, which is why queries are built without stop words.
-    fn fts(&self, terms: &[Term], agents: &[String], wing: Option<&str>, limit: usize) -> Result<Vec<(i64, f64)>> {
+    fn fts(
+        &self,
+        terms: &[Term],
+        agents: &[String],
+        wing: Option<&str>,
+        during: Option<Period>,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
         let Some(match_expr) = combine_terms(terms, Combine::Any) else { return Ok(Vec::new()) };
         let conn = self.reader();
         let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
@@ -266,10 +274,14 @@ impl MemoryStore for SqliteStore {
                AND r.agent_id IN (SELECT value FROM json_each(?2))
                AND r.forgotten_at IS NULL
                AND (?3 IS NULL OR r.wing = ?3)
-             ORDER BY bm25(records_fts) LIMIT ?4",
+               AND (?4 IS NULL OR COALESCE(r.event_time, r.created_at) >= ?4)
+               AND (?5 IS NULL OR COALESCE(r.event_time, r.created_at) < ?5)
+             ORDER BY bm25(records_fts) LIMIT ?6",
         )?;
-        let rows =
-            stmt.query_map(params![match_expr, agents_json, wing, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let (from, until) = (during.map(|p| p.start), during.map(|p| p.end));
+        let rows = stmt.query_map(params![match_expr, agents_json, wing, from, until, limit as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 

@@ -573,3 +573,29 @@ fn full_text_finds_stems_and_chinese_and_reads_hostile_syntax_as_words() {
     }
     assert!(lexical("marathon' OR 1=1 --").iter().any(|t| t.contains("marathons")), "searched as words");
 }
+
+#[test]
+fn a_question_naming_a_period_finds_what_was_said_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    // Day 40 is 10 February 2026. Thirty days in January, March and April say as much about
+    // cooking, half of them later (recency favours them).
+    for day in (0..30).chain(60..90).step_by(2) {
+        let said = format!("I cooked pasta with friend f{day}x.");
+        rt.ingest_summary(&payload("main", &format!("sum_{day}"), day, &[("user", &said), ("assistant", "Nice.")]))
+            .unwrap();
+    }
+    rt.ingest_summary(&payload("main", "sum_40", 40, &[("user", "I cooked a green curry."), ("assistant", "Yum.")]))
+        .unwrap();
+    for question in ["What did I cook in February 2026?", "What did I cook on 10 February, 2026?", "2026年2月我 cook 了什么？"] {
+        let hits = rt.memory_search("main", question, 5, 0.0, None).unwrap();
+        assert!(hits[0].text.contains("green curry"), "{question}: {hits:#?}");
+    }
+    let hits = rt.memory_search("main", "What did I cook in March 2026?", 5, 0.0, None).unwrap();
+    assert!(hits[0].text.starts_with("[Date: 2026-03-"), "another period, another answer: {hits:#?}");
+    // Asked on 12 March, "last month" is February.
+    let hits = rt
+        .search_with("main", "What did I cook last month?", Some(T0 + 70 * DAY), None, 5, memcc_memory::SearchMode::Hybrid)
+        .unwrap();
+    assert!(hits[0].text.contains("green curry"), "{hits:#?}");
+}

@@ -1,0 +1,183 @@
+//! The stretches of time a question names: "on 25 May, 2022", "in October 2023", "2021",
+//! "2023-05-08", "2023年5月", and, asked at a known time, "yesterday", "last month", "上周".
+//! Memory search prefers what was said within them, since a question that names when
+//! something happened is asking about that time.
+
+use std::sync::LazyLock;
+
+use chrono::{Days, Months, NaiveDate};
+use regex::{Captures, Regex};
+
+use crate::time::{DayRange, relative_ranges};
+
+/// A half-open interval of time in milliseconds since the Unix epoch (UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Period {
+    pub start: i64,
+    pub end: i64,
+}
+
+impl Period {
+    pub fn contains(&self, ms: i64) -> bool {
+        (self.start..self.end).contains(&ms)
+    }
+
+    /// The smallest period holding all of `periods`.
+    pub fn span(periods: &[Period]) -> Option<Period> {
+        let start = periods.iter().map(|p| p.start).min()?;
+        let end = periods.iter().map(|p| p.end).max()?;
+        Some(Period { start, end })
+    }
+
+    fn of_range((first, end): DayRange) -> Option<Period> {
+        Some(Period { start: midnight(first)?, end: midnight(end)? })
+    }
+
+    fn of_days(first: NaiveDate, days: u64) -> Option<Period> {
+        let end = first.checked_add_days(Days::new(days))?;
+        Some(Period { start: midnight(first)?, end: midnight(end)? })
+    }
+
+    fn of_months(first: NaiveDate, months: u32) -> Option<Period> {
+        let end = first.checked_add_months(Months::new(months))?;
+        Some(Period { start: midnight(first)?, end: midnight(end)? })
+    }
+}
+
+fn midnight(d: NaiveDate) -> Option<i64> {
+    Some(d.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis())
+}
+
+/// What happened on a named day is usually told that day or within the week after it ("I got
+/// accepted on Tuesday!" on Saturday): a day names the eight days from it.
+const DAY_REACH: u64 = 8;
+
+const MONTH: &str = r"(?P<MONTH>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?";
+
+static NAMED: LazyLock<Regex> = LazyLock::new(|| {
+    // Longest forms first: at one position the first alternative that matches wins.
+    let m = |i: u8| MONTH.replace("MONTH", &format!("m{i}"));
+    let pattern = format!(
+        r"(?ix)
+          \b(?P<iy>\d{{4}})-(?P<im>\d{{2}})-(?P<id>\d{{2}})\b
+        | \b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\ +(?:of\ +)?{m1},?\ +(?P<y1>\d{{4}})\b
+        | \b{m2}\ +(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\ +(?P<y2>\d{{4}})\b
+        | \b{m3},?\ +(?:of\ +)?(?P<y3>\d{{4}})\b
+        | \b(?P<cy>\d{{4}})年(?P<cm>\d{{1,2}})月(?:(?P<cd>\d{{1,2}})[日号])?
+        | (?P<cyo>\d{{4}})年
+        | \b(?P<my>\d{{4}})-(?P<mm>\d{{2}})\b
+        | \b(?P<y>1[89]\d\d|2[01]\d\d)\b",
+        m1 = m(1),
+        m2 = m(2),
+        m3 = m(3),
+    );
+    Regex::new(&pattern).expect("static period regex")
+});
+
+fn month_number(name: &str) -> Option<u32> {
+    let n = name.to_lowercase();
+    let i = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+        .iter()
+        .position(|m| n.starts_with(m))?;
+    Some(i as u32 + 1)
+}
+
+fn number<T: std::str::FromStr>(c: &Captures<'_>, name: &str) -> Option<T> {
+    c.name(name)?.as_str().parse().ok()
+}
+
+fn named_period(c: &Captures<'_>) -> Option<Period> {
+    let day = |y: i32, m: u32, d: u32| Period::of_days(NaiveDate::from_ymd_opt(y, m, d)?, DAY_REACH);
+    let month = |y: i32, m: u32| Period::of_months(NaiveDate::from_ymd_opt(y, m, 1)?, 1);
+    if c.name("iy").is_some() {
+        return day(number(c, "iy")?, number(c, "im")?, number(c, "id")?);
+    }
+    for i in 1..=2 {
+        if let Some(y) = number(c, &format!("y{i}")) {
+            return day(y, month_number(c.name(&format!("m{i}"))?.as_str())?, number(c, &format!("d{i}"))?);
+        }
+    }
+    if let Some(y) = number(c, "y3") {
+        return month(y, month_number(c.name("m3")?.as_str())?);
+    }
+    if let Some(y) = number(c, "cy") {
+        let m = number(c, "cm")?;
+        return match number(c, "cd") {
+            Some(d) => day(y, m, d),
+            None => month(y, m),
+        };
+    }
+    if let Some(y) = number(c, "my") {
+        return month(y, number(c, "mm")?);
+    }
+    let y = number(c, "cyo").or_else(|| number(c, "y"))?;
+    Period::of_months(NaiveDate::from_ymd_opt(y, 1, 1)?, 12)
+}
+
+/// The periods `text` names: absolute dates in order, then, when it is said at a known time
+/// `now`, its relative ones. Impossible dates ("31 February 2023") name nothing.
+pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
+    let mut periods: Vec<Period> = NAMED.captures_iter(text).filter_map(|c| named_period(&c)).collect();
+    if let Some(now) = now {
+        periods.extend(relative_ranges(text, now).into_iter().filter_map(Period::of_range));
+    }
+    periods
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named_periods_abs(text: &str) -> Vec<Period> {
+        named_periods(text, None)
+    }
+
+    #[test]
+    fn relative_periods_need_the_time_they_are_said_at() {
+        let may_8 = ms(2023, 5, 8) + 13 * 3_600_000;
+        let april = Period { start: ms(2023, 4, 1), end: ms(2023, 5, 1) };
+        assert_eq!(named_periods("What did we decide last month?", Some(may_8)), [april]);
+        assert_eq!(named_periods("What did we decide last month?", None), []);
+        let yesterday = Period { start: ms(2023, 5, 7), end: ms(2023, 5, 8) };
+        assert_eq!(named_periods("在2022年，还有昨天", Some(may_8))[1], yesterday);
+    }
+
+    fn ms(y: i32, m: u32, d: u32) -> i64 {
+        midnight(NaiveDate::from_ymd_opt(y, m, d).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn days_months_and_years_are_recognised() {
+        let week_from = |y, m, d| Period { start: ms(y, m, d), end: ms(y, m, d) + 8 * 86_400_000 };
+        assert_eq!(named_periods_abs("What did Nate do on 25 May, 2022?"), [week_from(2022, 5, 25)]);
+        assert_eq!(named_periods_abs("accepted on May 23rd, 2023"), [week_from(2023, 5, 23)]);
+        assert_eq!(named_periods_abs("the 3rd of March 2021"), [week_from(2021, 3, 3)]);
+        assert_eq!(named_periods_abs("[Date: 2023-05-08]"), [week_from(2023, 5, 8)]);
+        assert_eq!(named_periods_abs("2023年5月8日开会"), [week_from(2023, 5, 8)]);
+        let october = Period { start: ms(2023, 10, 1), end: ms(2023, 11, 1) };
+        assert_eq!(named_periods_abs("Which hobby did Dave pick up in October 2023?"), [october]);
+        assert_eq!(named_periods_abs("in Oct. 2023"), [october]);
+        assert_eq!(named_periods_abs("2023年10月"), [october]);
+        assert_eq!(named_periods_abs("2023-10"), [october]);
+        let december = Period { start: ms(2023, 12, 1), end: ms(2024, 1, 1) };
+        assert_eq!(named_periods_abs("December 2023"), [december]);
+        let y2021 = Period { start: ms(2021, 1, 1), end: ms(2022, 1, 1) };
+        assert_eq!(named_periods_abs("Which country did James visit in 2021?"), [y2021]);
+        assert_eq!(named_periods_abs("2021年去了哪里"), [y2021]);
+        assert_eq!(named_periods_abs("between May 2022 and 2023").len(), 2);
+    }
+
+    #[test]
+    fn what_is_not_a_date_names_nothing() {
+        for text in ["I may go", "31 February 2023", "room 12345", "call 555-1234", "version 3.2", "", "May I?"] {
+            assert!(named_periods_abs(text).is_empty(), "{text}");
+        }
+        let p = named_periods_abs("in March 2023")[0];
+        assert!(p.contains(ms(2023, 3, 31)) && !p.contains(ms(2023, 4, 1)) && p.contains(p.start));
+        assert_eq!(
+            Period::span(&named_periods_abs("2021 and 2023")).map(|p| (p.start, p.end)),
+            Some((ms(2021, 1, 1), ms(2024, 1, 1)))
+        );
+        assert_eq!(Period::span(&[]), None);
+    }
+}
