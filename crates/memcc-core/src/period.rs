@@ -124,12 +124,44 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
     periods
 }
 
+static ASKS_WHEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bwhen\b|\bwhat (?:date|day|month|year|time)\b|\bhow long ago\b|什么时候|哪天|哪一天|几号|哪年|哪一年|几月")
+        .expect("static question regex")
+});
+
+/// Whether `question` asks when something happened ("When did…", "what year…", "什么时候").
+pub fn asks_when(question: &str) -> bool {
+    ASKS_WHEN.is_match(question)
+}
+
+/// Whether `text` says a date in its words, beyond a leading `[Date: …]` header: an absolute
+/// date, as a relative one reads once grounded ("yesterday (7 May 2023)").
+pub fn states_a_date(text: &str) -> bool {
+    let body = match text.strip_prefix("[Date:") {
+        Some(rest) => rest.split_once(']').map_or("", |(_, body)| body),
+        None => text,
+    };
+    NAMED.captures_iter(body).any(|c| named_period(&c).is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn named_periods_abs(text: &str) -> Vec<Period> {
         named_periods(text, None)
+    }
+
+    #[test]
+    fn when_questions_and_dated_statements() {
+        for q in ["When did Calvin have a car incident?", "In what year did she move?", "她什么时候搬家的？"] {
+            assert!(asks_when(q), "{q}");
+        }
+        assert!(!asks_when("What did Nate cook?") && !asks_when("Whenever is fine"));
+        assert!(states_a_date("[Date: 2023-06-20]\nCalvin: I had an accident last Friday (Friday, 16 June 2023)."));
+        assert!(states_a_date("We moved in 2019."));
+        assert!(!states_a_date("[Date: 2023-06-20]\nCalvin: I had an accident."), "the header is not a statement");
+        assert!(!states_a_date("[Date: 2023-06-20 – 2023-06-21] no date here") && !states_a_date("[Date: unclosed"));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::record::{MemoryRecord, RecordKind};
 use crate::store::MemoryStore;
 use crate::vector::VectorStore;
 use memcc_core::llm::{ChatModel, ChatRequest};
-use memcc_core::period::{Period, named_periods};
+use memcc_core::period::{Period, asks_when, named_periods, states_a_date};
 use memcc_core::text::{Term, terms};
 
 /// Which retrievers L3 uses.
@@ -91,6 +91,11 @@ pub fn evidence(record: &MemoryRecord, needles: &[String]) -> Vec<i64> {
 /// subject; ~15 % of LoCoMo's evidence for such questions was told outside the period).
 pub const IN_PERIOD: f64 = 0.2;
 
+/// What a record that states a date in its words ([`states_a_date`]) adds when the query asks
+/// when something happened: half a named period — a date in the text answers "when" only if
+/// it is about the right event, which the words decide.
+pub const STATES_WHEN: f64 = 0.1;
+
 /// Candidates taken from each retriever before fusion, at least.
 pub const MIN_CANDIDATES: usize = 20;
 
@@ -125,6 +130,7 @@ impl Search<'_> {
 
     pub fn run(&self, q: &Query<'_>) -> Result<Vec<SearchHit>> {
         let periods = named_periods(q.text, Some(q.as_of.unwrap_or_else(crate::store::now_ms)));
+        let when = asks_when(q.text);
         let candidates = q.candidates.max(MIN_CANDIDATES).max(if q.mode == SearchMode::Hybrid { 0 } else { q.top });
         // The two retrievers run side by side: embedding and the vector scan on one thread, the
         // term statistics and BM25 on this one.
@@ -191,14 +197,18 @@ impl Search<'_> {
             .map(|r| {
                 let cos = vector_scores.get(&r.id).copied().unwrap_or(0.0).max(0.0);
                 let lex = if max_bm25 > 0.0 { lexical.get(&r.id).copied().unwrap_or(0.0) / max_bm25 } else { 0.0 };
-                // Both signals count; a period the question names counts less than its words;
-                // recency only separates near-ties (≤ 0.05).
+                // Both signals count; when it was said (a named period) or that it says when
+                // (for a "when" question) count less than the words; recency only separates
+                // near-ties (≤ 0.05).
                 let age = (now - r.event_time.unwrap_or(r.created_at)).max(0) as f64;
                 let recency = 0.05 * (-age / half_life_ms * std::f64::consts::LN_2).exp();
                 let date = r.event_time.unwrap_or(r.created_at);
-                let in_period = if periods.iter().any(|p| p.contains(date)) { IN_PERIOD } else { 0.0 };
+                let mut time = if periods.iter().any(|p| p.contains(date)) { IN_PERIOD } else { 0.0 };
+                if when && states_a_date(&r.text) {
+                    time += STATES_WHEN;
+                }
                 let mut score = match q.mode {
-                    SearchMode::Hybrid => 0.35 * cos + 0.65 * lex + recency + in_period,
+                    SearchMode::Hybrid => 0.35 * cos + 0.65 * lex + recency + time,
                     SearchMode::Lexical => lex,
                     SearchMode::Dense => cos,
                 };

@@ -599,3 +599,21 @@ fn a_question_naming_a_period_finds_what_was_said_then() {
         .unwrap();
     assert!(hits[0].text.contains("green curry"), "{hits:#?}");
 }
+
+#[test]
+fn a_when_question_prefers_the_record_that_says_when() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    rt.ingest_summary(&payload("main", "sum_a", 2, &[("user", "Did you move to Lisbon, Ana?"), ("assistant", "Yes.")])).unwrap();
+    // Grounded at ingest: "yesterday (4 January 2026)".
+    rt.ingest_summary(&payload("main", "sum_b", 4, &[("user", "We moved to Lisbon yesterday, Ana."), ("assistant", "Yes.")]))
+        .unwrap();
+    // The dated record's lead over the undated one, asked with and without "when".
+    let lead = |q: &str| {
+        let hits = rt.memory_search("main", q, 6, 0.0, None).unwrap();
+        let score = |needle: &str| hits.iter().find(|h| h.text.contains(needle)).map(|h| h.score).unwrap();
+        score("yesterday (4 January 2026)") - score("Did you move")
+    };
+    let (when, did) = (lead("When did we move to Lisbon?"), lead("Did we move to Lisbon?"));
+    assert!(when - did > 0.05, "a when question moves the dated record up: {did} → {when}");
+}
