@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use chrono::{Days, Months, NaiveDate};
+use chrono::{Datelike, Days, Months, NaiveDate};
 use regex::{Captures, Regex};
 
 use crate::time::{DayRange, relative_ranges};
@@ -63,6 +63,8 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         | \b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\ +(?:of\ +)?{m1},?\ +(?P<y1>\d{{4}})\b
         | \b{m2}\ +(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\ +(?P<y2>\d{{4}})\b
         | \b{m3},?\ +(?:of\ +)?(?P<y3>\d{{4}})\b
+        | \b(?P<d4>\d{{1,2}})(?:st|nd|rd|th)?\ +(?:of\ +)?{m4}\b
+        | \b{m5}\ +(?P<d5>\d{{1,2}})(?:st|nd|rd|th)?\b
         | \b(?P<cy>\d{{4}})年(?P<cm>\d{{1,2}})月(?:(?P<cd>\d{{1,2}})[日号])?
         | (?P<cyo>\d{{4}})年
         | \b(?P<my>\d{{4}})-(?P<mm>\d{{2}})\b
@@ -70,6 +72,8 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         m1 = m(1),
         m2 = m(2),
         m3 = m(3),
+        m4 = m(4),
+        m5 = m(5),
     );
     Regex::new(&pattern).expect("static period regex")
 });
@@ -86,7 +90,19 @@ fn number<T: std::str::FromStr>(c: &Captures<'_>, name: &str) -> Option<T> {
     c.name(name)?.as_str().parse().ok()
 }
 
-fn named_period(c: &Captures<'_>) -> Option<Period> {
+/// A day or month named without its year ("on August 11"): its month and day.
+type Yearless = (u32, u32);
+
+fn named_period(c: &Captures<'_>) -> Option<Result<Period, Yearless>> {
+    for i in 4..=5 {
+        if let Some(d) = number(c, &format!("d{i}")) {
+            return Some(Err((month_number(c.name(&format!("m{i}"))?.as_str())?, d)));
+        }
+    }
+    named_dated(c).map(Ok)
+}
+
+fn named_dated(c: &Captures<'_>) -> Option<Period> {
     let day = |y: i32, m: u32, d: u32| Period::of_days(NaiveDate::from_ymd_opt(y, m, d)?, DAY_REACH);
     let month = |y: i32, m: u32| Period::of_months(NaiveDate::from_ymd_opt(y, m, 1)?, 1);
     if c.name("iy").is_some() {
@@ -117,12 +133,35 @@ fn named_period(c: &Captures<'_>) -> Option<Period> {
 /// The periods `text` names: absolute dates in order, then, when it is said at a known time
 /// `now`, its relative ones. Impossible dates ("31 February 2023") name nothing.
 pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
-    let mut periods: Vec<Period> = NAMED.captures_iter(text).filter_map(|c| named_period(&c)).collect();
+    let found: Vec<(usize, Result<Period, Yearless>)> =
+        NAMED.captures_iter(text).filter_map(|c| Some((c.get(0)?.start(), named_period(&c)?))).collect();
+    let years: Vec<(usize, i32)> =
+        YEAR.find_iter(text).filter_map(|m| Some((m.start(), m.as_str().parse().ok()?))).collect();
+    let this_year = now.and_then(|ms| chrono::DateTime::from_timestamp_millis(ms)).map(|d| d.year());
+    let mut periods: Vec<Period> = found
+        .into_iter()
+        .filter_map(|(at, p)| match p {
+            Ok(p) => Some(p),
+            // "between August 11 and August 15 2023": the year said next, else the one said
+            // before, else the year it is asked in.
+            Err((m, d)) => {
+                let year = years
+                    .iter()
+                    .find(|(y_at, _)| *y_at > at)
+                    .or_else(|| years.iter().rev().find(|(y_at, _)| *y_at < at))
+                    .map(|(_, y)| *y)
+                    .or(this_year)?;
+                Period::of_days(NaiveDate::from_ymd_opt(year, m, d)?, DAY_REACH)
+            }
+        })
+        .collect();
     if let Some(now) = now {
         periods.extend(relative_ranges(text, now).into_iter().filter_map(Period::of_range));
     }
     periods
 }
+
+static YEAR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(?:1[89]|2[01])\d\d\b").expect("static year regex"));
 
 static ASKS_WHEN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\bwhen\b|\bwhat (?:date|day|month|year|time)\b|\bhow long ago\b|什么时候|哪天|哪一天|几号|哪年|哪一年|几月")
@@ -141,7 +180,7 @@ pub fn states_a_date(text: &str) -> bool {
         Some(rest) => rest.split_once(']').map_or("", |(_, body)| body),
         None => text,
     };
-    NAMED.captures_iter(body).any(|c| named_period(&c).is_some())
+    NAMED.captures_iter(body).any(|c| named_period(&c).is_some_and(|p| p.is_ok()))
 }
 
 #[cfg(test)]
@@ -197,6 +236,13 @@ mod tests {
         assert_eq!(named_periods_abs("Which country did James visit in 2021?"), [y2021]);
         assert_eq!(named_periods_abs("2021年去了哪里"), [y2021]);
         assert_eq!(named_periods_abs("between May 2022 and 2023").len(), 2);
+        assert_eq!(
+            named_periods_abs("Where was John between August 11 and August 15 2023?"),
+            [week_from(2023, 8, 11), week_from(2023, 8, 15)],
+            "a day without its year takes the year said next"
+        );
+        assert_eq!(named_periods("on the 3rd of March", Some(ms(2024, 6, 1))), [week_from(2024, 3, 3)]);
+        assert_eq!(named_periods_abs("on March 3rd"), [], "no year anywhere");
     }
 
     #[test]
