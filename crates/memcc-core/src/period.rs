@@ -137,7 +137,7 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
         NAMED.captures_iter(text).filter_map(|c| Some((c.get(0)?.start(), named_period(&c)?))).collect();
     let years: Vec<(usize, i32)> =
         YEAR.find_iter(text).filter_map(|m| Some((m.start(), m.as_str().parse().ok()?))).collect();
-    let this_year = now.and_then(|ms| chrono::DateTime::from_timestamp_millis(ms)).map(|d| d.year());
+    let this_year = now.and_then(chrono::DateTime::from_timestamp_millis).map(|d| d.year());
     let mut periods: Vec<Period> = found
         .into_iter()
         .filter_map(|(at, p)| match p {
