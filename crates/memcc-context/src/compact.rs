@@ -473,12 +473,14 @@ fn summary_id(conversation_id: i64, kind: &str, covered: impl Iterator<Item = St
     format!("sum_{}", &hex::encode(h.finalize())[..16])
 }
 
-/// Messages as summariser input: one `[time] role: text` line each.
+/// Messages as summariser input: one `[time] role: text` line each, relative dates grounded
+/// against the message's time ("yesterday (7 May 2023)"), so a summary read weeks later still
+/// says when.
 pub fn render_messages(messages: &[StoredMessage]) -> String {
     let mut out = String::new();
     for m in messages {
         let when = m.timestamp.map(memcc_core::time::minute).unwrap_or_else(|| format!("#{}", m.seq));
-        let text = m.content.replace('\n', " ");
+        let text = memcc_core::time::ground_relative_dates(&m.content.replace('\n', " "), m.timestamp);
         out.push_str(&format!("[{when}] {}: {}\n", m.role, text.trim()));
     }
     out

@@ -50,3 +50,27 @@ fn the_dag_view_reaches_every_message_from_its_roots() {
     let unknown = SessionRef { agent_id: Some("someone-else".into()), ..SessionRef::new("s") };
     assert!(matches!(engine.dag(&unknown), Err(ContextError::UnknownSession(_))));
 }
+
+#[test]
+fn a_summary_says_when_a_relative_date_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::engine_at(&dir);
+    let session = SessionRef::new("s");
+    let may_8 = 1_683_554_160_000; // Monday 8 May 2023
+    let said = memcc_context::message::AgentMessage::user("I adopted a beagle puppy named Biscuit yesterday.");
+    engine.ingest(&session, &said.with_timestamp(may_8)).unwrap();
+    let mut rng = common::Lcg(3);
+    for i in 1..200 {
+        engine.ingest_batch(&session, &common::turn(i, &mut rng, may_8)).unwrap();
+    }
+    engine.compact("s", 2_000, true).unwrap();
+    let view = engine.dag(&session).unwrap();
+    // Down the first root to its first leaf: the one holding the first message.
+    let mut node = view.roots[0].clone();
+    while node.kind != SummaryKind::Leaf {
+        node = engine.dag_children(None, &node.id).unwrap().summaries.remove(0);
+    }
+    let leaf = node;
+    let text = engine.dag_children(None, &leaf.id).unwrap().node.preview;
+    assert!(text.contains("yesterday (7 May 2023)"), "{text}");
+}
