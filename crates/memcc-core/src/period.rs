@@ -65,6 +65,7 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         | \b{m3},?\ +(?:of\ +)?(?P<y3>\d{{4}})\b
         | \b(?P<d4>\d{{1,2}})(?:st|nd|rd|th)?\ +(?:of\ +)?{m4}\b
         | \b{m5}\ +(?P<d5>\d{{1,2}})(?:st|nd|rd|th)?\b
+        | \b{m6}\b
         | \b(?P<cy>\d{{4}})年(?P<cm>\d{{1,2}})月(?:(?P<cd>\d{{1,2}})[日号])?
         | (?P<cyo>\d{{4}})年
         | \b(?P<my>\d{{4}})-(?P<mm>\d{{2}})\b
@@ -74,6 +75,7 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         m3 = m(3),
         m4 = m(4),
         m5 = m(5),
+        m6 = m(6),
     );
     Regex::new(&pattern).expect("static period regex")
 });
@@ -90,14 +92,21 @@ fn number<T: std::str::FromStr>(c: &Captures<'_>, name: &str) -> Option<T> {
     c.name(name)?.as_str().parse().ok()
 }
 
-/// A day or month named without its year ("on August 11"): its month and day.
-type Yearless = (u32, u32);
+/// A day or a month named without its year ("on August 11", "in May"): its month, and its day.
+type Yearless = (u32, Option<u32>);
 
-fn named_period(c: &Captures<'_>) -> Option<Result<Period, Yearless>> {
+/// Words before a bare month name that make it a date ("in May"; "may" alone is a verb).
+const BEFORE_A_MONTH: &[&str] = &["in", "during", "of", "early", "late", "mid", "last", "this"];
+
+fn named_period(c: &Captures<'_>, before: &str) -> Option<Result<Period, Yearless>> {
     for i in 4..=5 {
         if let Some(d) = number(c, &format!("d{i}")) {
-            return Some(Err((month_number(c.name(&format!("m{i}"))?.as_str())?, d)));
+            return Some(Err((month_number(c.name(&format!("m{i}"))?.as_str())?, Some(d))));
         }
+    }
+    if let Some(m) = c.name("m6") {
+        let word = before.split_whitespace().next_back().unwrap_or("").to_lowercase();
+        return BEFORE_A_MONTH.contains(&word.as_str()).then(|| Some(Err((month_number(m.as_str())?, None))))?;
     }
     named_dated(c).map(Ok)
 }
@@ -133,25 +142,39 @@ fn named_dated(c: &Captures<'_>) -> Option<Period> {
 /// The periods `text` names: absolute dates in order, then, when it is said at a known time
 /// `now`, its relative ones. Impossible dates ("31 February 2023") name nothing.
 pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
-    let found: Vec<(usize, Result<Period, Yearless>)> =
-        NAMED.captures_iter(text).filter_map(|c| Some((c.get(0)?.start(), named_period(&c)?))).collect();
+    let found: Vec<(usize, Result<Period, Yearless>)> = NAMED
+        .captures_iter(text)
+        .filter_map(|c| {
+            let at = c.get(0)?.start();
+            Some((at, named_period(&c, text.get(..at).unwrap_or(""))?))
+        })
+        .collect();
     let years: Vec<(usize, i32)> =
         YEAR.find_iter(text).filter_map(|m| Some((m.start(), m.as_str().parse().ok()?))).collect();
-    let this_year = now.and_then(chrono::DateTime::from_timestamp_millis).map(|d| d.year());
+    let today = now.and_then(chrono::DateTime::from_timestamp_millis).map(|d| d.date_naive());
     let mut periods: Vec<Period> = found
         .into_iter()
         .filter_map(|(at, p)| match p {
             Ok(p) => Some(p),
             // "between August 11 and August 15 2023": the year said next, else the one said
-            // before, else the year it is asked in.
+            // before, else the latest such date up to when it is asked ("in May", asked in
+            // January, is last May).
             Err((m, d)) => {
-                let year = years
+                let said = years
                     .iter()
                     .find(|(y_at, _)| *y_at > at)
                     .or_else(|| years.iter().rev().find(|(y_at, _)| *y_at < at))
-                    .map(|(_, y)| *y)
-                    .or(this_year)?;
-                Period::of_days(NaiveDate::from_ymd_opt(year, m, d)?, DAY_REACH)
+                    .map(|(_, y)| *y);
+                let year = match (said, today) {
+                    (Some(y), _) => y,
+                    (None, Some(t)) if (m, d.unwrap_or(1)) > (t.month(), t.day()) => t.year() - 1,
+                    (None, Some(t)) => t.year(),
+                    (None, None) => return None,
+                };
+                match d {
+                    Some(d) => Period::of_days(NaiveDate::from_ymd_opt(year, m, d)?, DAY_REACH),
+                    None => Period::of_months(NaiveDate::from_ymd_opt(year, m, 1)?, 1),
+                }
             }
         })
         .collect();
@@ -180,7 +203,7 @@ pub fn states_a_date(text: &str) -> bool {
         Some(rest) => rest.split_once(']').map_or("", |(_, body)| body),
         None => text,
     };
-    NAMED.captures_iter(body).any(|c| named_period(&c).is_some_and(|p| p.is_ok()))
+    NAMED.captures_iter(body).any(|c| named_dated(&c).is_some())
 }
 
 #[cfg(test)]
@@ -243,6 +266,13 @@ mod tests {
         );
         assert_eq!(named_periods("on the 3rd of March", Some(ms(2024, 6, 1))), [week_from(2024, 3, 3)]);
         assert_eq!(named_periods_abs("on March 3rd"), [], "no year anywhere");
+        let jan_2023 = Some(ms(2023, 1, 20));
+        let may_2022 = Period { start: ms(2022, 5, 1), end: ms(2022, 6, 1) };
+        assert_eq!(named_periods("Which spot did Joanna visit in May?", jan_2023), [may_2022], "the latest May");
+        assert_eq!(named_periods("What happened in January?", jan_2023)[0].start, ms(2023, 1, 1));
+        assert_eq!(named_periods("in May 2022", jan_2023), [may_2022]);
+        assert_eq!(named_periods("I may go", jan_2023), [], "a verb");
+        assert_eq!(named_periods("in May 23, 2023", None), [week_from(2023, 5, 23)], "the longer form wins");
     }
 
     #[test]

@@ -67,9 +67,10 @@ pub fn needles(query: &str) -> Vec<String> {
 
 /// The messages of a record the query points at, best first: for a window (one line per
 /// message, after its date line) the lines holding more of the query's words (`needles`,
-/// lowercase) come first, ties in conversation order; any other record keeps its order. Tells a
-/// reader which turn of a hit holds the match.
-pub fn evidence(record: &MemoryRecord, needles: &[String]) -> Vec<i64> {
+/// lowercase) come first — a line that states a date counting as one more when the query asks
+/// `when` — ties in conversation order; any other record keeps its order. Tells a reader which
+/// turn of a hit holds the match.
+pub fn evidence(record: &MemoryRecord, needles: &[String], when: bool) -> Vec<i64> {
     let lines: Vec<&str> = record.text.lines().skip(1).collect();
     if record.kind != RecordKind::Verbatim || lines.len() != record.source_message_ids.len() {
         return record.source_message_ids.clone();
@@ -78,8 +79,9 @@ pub fn evidence(record: &MemoryRecord, needles: &[String]) -> Vec<i64> {
         .iter()
         .zip(&record.source_message_ids)
         .map(|(line, id)| {
+            let dated = usize::from(when && states_a_date(line));
             let line = line.to_lowercase();
-            (needles.iter().filter(|n| line.contains(n.as_str())).count(), *id)
+            (needles.iter().filter(|n| line.contains(n.as_str())).count() + dated, *id)
         })
         .collect();
     scored.sort_by_key(|(hits, _)| std::cmp::Reverse(*hits));
@@ -224,7 +226,7 @@ impl Search<'_> {
                     text: r.text.clone(),
                     event_time: r.event_time,
                     current: r.is_current(),
-                    evidence: evidence(&r, &lowercase_needles),
+                    evidence: evidence(&r, &lowercase_needles, when),
                     record: Some(r),
                 }
             })
