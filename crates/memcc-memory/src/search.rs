@@ -191,6 +191,11 @@ impl Search<'_> {
             .filter(|r| !r.forgotten && q.wing.is_none_or(|w| r.wing == w))
             .collect();
         let max_bm25 = lexical.values().copied().fold(0.0, f64::max);
+        let in_period = |r: &MemoryRecord| periods.iter().any(|p| p.contains(r.event_time.unwrap_or(r.created_at)));
+        // A period every candidate falls in (or none does) separates nothing; counted anyway it
+        // would only lift weak matches past the relative cut-offs recall applies.
+        let inside = records.iter().filter(|r| in_period(r)).count();
+        let period_separates = inside > 0 && inside < records.len();
         let lowercase_needles: Vec<String> = needles(q.text).into_iter().map(|n| n.to_lowercase()).collect();
         let now = q.as_of.unwrap_or_else(crate::store::now_ms);
         let half_life_ms = self.config.recency_half_life_days * 86_400_000.0;
@@ -204,8 +209,7 @@ impl Search<'_> {
                 // near-ties (≤ 0.05).
                 let age = (now - r.event_time.unwrap_or(r.created_at)).max(0) as f64;
                 let recency = 0.05 * (-age / half_life_ms * std::f64::consts::LN_2).exp();
-                let date = r.event_time.unwrap_or(r.created_at);
-                let mut time = if periods.iter().any(|p| p.contains(date)) { IN_PERIOD } else { 0.0 };
+                let mut time = if period_separates && in_period(&r) { IN_PERIOD } else { 0.0 };
                 if when && states_a_date(&r.text) {
                     time += STATES_WHEN;
                 }
