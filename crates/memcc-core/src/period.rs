@@ -226,6 +226,18 @@ mod tests {
         assert!(!states_a_date("[Date: 2023-06-20 – 2023-06-21] no date here") && !states_a_date("[Date: unclosed"));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_text_names_only_proper_periods(text in "\\PC{0,80}", digits in "[0-9]{1,6}", now in proptest::option::of(proptest::num::i64::ANY)) {
+            for t in [text.clone(), format!("in May {digits}"), format!("{digits}年{digits}月{digits}日 {text}"), format!("on {digits} March")] {
+                for p in named_periods(&t, now) {
+                    proptest::prop_assert!(p.start < p.end, "{t:?}: {p:?}");
+                }
+                let _ = (asks_when(&t), states_a_date(&t));
+            }
+        }
+    }
+
     #[test]
     fn relative_periods_need_the_time_they_are_said_at() {
         let may_8 = ms(2023, 5, 8) + 13 * 3_600_000;
