@@ -593,6 +593,10 @@ fn a_question_naming_a_period_finds_what_was_said_then() {
     }
     let hits = rt.memory_search("main", "What did I cook in March 2026?", 5, 0.0, None).unwrap();
     assert!(hits[0].text.starts_with("[Date: 2026-03-"), "another period, another answer: {hits:#?}");
+    // Every record is from 2026: naming the year separates nothing, and lifts nothing.
+    let top = |q: &str| rt.memory_search("main", q, 1, 0.0, None).unwrap()[0].score;
+    let (year, plain) = (top("What did I cook in 2026?"), top("What did I cook?"));
+    assert!((year - plain).abs() < 0.1, "{plain} → {year}");
     // Asked on 12 March, "last month" is February.
     let hits = rt
         .search_with("main", "What did I cook last month?", Some(T0 + 70 * DAY), None, 5, memcc_memory::SearchMode::Hybrid)
