@@ -15,6 +15,7 @@ use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
 use crate::record::{MemoryRecord, RecordKind};
 use crate::search::{Query, Search, SearchHit, SearchMode, needles};
+use crate::store::FullText;
 use memcc_core::bridge::{RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
 use memcc_core::text::{Term, excerpt};
@@ -104,8 +105,11 @@ impl Recall<'_> {
         let store = self.search.store;
         let mut found = Vec::new();
         if !lexical.is_empty() {
-            let ids: Vec<i64> =
-                store.fts(lexical, agents, Some(wing), None, 10)?.into_iter().map(|(id, _)| id).collect();
+            let ids: Vec<i64> = store
+                .fts(&FullText { terms: lexical, agents, wing: Some(wing), during: None, limit: 10 })?
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
             found = store.get_many(&ids)?;
         }
         if found.is_empty() {

@@ -12,7 +12,7 @@ use crate::config::MemoryConfig;
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::record::{MemoryRecord, RecordKind};
-use crate::store::MemoryStore;
+use crate::store::{FullText, MemoryStore};
 use crate::vector::VectorStore;
 use memcc_core::llm::{ChatModel, ChatRequest};
 use memcc_core::period::{Period, asks_when, named_periods, states_a_date};
@@ -167,11 +167,14 @@ impl Search<'_> {
                     }
                 };
                 if !terms.is_empty() {
-                    scores.extend(self.store.fts(terms, q.agents, q.wing, None, candidates)?);
+                    let mut full_text =
+                        FullText { terms, agents: q.agents, wing: q.wing, during: None, limit: candidates };
+                    scores.extend(self.store.fts(&full_text)?);
                     // What was said in the period the question names, however common its words
                     // are elsewhere (BM25 scores are the collection's: the two lists compare).
                     if let Some(span) = Period::span(&periods) {
-                        scores.extend(self.store.fts(terms, q.agents, q.wing, Some(span), candidates)?);
+                        full_text.during = Some(span);
+                        scores.extend(self.store.fts(&full_text)?);
                     }
                 }
                 Ok(scores)

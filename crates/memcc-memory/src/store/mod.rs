@@ -75,6 +75,18 @@ pub struct MemoryStats {
 /// Receives each vector [`MemoryStore::for_each_vector_after`] reads: record id, agent, vector.
 pub type VectorVisitor<'a> = &'a mut dyn FnMut(i64, &str, Vec<f32>);
 
+/// A full-text search: any of `terms` among the current records of `agents` (stemmed
+/// English, CJK as bigrams; see [`memcc_core::text`]), in `wing` and dated `during` when given
+/// (a record's date: its event time, else when it was stored), the best `limit`.
+#[derive(Debug, Clone, Copy)]
+pub struct FullText<'a> {
+    pub terms: &'a [Term],
+    pub agents: &'a [String],
+    pub wing: Option<&'a str>,
+    pub during: Option<Period>,
+    pub limit: usize,
+}
+
 /// What stores memory. Object-safe: the runtime holds an `Arc<dyn MemoryStore>`.
 pub trait MemoryStore: Send + Sync {
     /// `sqlite` or `postgres`.
@@ -118,18 +130,9 @@ pub trait MemoryStore: Send + Sync {
     fn get(&self, id: i64) -> Result<Option<MemoryRecord>>;
     /// The records of `ids` that exist, in `ids` order.
     fn get_many(&self, ids: &[i64]) -> Result<Vec<MemoryRecord>>;
-    /// Full-text search for any of `terms` among the current records of `agents` (stemmed
-    /// English, CJK as bigrams; see [`memcc_core::text`]), in `wing` and dated `during` when
-    /// given (a record's date: its event time, else when it was stored). (id, score), higher =
-    /// better; scores compare within one result list only.
-    fn fts(
-        &self,
-        terms: &[Term],
-        agents: &[String],
-        wing: Option<&str>,
-        during: Option<Period>,
-        limit: usize,
-    ) -> Result<Vec<(i64, f64)>>;
+    /// Full-text search (see [`FullText`]): (id, score), higher = better; scores compare within
+    /// one result list only.
+    fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>>;
     /// Whether more than `cap` current records of `agents` match `term`.
     fn more_than(&self, term: &Term, agents: &[String], cap: usize) -> Result<bool>;
     /// About how many records exist (an upper bound once records were purged), cheaply.

@@ -22,13 +22,12 @@ use postgres::{Client, GenericClient, NoTls, Row, Transaction};
 use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::{Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json, now_ms};
+use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json, now_ms};
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::vector::{VectorHit, VectorRow, VectorStore};
-use memcc_core::period::Period;
 use memcc_core::text::{Term, fts_document, rendered_terms};
 
 /// Connections kept open: the retrieval layers run side by side.
@@ -680,14 +679,8 @@ impl MemoryStore for PgStore {
         Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
     }
 
-    fn fts(
-        &self,
-        terms: &[Term],
-        agents: &[String],
-        wing: Option<&str>,
-        during: Option<Period>,
-        limit: usize,
-    ) -> Result<Vec<(i64, f64)>> {
+    fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>> {
+        let FullText { terms, agents, wing, during, limit } = *q;
         let parts = rendered_terms(terms, term_tsquery);
         if parts.is_empty() {
             return Ok(Vec::new());

@@ -9,13 +9,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 
-use super::{Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json, now_ms};
+use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json, now_ms};
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::vector::VectorStore;
-use memcc_core::period::Period;
 use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};
 
 use super::sqlite_schema as schema;
@@ -257,14 +256,8 @@ impl MemoryStore for SqliteStore {
     /// BM25 full-text search (safe `MATCH` expression) among the current records of `agents`.
     /// Returns (id, bm25) with higher = better. Cost grows with the number of matching
     /// records, which is why queries are built without stop words.
-    fn fts(
-        &self,
-        terms: &[Term],
-        agents: &[String],
-        wing: Option<&str>,
-        during: Option<Period>,
-        limit: usize,
-    ) -> Result<Vec<(i64, f64)>> {
+    fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>> {
+        let FullText { terms, agents, wing, during, limit } = *q;
         let Some(match_expr) = combine_terms(terms, Combine::Any) else { return Ok(Vec::new()) };
         let conn = self.reader();
         let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
