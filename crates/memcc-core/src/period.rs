@@ -34,13 +34,11 @@ impl Period {
     }
 
     fn of_days(first: NaiveDate, days: u64) -> Option<Period> {
-        let end = first.checked_add_days(Days::new(days))?;
-        Some(Period { start: midnight(first)?, end: midnight(end)? })
+        Period::of_range((first, first.checked_add_days(Days::new(days))?))
     }
 
     fn of_months(first: NaiveDate, months: u32) -> Option<Period> {
-        let end = first.checked_add_months(Months::new(months))?;
-        Some(Period { start: midnight(first)?, end: midnight(end)? })
+        Period::of_range((first, first.checked_add_months(Months::new(months))?))
     }
 }
 
@@ -92,23 +90,30 @@ fn number<T: std::str::FromStr>(c: &Captures<'_>, name: &str) -> Option<T> {
     c.name(name)?.as_str().parse().ok()
 }
 
-/// A day or a month named without its year ("on August 11", "in May"): its month, and its day.
-type Yearless = (u32, Option<u32>);
+/// What one match names.
+enum Named {
+    Dated(Period),
+    /// A day or a month without its year ("on August 11", "in May"): its month, and its day.
+    Yearless(u32, Option<u32>),
+}
 
 /// Words before a bare month name that make it a date ("in May"; "may" alone is a verb).
 const BEFORE_A_MONTH: &[&str] = &["in", "during", "of", "early", "late", "mid", "last", "this"];
 
-fn named_period(c: &Captures<'_>, before: &str) -> Option<Result<Period, Yearless>> {
+fn named(c: &Captures<'_>, before: &str) -> Option<Named> {
     for i in 4..=5 {
         if let Some(d) = number(c, &format!("d{i}")) {
-            return Some(Err((month_number(c.name(&format!("m{i}"))?.as_str())?, Some(d))));
+            return Some(Named::Yearless(month_number(c.name(&format!("m{i}"))?.as_str())?, Some(d)));
         }
     }
     if let Some(m) = c.name("m6") {
         let word = before.split_whitespace().next_back().unwrap_or("").to_lowercase();
-        return BEFORE_A_MONTH.contains(&word.as_str()).then(|| Some(Err((month_number(m.as_str())?, None))))?;
+        if !BEFORE_A_MONTH.contains(&word.as_str()) {
+            return None;
+        }
+        return Some(Named::Yearless(month_number(m.as_str())?, None));
     }
-    named_dated(c).map(Ok)
+    named_dated(c).map(Named::Dated)
 }
 
 fn named_dated(c: &Captures<'_>) -> Option<Period> {
@@ -142,11 +147,11 @@ fn named_dated(c: &Captures<'_>) -> Option<Period> {
 /// The periods `text` names: absolute dates in order, then, when it is said at a known time
 /// `now`, its relative ones. Impossible dates ("31 February 2023") name nothing.
 pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
-    let found: Vec<(usize, Result<Period, Yearless>)> = NAMED
+    let found: Vec<(usize, Named)> = NAMED
         .captures_iter(text)
         .filter_map(|c| {
             let at = c.get(0)?.start();
-            Some((at, named_period(&c, text.get(..at).unwrap_or(""))?))
+            Some((at, named(&c, text.get(..at).unwrap_or(""))?))
         })
         .collect();
     let years: Vec<(usize, i32)> =
@@ -154,12 +159,12 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
     let today = now.and_then(chrono::DateTime::from_timestamp_millis).map(|d| d.date_naive());
     let mut periods: Vec<Period> = found
         .into_iter()
-        .filter_map(|(at, p)| match p {
-            Ok(p) => Some(p),
+        .filter_map(|(at, named)| match named {
+            Named::Dated(p) => Some(p),
             // "between August 11 and August 15 2023": the year said next, else the one said
             // before, else the latest such date up to when it is asked ("in May", asked in
             // January, is last May).
-            Err((m, d)) => {
+            Named::Yearless(m, d) => {
                 let said = years
                     .iter()
                     .find(|(y_at, _)| *y_at > at)
