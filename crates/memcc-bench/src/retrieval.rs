@@ -53,12 +53,49 @@ pub struct QuestionResult {
     pub id: String,
     pub category: String,
     pub mode: Mode,
+    /// What the question's words ask for (see [`QuestionForm`]).
+    pub form: QuestionForm,
     pub gold_sessions: Vec<String>,
     pub gold_turns: Vec<String>,
     pub ranked_sessions: Vec<String>,
     pub ranked_turns: Vec<String>,
     /// (k, [session recall_all, session recall_any, session ndcg, turn recall_all, turn recall_any, turn ndcg])
     pub scores: Vec<(usize, [f64; 6])>,
+}
+
+/// The forms of question time-aware search treats differently, so a run shows whether that
+/// holds on conversations it was not developed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionForm {
+    /// Names a period ("in May 2023", "last month"): searched within it too.
+    NamesAPeriod,
+    /// Asks when, naming no period: records that state a date rank higher.
+    AsksWhen,
+    Other,
+}
+
+impl QuestionForm {
+    pub const ALL: [QuestionForm; 3] = [QuestionForm::NamesAPeriod, QuestionForm::AsksWhen, QuestionForm::Other];
+
+    pub fn of(question: &str, as_of: Option<i64>) -> Self {
+        use memcc::core::period::{asks_when, named_periods};
+        if !named_periods(question, as_of).is_empty() {
+            QuestionForm::NamesAPeriod
+        } else if asks_when(question) {
+            QuestionForm::AsksWhen
+        } else {
+            QuestionForm::Other
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            QuestionForm::NamesAPeriod => "names a period",
+            QuestionForm::AsksWhen => "asks when",
+            QuestionForm::Other => "other",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -82,6 +119,7 @@ pub struct ModeReport {
     /// LoCoMo: without category 5 (adversarial).
     pub overall_secondary: Option<Aggregate>,
     pub by_category: Vec<(String, Aggregate)>,
+    pub by_form: Vec<(QuestionForm, Aggregate)>,
     pub ingest_seconds: f64,
     pub query_seconds: f64,
     /// Peak resident memory of the process after this mode's ingest / queries, in MiB.
@@ -254,6 +292,7 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
                     id: q.id.clone(),
                     category: q.category.clone(),
                     mode,
+                    form: QuestionForm::of(&q.text, q.as_of),
                     gold_sessions: gs.iter().cloned().collect(),
                     gold_turns: gt.iter().cloned().collect(),
                     ranked_sessions: sessions.into_iter().take(10).collect(),
@@ -278,6 +317,11 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
                     let a = aggregate(results.iter().filter(|r| r.category == c));
                     (c, a)
                 })
+                .collect(),
+            by_form: QuestionForm::ALL
+                .iter()
+                .map(|&f| (f, aggregate(results.iter().filter(|r| r.form == f))))
+                .filter(|(_, a)| a.questions > 0)
                 .collect(),
             ingest_seconds: ingest,
             query_seconds: query,
@@ -364,6 +408,21 @@ pub fn markdown(report: &Report) -> String {
                 a.questions,
                 a.at(10, 0),
                 a.at(10, 1),
+                a.at(10, 3),
+                a.at(10, 4)
+            ));
+        }
+    }
+    s.push_str("\nBy question form (time-aware search)\n\n| mode | form | n | sess R_all@5 | sess R_all@10 | turn R_all@10 | turn R_any@10 |\n|---|---|---|---|---|---|---|\n");
+    for m in &report.modes {
+        for (f, a) in &m.by_form {
+            s.push_str(&format!(
+                "| {:?} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+                m.mode,
+                f.label(),
+                a.questions,
+                a.at(5, 0),
+                a.at(10, 0),
                 a.at(10, 3),
                 a.at(10, 4)
             ));

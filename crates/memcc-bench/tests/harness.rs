@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use memcc_bench::retrieval::QuestionForm;
 use memcc_bench::{Dataset, Mode, Options};
 use memcc_testkit::{MockServer, Reply};
 
@@ -110,6 +111,24 @@ fn locomo_runs_end_to_end_where_the_data_exists() {
     assert!(full.overall_secondary.is_some(), "LoCoMo reports with and without category 5");
     assert!(full.by_category.iter().map(|(c, _)| c.as_str()).eq(["1", "2", "3", "4", "5"]));
     assert!(full.overall.at(10, 0) > 0.6, "{:?}", full.overall);
+    // Each question counted under exactly one form, and conversation 1 has questions naming a period.
+    let by_form: usize = full.by_form.iter().map(|(_, a)| a.questions).sum();
+    assert_eq!(by_form, full.overall.questions);
+    assert!(
+        full.by_form.iter().any(|(f, a)| *f == QuestionForm::NamesAPeriod && a.questions > 0),
+        "{:?}",
+        full.by_form
+    );
+    assert!(memcc_bench::markdown(&report).contains("| Full | names a period |"));
+}
+
+#[test]
+fn question_forms() {
+    let form = |q: &str| QuestionForm::of(q, Some(1_683_554_160_000));
+    assert_eq!(form("What did Nate do on 25 May, 2022?"), QuestionForm::NamesAPeriod);
+    assert_eq!(form("What did we decide last month?"), QuestionForm::NamesAPeriod);
+    assert_eq!(form("When did Calvin have a car incident?"), QuestionForm::AsksWhen);
+    assert_eq!(form("What does Dave like?"), QuestionForm::Other);
 }
 
 #[test]
