@@ -5,10 +5,10 @@
 
 use std::sync::LazyLock;
 
-use chrono::{Datelike, Days, Months, NaiveDate};
+use chrono::{Datelike, NaiveDate};
 use regex::{Captures, Regex};
 
-use crate::time::{DayRange, relative_ranges};
+use crate::time::{DayRange, days, month_of, relative_ranges, year_of};
 
 /// A half-open interval of time in milliseconds since the Unix epoch (UTC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,12 +33,13 @@ impl Period {
         Some(Period { start: midnight(first)?, end: midnight(end)? })
     }
 
-    fn of_days(first: NaiveDate, days: u64) -> Option<Period> {
-        Period::of_range((first, first.checked_add_days(Days::new(days))?))
+    /// A named day: it and the days after it in which it is still told of.
+    fn of_day(y: i32, m: u32, d: u32) -> Option<Period> {
+        Period::of_range(days(NaiveDate::from_ymd_opt(y, m, d)?, DAY_REACH)?)
     }
 
-    fn of_months(first: NaiveDate, months: u32) -> Option<Period> {
-        Period::of_range((first, first.checked_add_months(Months::new(months))?))
+    fn of_month(y: i32, m: u32) -> Option<Period> {
+        Period::of_range(month_of(NaiveDate::from_ymd_opt(y, m, 1)?)?)
     }
 }
 
@@ -117,31 +118,29 @@ fn named(c: &Captures<'_>, before: &str) -> Option<Named> {
 }
 
 fn named_dated(c: &Captures<'_>) -> Option<Period> {
-    let day = |y: i32, m: u32, d: u32| Period::of_days(NaiveDate::from_ymd_opt(y, m, d)?, DAY_REACH);
-    let month = |y: i32, m: u32| Period::of_months(NaiveDate::from_ymd_opt(y, m, 1)?, 1);
     if c.name("iy").is_some() {
-        return day(number(c, "iy")?, number(c, "im")?, number(c, "id")?);
+        return Period::of_day(number(c, "iy")?, number(c, "im")?, number(c, "id")?);
     }
     for i in 1..=2 {
         if let Some(y) = number(c, &format!("y{i}")) {
-            return day(y, month_number(c.name(&format!("m{i}"))?.as_str())?, number(c, &format!("d{i}"))?);
+            return Period::of_day(y, month_number(c.name(&format!("m{i}"))?.as_str())?, number(c, &format!("d{i}"))?);
         }
     }
     if let Some(y) = number(c, "y3") {
-        return month(y, month_number(c.name("m3")?.as_str())?);
+        return Period::of_month(y, month_number(c.name("m3")?.as_str())?);
     }
     if let Some(y) = number(c, "cy") {
         let m = number(c, "cm")?;
         return match number(c, "cd") {
-            Some(d) => day(y, m, d),
-            None => month(y, m),
+            Some(d) => Period::of_day(y, m, d),
+            None => Period::of_month(y, m),
         };
     }
     if let Some(y) = number(c, "my") {
-        return month(y, number(c, "mm")?);
+        return Period::of_month(y, number(c, "mm")?);
     }
     let y = number(c, "cyo").or_else(|| number(c, "y"))?;
-    Period::of_months(NaiveDate::from_ymd_opt(y, 1, 1)?, 12)
+    Period::of_range(year_of(y)?)
 }
 
 /// The periods `text` names: absolute dates in order, then, when it is said at a known time
@@ -177,8 +176,8 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
                     (None, None) => return None,
                 };
                 match d {
-                    Some(d) => Period::of_days(NaiveDate::from_ymd_opt(year, m, d)?, DAY_REACH),
-                    None => Period::of_months(NaiveDate::from_ymd_opt(year, m, 1)?, 1),
+                    Some(d) => Period::of_day(year, m, d),
+                    None => Period::of_month(year, m),
                 }
             }
         })

@@ -127,14 +127,11 @@ fn english_date(c: &Captures<'_>, today: NaiveDate) -> Option<String> {
         return ahead(1).map(spoken);
     }
     if let Some(wd) = c.name("wd1").and_then(|m| weekday(m.as_str())) {
-        // The latest such day strictly before today.
-        let diff = (today.weekday().num_days_from_monday() + 7 - wd.num_days_from_monday()) % 7;
-        let d = back(u64::from(if diff == 0 { 7 } else { diff }))?;
+        let d = weekday_before(today, wd)?;
         return Some(format!("{}, {}", d.format("%A"), spoken(d)));
     }
     if let Some(wd) = c.name("wd2").and_then(|m| weekday(m.as_str())) {
-        let diff = (wd.num_days_from_monday() + 7 - today.weekday().num_days_from_monday()) % 7;
-        let d = ahead(u64::from(if diff == 0 { 7 } else { diff }))?;
+        let d = weekday_after(today, wd)?;
         return Some(format!("{}, {}", d.format("%A"), spoken(d)));
     }
     if c.name("lastwkend").is_some() {
@@ -209,10 +206,23 @@ fn chinese_date(c: &Captures<'_>, today: NaiveDate) -> Option<String> {
     }
 }
 
+/// The latest `wd` strictly before `today` ("last Friday").
+fn weekday_before(today: NaiveDate, wd: Weekday) -> Option<NaiveDate> {
+    let diff = (today.weekday().num_days_from_monday() + 7 - wd.num_days_from_monday()) % 7;
+    today.checked_sub_days(Days::new(u64::from(if diff == 0 { 7 } else { diff })))
+}
+
+/// The first `wd` strictly after `today` ("next Friday").
+fn weekday_after(today: NaiveDate, wd: Weekday) -> Option<NaiveDate> {
+    let diff = (wd.num_days_from_monday() + 7 - today.weekday().num_days_from_monday()) % 7;
+    today.checked_add_days(Days::new(u64::from(if diff == 0 { 7 } else { diff })))
+}
+
 /// Days as a half-open range: the first, and the day after the last.
 pub type DayRange = (NaiveDate, NaiveDate);
 
-fn days(first: NaiveDate, count: u64) -> Option<DayRange> {
+/// `count` days from `first`.
+pub(crate) fn days(first: NaiveDate, count: u64) -> Option<DayRange> {
     Some((first, first.checked_add_days(Days::new(count))?))
 }
 
@@ -220,11 +230,13 @@ fn months(first_of_month: NaiveDate, count: u32) -> Option<DayRange> {
     Some((first_of_month, first_of_month.checked_add_months(Months::new(count))?))
 }
 
-fn month_of(d: NaiveDate) -> Option<DayRange> {
+/// The calendar month `d` is in.
+pub(crate) fn month_of(d: NaiveDate) -> Option<DayRange> {
     months(d.with_day(1)?, 1)
 }
 
-fn year_of(year: i32) -> Option<DayRange> {
+/// The calendar year `year`.
+pub(crate) fn year_of(year: i32) -> Option<DayRange> {
     months(NaiveDate::from_ymd_opt(year, 1, 1)?, 12)
 }
 
@@ -246,12 +258,10 @@ fn relative_range(c: &Captures<'_>, today: NaiveDate) -> Option<DayRange> {
         return days(ahead(1)?, 1);
     }
     if let Some(wd) = c.name("wd1").and_then(|m| weekday(m.as_str())) {
-        let diff = (today.weekday().num_days_from_monday() + 7 - wd.num_days_from_monday()) % 7;
-        return days(back(u64::from(if diff == 0 { 7 } else { diff }))?, 1);
+        return days(weekday_before(today, wd)?, 1);
     }
     if let Some(wd) = c.name("wd2").and_then(|m| weekday(m.as_str())) {
-        let diff = (wd.num_days_from_monday() + 7 - today.weekday().num_days_from_monday()) % 7;
-        return days(ahead(u64::from(if diff == 0 { 7 } else { diff }))?, 1);
+        return days(weekday_after(today, wd)?, 1);
     }
     if named("lastwkend") || named("lastwk") {
         return Some((back(since_monday + 7)?, today));

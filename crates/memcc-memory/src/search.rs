@@ -131,7 +131,8 @@ impl Search<'_> {
     }
 
     pub fn run(&self, q: &Query<'_>) -> Result<Vec<SearchHit>> {
-        let periods = named_periods(q.text, Some(q.as_of.unwrap_or_else(crate::store::now_ms)));
+        let now = q.as_of.unwrap_or_else(crate::store::now_ms);
+        let periods = named_periods(q.text, Some(now));
         let when = asks_when(q.text);
         let candidates = q.candidates.max(MIN_CANDIDATES).max(if q.mode == SearchMode::Hybrid { 0 } else { q.top });
         // The two retrievers run side by side: embedding and the vector scan on one thread, the
@@ -200,7 +201,6 @@ impl Search<'_> {
         let inside = records.iter().filter(|r| in_period(r)).count();
         let period_separates = inside > 0 && inside < records.len();
         let lowercase_needles: Vec<String> = needles(q.text).into_iter().map(|n| n.to_lowercase()).collect();
-        let now = q.as_of.unwrap_or_else(crate::store::now_ms);
         let half_life_ms = self.config.recency_half_life_days * 86_400_000.0;
         let mut hits: Vec<SearchHit> = records
             .into_iter()
