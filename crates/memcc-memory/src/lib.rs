@@ -12,10 +12,10 @@ pub mod extract;
 pub mod forget;
 pub mod ingest;
 pub mod portable;
+pub mod question;
 pub mod recall;
 pub mod record;
 pub mod runtime;
-
 pub mod search;
 pub mod store;
 pub mod vector;

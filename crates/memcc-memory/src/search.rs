@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::config::MemoryConfig;
 use crate::embed::Embedder;
 use crate::error::Result;
+use crate::question::{content_terms, without_exclusions};
 use crate::record::{MemoryRecord, RecordKind};
 use crate::store::{FullText, MemoryStore};
 use crate::vector::VectorStore;
@@ -52,10 +53,10 @@ pub struct SearchHit {
     pub record: Option<MemoryRecord>,
 }
 
-/// The words of a query worth looking for in a record's text: longer than three letters and
-/// not stop words, and CJK runs of two or more characters.
+/// The words of a query worth looking for in a record's text: what it is about
+/// ([`content_terms`]) longer than three letters, and CJK runs of two or more characters.
 pub fn needles(query: &str) -> Vec<String> {
-    terms(query)
+    content_terms(query)
         .into_iter()
         .filter_map(|t| match t {
             Term::Word(w) if w.len() > 3 && !memcc_core::text::is_stop_word(&w) => Some(w),
@@ -143,7 +144,7 @@ impl Search<'_> {
                 if q.mode == SearchMode::Lexical {
                     return scores;
                 }
-                match self.embed_query(q.text) {
+                match self.embed_query(&without_exclusions(q.text)) {
                     Ok(v) if v.is_empty() => {}
                     Ok(v) => {
                         for hit in self.index.search(&v, candidates, q.agents) {
@@ -255,24 +256,10 @@ impl Search<'_> {
     /// a large share of the agents' records (they barely move BM25, yet make its cost grow with
     /// the collection). When every word is that common, the first two are kept.
     pub fn lexical_query(&self, query: &str, agents: &[String]) -> Result<Vec<Term>> {
-        let mut content: Vec<Term> = Vec::new();
-        for t in terms(query) {
-            if !matches!(&t, Term::Word(w) if memcc_core::text::is_stop_word(w)) && !content.contains(&t) {
-                content.push(t);
-            }
-            if content.len() == memcc_core::text::MAX_QUERY_TERMS {
-                break;
-            }
-        }
-        if content.is_empty() {
+        let content = content_terms(query);
+        if content.iter().all(|t| matches!(t, Term::Word(w) if memcc_core::text::is_stop_word(w))) {
             // Only function words: search them rather than nothing.
-            let mut all: Vec<Term> = Vec::new();
-            for t in terms(query) {
-                if !all.contains(&t) && all.len() < memcc_core::text::MAX_QUERY_TERMS {
-                    all.push(t);
-                }
-            }
-            return Ok(all);
+            return Ok(content);
         }
         let records = self.store.record_count()?;
         let cap = (records / 20).max(2_000) as usize;

@@ -621,3 +621,25 @@ fn a_when_question_prefers_the_record_that_says_when() {
     let (when, did) = (lead("When did we move to Lisbon?"), lead("Did we move to Lisbon?"));
     assert!(when - did > 0.05, "a when question moves the dated record up: {did} → {when}");
 }
+
+#[test]
+fn a_question_is_searched_for_what_it_is_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let said = [
+        "Nate: So many days of gaming, so many hours, so many nights.",
+        "Nate: Look at my turtles, they sleep on the rock.",
+        "Dave: Fixing cars is my hobby. Fixing cars all weekend, fixing cars every night.",
+        "Dave: My other hobby is hiking in the hills.",
+    ];
+    for (i, text) in said.iter().enumerate() {
+        rt.ingest_summary(&payload("main", &format!("sum_{i}"), i as i64 + 1, &[("user", text), ("assistant", "Nice.")]))
+            .unwrap();
+    }
+    let top = |q: &str| rt.memory_search("main", q, 4, 0.0, None).unwrap().remove(0).text;
+    // "many" asks for a number; it is not what the question is about.
+    assert!(top("How many turtles does Nate have?").contains("turtles"));
+    // What the answer is not is not looked for.
+    assert!(top("What are Dave's hobbies other than fixing cars?").contains("hiking"));
+    assert!(top("Besides fixing cars, what hobby does Dave have?").contains("hiking"));
+}

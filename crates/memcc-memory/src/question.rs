@@ -1,0 +1,193 @@
+//! What a question asks about, in words: the terms search and recall look for.
+//!
+//! A question has words that say what *kind* of answer it wants rather than what it is about —
+//! "How **many** turtles…", "What **kind** of art…" — and words that say what the answer is
+//! *not* — "hobbies other than **fixing cars**". Both match records that do not answer: "so
+//! many days of gaming" for the first, the many records about fixing cars for the second. This
+//! module leaves them out; function words go as everywhere ([`memcc_core::text::is_stop_word`]).
+//! Time words are read elsewhere ([`memcc_core::period`]), from the question's own text.
+
+use memcc_core::text::{MAX_QUERY_TERMS, Term, is_stop_word, terms};
+
+/// Words naming the quantity a "how …" question asks for.
+const HOW_FRAME: &[&str] = &["many", "much"];
+
+/// Words that, followed by "of", name the class of the answer ("what kind of art").
+const CLASS_FRAME: &[&str] = &["kind", "kinds", "type", "types", "sort", "sorts"];
+
+/// Phrases after which a question names what its answer is not, up to the end of the clause.
+const EXCLUDING: &[&[&str]] =
+    &[&["other", "than"], &["besides"], &["apart", "from"], &["aside", "from"], &["except", "for"], &["except"]];
+
+/// What ends a clause: an exclusion reaches only to there.
+const CLAUSE_ENDS: [char; 10] = [',', ';', '?', '.', '!', '，', '；', '？', '。', '！'];
+
+/// The words of `question` that say what it is about, in order, each once: stop words, the
+/// question's frame (`how many`, `kind of`) and what it excludes (`other than …`, `besides …`)
+/// left out. When that leaves nothing, the words without stop words; when those are none too,
+/// every word (a query of function words is still searched). At most [`MAX_QUERY_TERMS`]: a
+/// huge or hostile query stays cheap.
+pub fn content_terms(question: &str) -> Vec<Term> {
+    let words = words_with_clause_ends(question);
+    let mut content: Vec<Term> = Vec::new();
+    let mut excluding = false;
+    let mut i = 0;
+    while i < words.len() && content.len() < MAX_QUERY_TERMS {
+        let (term, ends_clause) = &words[i];
+        if let Some(len) = EXCLUDING.iter().map(|p| p.len()).find(|&n| phrase_at(&words, i, EXCLUDING, n)) {
+            excluding = true;
+            i += len;
+            continue;
+        }
+        let framed = match term {
+            Term::Word(w) => {
+                (HOW_FRAME.contains(&w.as_str()) && i > 0 && is_word(&words[i - 1].0, "how"))
+                    || (CLASS_FRAME.contains(&w.as_str()) && words.get(i + 1).is_some_and(|(t, _)| is_word(t, "of")))
+            }
+            Term::Cjk(_) => false,
+        };
+        let stop = matches!(term, Term::Word(w) if is_stop_word(w));
+        if !excluding && !framed && !stop && !content.contains(term) {
+            content.push(term.clone());
+        }
+        if *ends_clause {
+            excluding = false;
+        }
+        i += 1;
+    }
+    if content.is_empty() {
+        content = dedup(terms(question).into_iter().filter(|t| !matches!(t, Term::Word(w) if is_stop_word(w))));
+    }
+    if content.is_empty() {
+        content = dedup(terms(question));
+    }
+    content
+}
+
+/// `question` without what it excludes ("hobbies other than fixing cars?" → "hobbies?"): the
+/// text to embed, so the vector search is not drawn to what the answer is not either.
+pub fn without_exclusions(question: &str) -> String {
+    let mut out = String::with_capacity(question.len());
+    for clause in question.split_inclusive(CLAUSE_ENDS) {
+        // ASCII lowercasing keeps byte offsets; the phrases are ASCII. The leading space lets a
+        // phrase match at the clause's start, and puts each match one byte after where it is in `clause`.
+        let padded = format!(" {}", clause.to_ascii_lowercase());
+        let cut = EXCLUDING.iter().filter_map(|p| padded.find(&format!(" {} ", p.join(" ")))).min();
+        match cut.and_then(|at| clause.get(..at.saturating_sub(1))) {
+            Some(kept) => {
+                out.push_str(kept);
+                if !kept.trim().is_empty() {
+                    out.extend(clause.chars().last().filter(|c| CLAUSE_ENDS.contains(c)));
+                }
+            }
+            None => out.push_str(clause),
+        }
+    }
+    out
+}
+
+fn dedup(terms: impl IntoIterator<Item = Term>) -> Vec<Term> {
+    let mut out: Vec<Term> = Vec::new();
+    for t in terms {
+        if out.len() == MAX_QUERY_TERMS {
+            break;
+        }
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+fn is_word(term: &Term, word: &str) -> bool {
+    matches!(term, Term::Word(w) if w == word)
+}
+
+/// Whether one of `phrases` of length `len` starts at word `i`.
+fn phrase_at(words: &[(Term, bool)], i: usize, phrases: &[&[&str]], len: usize) -> bool {
+    phrases
+        .iter()
+        .filter(|p| p.len() == len)
+        .any(|p| p.iter().enumerate().all(|(j, w)| words.get(i + j).is_some_and(|(t, _)| is_word(t, w))))
+}
+
+/// The question's terms, each with whether a clause ends after it (`,`, `;`, `?`, `.`, `!`, or
+/// their full-width forms) — an exclusion reaches only to there.
+fn words_with_clause_ends(question: &str) -> Vec<(Term, bool)> {
+    let mut out: Vec<(Term, bool)> = Vec::new();
+    for piece in question.split_inclusive(CLAUSE_ENDS) {
+        let mut ts = terms(piece);
+        let last = ts.pop();
+        out.extend(ts.into_iter().map(|t| (t, false)));
+        if let Some(t) = last {
+            let ends = piece.ends_with(CLAUSE_ENDS);
+            out.push((t, ends));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn words(q: &str) -> Vec<String> {
+        content_terms(q)
+            .into_iter()
+            .map(|t| match t {
+                Term::Word(w) => w,
+                Term::Cjk(c) => c.into_iter().collect(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_frame_of_a_question_is_not_what_it_is_about() {
+        assert_eq!(words("How many turtles does Nate have?"), ["turtles", "nate"]);
+        assert_eq!(words("How much did the repair cost?"), ["repair", "cost"]);
+        assert_eq!(words("What kind of art does Caroline make?"), ["art", "caroline", "make"]);
+        assert_eq!(words("What types of pottery have they made?"), ["pottery", "made"]);
+        // Only as the frame: "many" and "kind" are words like any other elsewhere.
+        assert_eq!(words("Many thanks, kind words"), ["many", "thanks", "kind", "words"]);
+        assert_eq!(words("a kind person"), ["kind", "person"]);
+    }
+
+    #[test]
+    fn what_the_answer_is_not_is_left_out_to_the_end_of_the_clause() {
+        assert_eq!(words("What are Dave's hobbies other than fixing cars?"), ["dave", "hobbies"]);
+        assert_eq!(words("What sports does John like besides basketball?"), ["sports", "john", "like"]);
+        assert_eq!(words("Apart from yoga, what does Deborah do?"), ["deborah"]);
+        assert_eq!(words("Who went hiking except for Tim?"), ["went", "hiking"]);
+    }
+
+    #[test]
+    fn the_text_to_embed_leaves_out_what_the_answer_is_not() {
+        assert_eq!(without_exclusions("What are Dave's hobbies other than fixing cars?"), "What are Dave's hobbies?");
+        assert_eq!(without_exclusions("Apart from yoga, what does Deborah do?"), " what does Deborah do?");
+        assert_eq!(without_exclusions("Besides work, hobbies besides yoga, or else?"), " hobbies, or else?");
+        assert_eq!(without_exclusions("No exclusion here."), "No exclusion here.");
+        assert_eq!(without_exclusions("İstanbul OTHER THAN Ankara"), "İstanbul");
+    }
+
+    #[test]
+    fn something_is_always_searched() {
+        assert_eq!(words("how many?"), ["many"]);
+        assert_eq!(words("what is it"), ["what", "is", "it"]);
+        assert_eq!(words("besides cars"), ["besides", "cars"]);
+        assert!(words("").is_empty());
+        assert_eq!(words("上个月去了哪里"), ["上个月去了哪里"]);
+    }
+
+    proptest! {
+        #[test]
+        fn content_terms_are_terms_of_the_question(q in "\\PC{0,80}") {
+            let all = terms(&q);
+            let content = content_terms(&q);
+            prop_assert!(content.iter().all(|t| all.contains(t)));
+            prop_assert_eq!(content.is_empty(), all.is_empty());
+            prop_assert!(content.len() <= MAX_QUERY_TERMS);
+            prop_assert!(without_exclusions(&q).len() <= q.len());
+        }
+    }
+}
