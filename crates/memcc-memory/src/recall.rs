@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
 use crate::record::{MemoryRecord, RecordKind};
-use crate::search::{Query, Search, SearchHit, SearchMode, needles};
+use crate::search::{Found, Query, Search, SearchHit, SearchMode, needles};
 use crate::store::FullText;
 use memcc_core::bridge::{RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
@@ -69,13 +69,16 @@ impl Recall<'_> {
         // L3 gets the rest, keeping L2's share back; L2 takes what L3 leaves of its share.
         let l3_room = budget.saturating_sub(identity_tokens + l1_tokens + context_budget + SECTION_TAGS);
         let needles = needles(query);
-        let lexical = self.search.lexical_query(query, agents)?;
-        let l3 = self.deep(agents, query, as_of, l3_room, &needles, &lexical, &mut shown)?;
+        let (l3, lexical) = self.deep(agents, query, as_of, l3_room, &needles, &mut shown)?;
         let l3_tokens = cost(&l3);
         let l2_room = context_budget
             .min(budget.saturating_sub(identity_tokens + l1_tokens + l3_tokens))
             .saturating_sub(SECTION_TAGS);
         let l2 = if l2_room > 0 && wing != DEFAULT_WING {
+            let lexical = match lexical {
+                Some(terms) => terms,
+                None => self.search.lexical_query(query, agents)?,
+            };
             let context = self.wing_records(agents, &lexical, &wing)?;
             lines(&context, &mut shown, l2_room, &needles)
         } else {
@@ -123,8 +126,8 @@ impl Recall<'_> {
         Ok(found.into_iter().filter(MemoryRecord::is_current).collect())
     }
 
-    /// L3 lines filling `room` tokens by marginal value (see the module docs).
-    #[allow(clippy::too_many_arguments)]
+    /// L3 lines filling `room` tokens by marginal value (see the module docs), and the
+    /// full-text terms the search looked for (none when there was no room to search for).
     fn deep(
         &self,
         agents: &[String],
@@ -132,15 +135,14 @@ impl Recall<'_> {
         as_of: Option<i64>,
         room: usize,
         needles: &[String],
-        lexical: &[Term],
         shown: &mut Shown,
-    ) -> Result<Vec<Line>> {
+    ) -> Result<(Vec<Line>, Option<Vec<Term>>)> {
         if room == 0 {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         }
         // About one candidate per line the room holds (twice as many found nothing more on LoCoMo).
         let pool = (room / LINE_TOKENS).clamp(crate::search::MIN_CANDIDATES, 200);
-        let mut hits = self.search.run(&Query {
+        let Found { mut hits, terms } = self.search.find(&Query {
             agents,
             text: query,
             as_of,
@@ -148,7 +150,6 @@ impl Recall<'_> {
             top: pool,
             candidates: pool,
             mode: SearchMode::Hybrid,
-            lexical: Some(lexical),
         })?;
         let floor = hits.first().map_or(0.0, |h| h.score * VALUE_FLOOR);
         let mut out = Vec::new();
@@ -175,7 +176,7 @@ impl Recall<'_> {
             *per_session.entry(session_of(&h).to_string()).or_default() += 1;
             out.push((line, RecalledItem { id: h.id.clone(), score: Some(h.score) }));
         }
-        Ok(out)
+        Ok((out, Some(terms)))
     }
 
     fn identity(&self) -> Option<String> {

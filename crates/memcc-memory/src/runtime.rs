@@ -221,16 +221,7 @@ impl MemoryRuntime {
     ) -> Result<Vec<SearchHit>> {
         let agents = self.readable_agents(agent);
         self.catch_up()?;
-        self.search().run(&Query {
-            agents: &agents,
-            text: query,
-            as_of,
-            wing,
-            top,
-            candidates: top,
-            mode,
-            lexical: None,
-        })
+        self.search().run(&Query { agents: &agents, text: query, as_of, wing, top, candidates: top, mode })
     }
 
     /// Add a record by hand (`memcc memory add`, or a host's "remember this").

@@ -122,8 +122,13 @@ pub(crate) struct Query<'a> {
     /// Candidates from each retriever (at least [`MIN_CANDIDATES`]).
     pub candidates: usize,
     pub mode: SearchMode,
-    /// The full-text terms, when the caller chose them already ([`Search::lexical_query`]).
-    pub lexical: Option<&'a [Term]>,
+}
+
+/// A search's hits, and the full-text terms it looked for ([`Search::lexical_query`]; recall's
+/// L2 reuses them).
+pub(crate) struct Found {
+    pub hits: Vec<SearchHit>,
+    pub terms: Vec<Term>,
 }
 
 impl Search<'_> {
@@ -132,6 +137,10 @@ impl Search<'_> {
     }
 
     pub fn run(&self, q: &Query<'_>) -> Result<Vec<SearchHit>> {
+        Ok(self.find(q)?.hits)
+    }
+
+    pub fn find(&self, q: &Query<'_>) -> Result<Found> {
         let now = q.as_of.unwrap_or_else(crate::store::now_ms);
         let periods = named_periods(q.text, Some(now));
         let when = asks_when(q.text);
@@ -155,22 +164,16 @@ impl Search<'_> {
                 }
                 scores
             });
-            let lexical = || -> Result<HashMap<i64, f64>> {
+            // Choosing the terms counts how common each is: done here, beside the vector scan.
+            let lexical = || -> Result<(HashMap<i64, f64>, Vec<Term>)> {
                 let mut scores = HashMap::new();
                 if q.mode == SearchMode::Dense {
-                    return Ok(scores);
+                    return Ok((scores, Vec::new()));
                 }
-                let built;
-                let terms = match q.lexical {
-                    Some(t) => t,
-                    None => {
-                        built = self.lexical_query(q.text, q.agents)?;
-                        &built
-                    }
-                };
+                let terms = self.lexical_query(q.text, q.agents)?;
                 if !terms.is_empty() {
                     let mut full_text =
-                        FullText { terms, agents: q.agents, wing: q.wing, during: None, limit: candidates };
+                        FullText { terms: &terms, agents: q.agents, wing: q.wing, during: None, limit: candidates };
                     scores.extend(self.store.fts(&full_text)?);
                     // What was said in the period the question names, however common its words
                     // are elsewhere (BM25 scores are the collection's: the two lists compare).
@@ -179,14 +182,14 @@ impl Search<'_> {
                         scores.extend(self.store.fts(&full_text)?);
                     }
                 }
-                Ok(scores)
+                Ok((scores, terms))
             };
             let lexical = lexical();
             (vector.join(), lexical)
         });
         let vector_scores =
             vector_scores.map_err(|_| crate::error::MemoryError::Input("the vector search panicked".into()))?;
-        let lexical = lexical?;
+        let (lexical, terms) = lexical?;
         let ids: Vec<i64> =
             vector_scores.keys().chain(lexical.keys()).copied().collect::<HashSet<_>>().into_iter().collect();
         let records: Vec<MemoryRecord> = self
@@ -240,16 +243,14 @@ impl Search<'_> {
             })
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.event_time.cmp(&a.event_time)));
-        if q.mode != SearchMode::Hybrid {
-            hits.truncate(q.top);
-            return Ok(hits);
-        }
-        self.merge_knowledge_graph(q.agents, q.text, &mut hits)?;
-        if self.config.llm_rerank {
-            self.llm_rerank(q.text, &mut hits);
+        if q.mode == SearchMode::Hybrid {
+            self.merge_knowledge_graph(q.agents, q.text, &mut hits)?;
+            if self.config.llm_rerank {
+                self.llm_rerank(q.text, &mut hits);
+            }
         }
         hits.truncate(q.top);
-        Ok(hits)
+        Ok(Found { hits, terms })
     }
 
     /// The ranked-retrieval query for `query`: content words, minus those so common they match
