@@ -46,6 +46,13 @@ pub type ExactSource = Box<dyn Fn(&[i64]) -> Vec<(i64, Vec<f32>)> + Send + Sync>
 /// Candidates scanned in int8 per result returned.
 pub const OVERSAMPLE: usize = 4;
 
+/// Collections this large are scanned on several threads (below it, starting them costs more
+/// than it saves).
+pub const PARALLEL_SCAN_FROM: usize = 20_000;
+
+/// At most this many scan threads: the scan is bound by memory bandwidth soon after.
+const MAX_SCAN_THREADS: usize = 4;
+
 #[derive(Default)]
 struct Inner {
     ids: Vec<i64>,
@@ -108,25 +115,51 @@ impl ExactScan {
             return Vec::new();
         }
         let (q, q_scale) = quantize(query);
-        // A bounded min-heap of the best k.
-        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(OrdF32, usize)>> =
-            std::collections::BinaryHeap::with_capacity(k + 1);
-        for (i, code) in inner.codes.chunks_exact(self.dim).enumerate() {
-            if !allowed.contains(&inner.owners[i]) {
-                continue;
+        let n = inner.ids.len();
+        // Scanning is bound by reading the codes; large collections are split across the cores
+        // (on a host's machine the other retriever mostly waits on this one).
+        let parts = if n >= PARALLEL_SCAN_FROM {
+            std::thread::available_parallelism().map_or(1, |p| p.get()).min(MAX_SCAN_THREADS)
+        } else {
+            1
+        };
+        let per_part = n.div_ceil(parts);
+        let best = |range: std::ops::Range<usize>| -> Vec<(OrdF32, usize)> {
+            // A bounded min-heap of the best k.
+            let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(OrdF32, usize)>> =
+                std::collections::BinaryHeap::with_capacity(k + 1);
+            for i in range {
+                if !allowed.contains(&inner.owners[i]) {
+                    continue;
+                }
+                let code = &inner.codes[i * self.dim..(i + 1) * self.dim];
+                let score = dot_i8(code, &q) as f32 * inner.scales[i] * q_scale;
+                if heap.len() < k {
+                    heap.push(std::cmp::Reverse((OrdF32(score), i)));
+                } else if heap.peek().is_some_and(|std::cmp::Reverse((min, _))| score > min.0) {
+                    heap.pop();
+                    heap.push(std::cmp::Reverse((OrdF32(score), i)));
+                }
             }
-            let score = dot_i8(code, &q) as f32 * inner.scales[i] * q_scale;
-            if heap.len() < k {
-                heap.push(std::cmp::Reverse((OrdF32(score), i)));
-            } else if heap.peek().is_some_and(|std::cmp::Reverse((min, _))| score > min.0) {
-                heap.pop();
-                heap.push(std::cmp::Reverse((OrdF32(score), i)));
-            }
-        }
-        let mut out: Vec<VectorHit> =
-            heap.into_iter().map(|std::cmp::Reverse((s, i))| VectorHit { id: inner.ids[i], score: s.0 }).collect();
-        out.sort_by(|a, b| b.score.total_cmp(&a.score));
-        out
+            heap.into_iter().map(|std::cmp::Reverse(x)| x).collect()
+        };
+        let mut found: Vec<(OrdF32, usize)> = if parts == 1 {
+            best(0..n)
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..parts)
+                    .map(|p| {
+                        let range = p * per_part..((p + 1) * per_part).min(n);
+                        scope.spawn(move || best(range))
+                    })
+                    .collect();
+                // A part that panicked (it cannot: slices are in bounds) contributes nothing.
+                handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+            })
+        };
+        found.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
+        found.truncate(k);
+        found.into_iter().map(|(s, i)| VectorHit { id: inner.ids[i], score: s.0 }).collect()
     }
 }
 

@@ -98,6 +98,32 @@ impl VectorStore for Recording {
     }
 }
 
+/// Split across threads, the scan finds what one thread would: the same hits, in order, with
+/// owners respected across the split.
+#[test]
+fn a_scan_split_across_threads_finds_what_one_thread_finds() {
+    use memcc_memory::vector::PARALLEL_SCAN_FROM;
+    let dim = 16;
+    let n = PARALLEL_SCAN_FROM + 1234;
+    let (large, small) = (ExactScan::new(dim, None), ExactScan::new(dim, None));
+    for i in 0..n as i64 {
+        let owner = if i % 3 == 0 { "a" } else { "b" };
+        large.upsert(i, owner, &normalised(i as u64, dim));
+    }
+    let q = normalised(7, dim);
+    let hits = large.search(&q, 25, &["a".to_string()]);
+    // The same vectors of owner "a" below the threshold, scanned by one thread.
+    for i in (0..n as i64).filter(|i| i % 3 == 0) {
+        small.upsert(i, "a", &normalised(i as u64, dim));
+    }
+    assert!(small.len() < PARALLEL_SCAN_FROM);
+    assert_eq!(hits, small.search(&q, 25, &["a".to_string()]));
+    assert!(hits.iter().all(|h| h.id % 3 == 0));
+    // The last part holds the remainder; a vector there is found.
+    let last = (n - 1) as i64 / 3 * 3;
+    assert_eq!(large.search(&normalised(last as u64, dim), 1, &["a".to_string()])[0].id, last);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
     /// int8 scan + 4× oversampled f32 rerank finds the true top 10 (recall@10 ≥ 0.9 per query).
