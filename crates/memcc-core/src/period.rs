@@ -99,7 +99,8 @@ enum Named {
 }
 
 /// Words before a bare month name that make it a date ("in May"; "may" alone is a verb).
-const BEFORE_A_MONTH: &[&str] = &["in", "during", "of", "early", "late", "mid", "last", "this"];
+const BEFORE_A_MONTH: &[&str] =
+    &["in", "during", "of", "early", "late", "mid", "last", "this", "since", "after", "before", "until", "till", "by"];
 
 fn named(c: &Captures<'_>, before: &str) -> Option<Named> {
     for i in 4..=5 {
@@ -146,11 +147,13 @@ fn named_dated(c: &Captures<'_>) -> Option<Period> {
 /// The periods `text` names: absolute dates in order, then, when it is said at a known time
 /// `now`, its relative ones. Impossible dates ("31 February 2023") name nothing.
 pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
-    let found: Vec<(usize, Named)> = NAMED
+    let found: Vec<(usize, Named, Option<Bound>)> = NAMED
         .captures_iter(text)
         .filter_map(|c| {
-            let at = c.get(0)?.start();
-            Some((at, named(&c, text.get(..at).unwrap_or(""))?))
+            let m = c.get(0)?;
+            let before = text.get(..m.start()).unwrap_or("");
+            let bound = Bound::around(before, text.get(m.end()..).unwrap_or(""));
+            Some((m.start(), named(&c, before)?, bound))
         })
         .collect();
     let years: Vec<(usize, i32)> =
@@ -158,34 +161,103 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
     let today = now.and_then(chrono::DateTime::from_timestamp_millis).map(|d| d.date_naive());
     let mut periods: Vec<Period> = found
         .into_iter()
-        .filter_map(|(at, named)| match named {
-            Named::Dated(p) => Some(p),
-            // "between August 11 and August 15 2023": the year said next, else the one said
-            // before, else the latest such date up to when it is asked ("in May", asked in
-            // January, is last May).
-            Named::Yearless(m, d) => {
-                let said = years
-                    .iter()
-                    .find(|(y_at, _)| *y_at > at)
-                    .or_else(|| years.iter().rev().find(|(y_at, _)| *y_at < at))
-                    .map(|(_, y)| *y);
-                let year = match (said, today) {
-                    (Some(y), _) => y,
-                    (None, Some(t)) if (m, d.unwrap_or(1)) > (t.month(), t.day()) => t.year() - 1,
-                    (None, Some(t)) => t.year(),
-                    (None, None) => return None,
-                };
-                match d {
-                    Some(d) => Period::of_day(year, m, d),
-                    None => Period::of_month(year, m),
+        .filter_map(|(at, named, bound)| {
+            let period = match named {
+                Named::Dated(p) => Some(p),
+                // "between August 11 and August 15 2023": the year said next, else the one said
+                // before, else the latest such date up to when it is asked ("in May", asked in
+                // January, is last May).
+                Named::Yearless(m, d) => {
+                    let said = years
+                        .iter()
+                        .find(|(y_at, _)| *y_at > at)
+                        .or_else(|| years.iter().rev().find(|(y_at, _)| *y_at < at))
+                        .map(|(_, y)| *y);
+                    let year = match (said, today) {
+                        (Some(y), _) => y,
+                        (None, Some(t)) if (m, d.unwrap_or(1)) > (t.month(), t.day()) => t.year() - 1,
+                        (None, Some(t)) => t.year(),
+                        (None, None) => return None,
+                    };
+                    match d {
+                        Some(d) => Period::of_day(year, m, d),
+                        None => Period::of_month(year, m),
+                    }
                 }
-            }
+            }?;
+            bound.map_or(Some(period), |b| b.apply(period, now))
         })
         .collect();
     if let Some(now) = now {
         periods.extend(relative_ranges(text, now).into_iter().filter_map(Period::of_range));
     }
     periods
+}
+
+/// Words naming a stretch next to a date ("the week before 16 November").
+const NEAR_A_DATE: &[&str] = &[
+    "day",
+    "days",
+    "week",
+    "weeks",
+    "weekend",
+    "month",
+    "night",
+    "morning",
+    "evening",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// A date said as a bound rather than a period: "since May", "after 10 July 2023", "before
+/// 2022", "until March", "2023年5月以来", "2022年以前".
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Bound {
+    /// From the date on, up to when the question is asked.
+    From,
+    /// Up to the date ("before": its start; "until", "by": its end).
+    Before,
+    Until,
+}
+
+impl Bound {
+    fn around(before: &str, after: &str) -> Option<Bound> {
+        let mut words = before.split_whitespace().rev().map(str::to_lowercase);
+        let word = words.next().unwrap_or_default();
+        // "the week before 16 November", "the Sunday after …": a stretch near the date (how
+        // dates are grounded), which the date's own period covers.
+        let unit = words.next().is_some_and(|w| NEAR_A_DATE.contains(&w.as_str()));
+        match word.as_str() {
+            _ if unit => {}
+            "since" | "after" => return Some(Bound::From),
+            "before" => return Some(Bound::Before),
+            "until" | "till" | "by" => return Some(Bound::Until),
+            _ => {}
+        }
+        let after = after.trim_start_matches(['日', '号']);
+        if ["以来", "以后", "之后"].iter().any(|w| after.starts_with(w)) {
+            Some(Bound::From)
+        } else if ["以前", "之前"].iter().any(|w| after.starts_with(w)) {
+            Some(Bound::Before)
+        } else {
+            None
+        }
+    }
+
+    /// The stretch `period` bounds; `None` when it is empty ("since" a date after `now`).
+    fn apply(self, period: Period, now: Option<i64>) -> Option<Period> {
+        let bounded = match self {
+            Bound::From => Period { start: period.start, end: now.map_or(i64::MAX, |n| n.saturating_add(1)) },
+            Bound::Before => Period { start: i64::MIN, end: period.start },
+            Bound::Until => Period { start: i64::MIN, end: period.end },
+        };
+        (bounded.start < bounded.end).then_some(bounded)
+    }
 }
 
 static YEAR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(?:1[89]|2[01])\d\d\b").expect("static year regex"));
@@ -289,6 +361,39 @@ mod tests {
         assert_eq!(named_periods("in May 2022", jan_2023), [may_2022]);
         assert_eq!(named_periods("I may go", jan_2023), [], "a verb");
         assert_eq!(named_periods("in May 23, 2023", None), [week_from(2023, 5, 23)], "the longer form wins");
+    }
+
+    #[test]
+    fn a_date_said_as_a_bound_names_the_stretch_it_bounds() {
+        let asked = ms(2023, 9, 1);
+        let since = |start| Period { start, end: asked + 1 };
+        assert_eq!(named_periods("What has Dave done since May?", Some(asked)), [since(ms(2023, 5, 1))]);
+        assert_eq!(named_periods("after 10 July 2023", Some(asked)), [since(ms(2023, 7, 10))]);
+        assert_eq!(named_periods("2023年5月以来", Some(asked)), [since(ms(2023, 5, 1))]);
+        assert_eq!(named_periods("2023年5月8日之后", Some(asked)), [since(ms(2023, 5, 8))]);
+        assert_eq!(named_periods_abs("since 2021")[0], Period { start: ms(2021, 1, 1), end: i64::MAX });
+        assert_eq!(named_periods("since October", Some(ms(2023, 10, 1))), [since_day(ms(2023, 10, 1))]);
+        assert_eq!(named_periods("since 2030", Some(asked)), [], "nothing after now");
+        let before = |end| Period { start: i64::MIN, end };
+        assert_eq!(named_periods("Where did Jon live before 2022?", Some(asked)), [before(ms(2022, 1, 1))]);
+        assert_eq!(named_periods("2022年以前", Some(asked)), [before(ms(2022, 1, 1))]);
+        assert_eq!(named_periods("until March 2023", Some(asked)), [before(ms(2023, 4, 1))]);
+        assert_eq!(named_periods("by March 2023", Some(asked)), [before(ms(2023, 4, 1))]);
+        // Not bounds: the word before is not one, or the date is a period of its own, or the
+        // words name a stretch next to it (as grounded dates say).
+        let week_from = Period { start: ms(2023, 11, 16), end: ms(2023, 11, 24) };
+        assert_eq!(named_periods("Where was Tim in the week before 16 November 2023?", Some(asked)), [week_from]);
+        assert_eq!(named_periods("on the Sunday after 16 November 2023", Some(asked)), [week_from]);
+        assert_eq!(
+            named_periods("from May 2023", Some(asked)),
+            [Period { start: ms(2023, 5, 1), end: ms(2023, 6, 1) }]
+        );
+        assert_eq!(named_periods("between May 2022 and June 2022", Some(asked)).len(), 2);
+        assert!(named_periods("between May 2022 and June 2022", Some(asked)).iter().all(|p| p.start > 0));
+    }
+
+    fn since_day(start: i64) -> Period {
+        Period { start, end: start + 1 }
     }
 
     #[test]

@@ -602,6 +602,9 @@ fn a_question_naming_a_period_finds_what_was_said_then() {
         .search_with("main", "What did I cook last month?", Some(T0 + 70 * DAY), None, 5, memcc_memory::SearchMode::Hybrid)
         .unwrap();
     assert!(hits[0].text.contains("green curry"), "{hits:#?}");
+    // A date said as a bound: before February is January, not February.
+    let hits = rt.memory_search("main", "What did I cook before February 2026?", 5, 0.0, None).unwrap();
+    assert!(hits[0].text.starts_with("[Date: 2026-01-"), "{hits:#?}");
 }
 
 #[test]
