@@ -14,11 +14,11 @@ use std::collections::{HashMap, HashSet};
 use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
 use crate::record::{MemoryRecord, RecordKind};
-use crate::search::{Found, Query, Search, SearchHit, SearchMode, needles};
+use crate::search::{Found, Lexical, Query, Search, SearchHit, SearchMode, needles};
 use crate::store::FullText;
 use memcc_core::bridge::{RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
-use memcc_core::text::{Term, excerpt};
+use memcc_core::text::excerpt;
 
 /// Escape recalled text: it can mention `<memcc-recall>` but never produce the tag.
 pub fn escape(text: &str) -> String {
@@ -76,7 +76,7 @@ impl Recall<'_> {
             .saturating_sub(SECTION_TAGS);
         let l2 = if l2_room > 0 && wing != DEFAULT_WING {
             let lexical = match lexical {
-                Some(terms) => terms,
+                Some(lexical) => lexical,
                 None => self.search.lexical_query(query, agents)?,
             };
             let context = self.wing_records(agents, &lexical, &wing)?;
@@ -102,14 +102,21 @@ impl Recall<'_> {
         Ok(fit(sections, budget))
     }
 
-    /// L2: the query's matches (`lexical`, its full-text terms) in its wing, else the wing's
+    /// L2: the query's matches (`lexical`, its full-text query) in its wing, else the wing's
     /// newest records.
-    fn wing_records(&self, agents: &[String], lexical: &[Term], wing: &str) -> Result<Vec<MemoryRecord>> {
+    fn wing_records(&self, agents: &[String], lexical: &Lexical, wing: &str) -> Result<Vec<MemoryRecord>> {
         let store = self.search.store;
         let mut found = Vec::new();
-        if !lexical.is_empty() {
+        if !lexical.terms.is_empty() {
             let ids: Vec<i64> = store
-                .fts(&FullText { terms: lexical, agents, wing: Some(wing), during: None, limit: 10 })?
+                .fts(&FullText {
+                    terms: &lexical.terms,
+                    agents,
+                    wing: Some(wing),
+                    during: None,
+                    limit: 10,
+                    frequencies: lexical.frequencies.as_deref(),
+                })?
                 .into_iter()
                 .map(|(id, _)| id)
                 .collect();
@@ -136,13 +143,13 @@ impl Recall<'_> {
         room: usize,
         needles: &[String],
         shown: &mut Shown,
-    ) -> Result<(Vec<Line>, Option<Vec<Term>>)> {
+    ) -> Result<(Vec<Line>, Option<Lexical>)> {
         if room == 0 {
             return Ok((Vec::new(), None));
         }
         // About one candidate per line the room holds (twice as many found nothing more on LoCoMo).
         let pool = (room / LINE_TOKENS).clamp(crate::search::MIN_CANDIDATES, 200);
-        let Found { mut hits, terms } = self.search.find(&Query {
+        let Found { mut hits, lexical } = self.search.find(&Query {
             agents,
             text: query,
             as_of,
@@ -176,7 +183,7 @@ impl Recall<'_> {
             *per_session.entry(session_of(&h).to_string()).or_default() += 1;
             out.push((line, RecalledItem { id: h.id.clone(), score: Some(h.score) }));
         }
-        Ok((out, Some(terms)))
+        Ok((out, Some(lexical)))
     }
 
     fn identity(&self) -> Option<String> {

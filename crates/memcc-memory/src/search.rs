@@ -124,11 +124,18 @@ pub(crate) struct Query<'a> {
     pub mode: SearchMode,
 }
 
-/// A search's hits, and the full-text terms it looked for ([`Search::lexical_query`]; recall's
-/// L2 reuses them).
+/// The full-text terms of a query, and how many records each matches when that was counted
+/// ([`crate::store::MemoryStore::document_frequencies`]).
+pub struct Lexical {
+    pub terms: Vec<Term>,
+    pub frequencies: Option<Vec<usize>>,
+}
+
+/// A search's hits, and the full-text query it ran ([`Search::lexical_query`]; recall's L2
+/// reuses it).
 pub(crate) struct Found {
     pub hits: Vec<SearchHit>,
-    pub terms: Vec<Term>,
+    pub lexical: Lexical,
 }
 
 impl Search<'_> {
@@ -165,15 +172,21 @@ impl Search<'_> {
                 scores
             });
             // Choosing the terms counts how common each is: done here, beside the vector scan.
-            let lexical = || -> Result<(HashMap<i64, f64>, Vec<Term>)> {
+            let lexical = || -> Result<(HashMap<i64, f64>, Lexical)> {
                 let mut scores = HashMap::new();
                 if q.mode == SearchMode::Dense {
-                    return Ok((scores, Vec::new()));
+                    return Ok((scores, Lexical { terms: Vec::new(), frequencies: None }));
                 }
-                let terms = self.lexical_query(q.text, q.agents)?;
-                if !terms.is_empty() {
-                    let mut full_text =
-                        FullText { terms: &terms, agents: q.agents, wing: q.wing, during: None, limit: candidates };
+                let query = self.lexical_query(q.text, q.agents)?;
+                if !query.terms.is_empty() {
+                    let mut full_text = FullText {
+                        terms: &query.terms,
+                        agents: q.agents,
+                        wing: q.wing,
+                        during: None,
+                        limit: candidates,
+                        frequencies: query.frequencies.as_deref(),
+                    };
                     scores.extend(self.store.fts(&full_text)?);
                     // What was said in the period the question names, however common its words
                     // are elsewhere (BM25 scores are the collection's: the two lists compare).
@@ -182,14 +195,14 @@ impl Search<'_> {
                         scores.extend(self.store.fts(&full_text)?);
                     }
                 }
-                Ok((scores, terms))
+                Ok((scores, query))
             };
             let lexical = lexical();
             (vector.join(), lexical)
         });
         let vector_scores =
             vector_scores.map_err(|_| crate::error::MemoryError::Input("the vector search panicked".into()))?;
-        let (lexical, terms) = lexical?;
+        let (lexical, query) = lexical?;
         let ids: Vec<i64> =
             vector_scores.keys().chain(lexical.keys()).copied().collect::<HashSet<_>>().into_iter().collect();
         let records: Vec<MemoryRecord> = self
@@ -250,35 +263,34 @@ impl Search<'_> {
             }
         }
         hits.truncate(q.top);
-        Ok(Found { hits, terms })
+        Ok(Found { hits, lexical: query })
     }
 
     /// The ranked-retrieval query for `query`: content words, minus those so common they match
     /// a large share of the agents' records (they barely move BM25, yet make its cost grow with
     /// the collection). When every word is that common, the first two are kept.
-    pub fn lexical_query(&self, query: &str, agents: &[String]) -> Result<Vec<Term>> {
+    pub fn lexical_query(&self, query: &str, agents: &[String]) -> Result<Lexical> {
         let content = content_terms(query);
+        let uncounted = |terms| Ok(Lexical { terms, frequencies: None });
         if content.iter().all(|t| matches!(t, Term::Word(w) if memcc_core::text::is_stop_word(w))) {
             // Only function words: search them rather than nothing.
-            return Ok(content);
+            return uncounted(content);
         }
         let records = self.store.record_count()?;
         let cap = (records / 20).max(2_000) as usize;
         // No term can be in more records than there are: nothing to count.
         if records as usize <= cap {
-            return Ok(content);
+            return uncounted(content);
         }
-        let mut kept: Vec<Term> = Vec::with_capacity(content.len());
-        for t in &content {
-            if !self.store.more_than(t, agents, cap)? {
-                kept.push(t.clone());
-            }
+        let counts = self.store.document_frequencies(&content, agents, cap)?;
+        let (terms, frequencies): (Vec<Term>, Vec<usize>) =
+            content.iter().cloned().zip(counts).filter(|(_, df)| *df <= cap).unzip();
+        if terms.is_empty() {
+            // Every word is that common: keep the first two (the query's own order), whose
+            // counts stopped at the cap.
+            return uncounted(content.into_iter().take(2).collect());
         }
-        if kept.is_empty() {
-            // Every word is that common: keep the first two (the query's own order).
-            kept = content.into_iter().take(2).collect();
-        }
-        Ok(kept)
+        Ok(Lexical { terms, frequencies: Some(frequencies) })
     }
 
     /// Add one synthetic result listing the stored facts about the query's entities, unless the

@@ -85,6 +85,10 @@ pub struct FullText<'a> {
     pub wing: Option<&'a str>,
     pub during: Option<Period>,
     pub limit: usize,
+    /// The terms' document frequencies, when the caller counted them already
+    /// ([`MemoryStore::document_frequencies`], one per term): a backend that weighs terms by
+    /// them itself (PostgreSQL) does not count again.
+    pub frequencies: Option<&'a [usize]>,
 }
 
 /// What stores memory. Object-safe: the runtime holds an `Arc<dyn MemoryStore>`.
@@ -133,8 +137,10 @@ pub trait MemoryStore: Send + Sync {
     /// Full-text search (see [`FullText`]): (id, score), higher = better; scores compare within
     /// one result list only.
     fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>>;
-    /// Whether more than `cap` current records of `agents` match `term`.
-    fn more_than(&self, term: &Term, agents: &[String], cap: usize) -> Result<bool>;
+    /// For each term, how many current records of `agents` match it, counted up to `cap + 1`
+    /// (`cap + 1` reads "more than `cap`"). Where it is cheaper a backend may answer a count
+    /// over every agent while that is within `cap` (SQLite): an upper bound, exact above `cap`.
+    fn document_frequencies(&self, terms: &[Term], agents: &[String], cap: usize) -> Result<Vec<usize>>;
     /// About how many records exist (an upper bound once records were purged), cheaply.
     fn record_count(&self) -> Result<i64>;
     /// Pinned or high-weight current records of `agents`, heaviest and newest first.

@@ -486,6 +486,18 @@ fn insert_in(tx: &mut Transaction<'_>, statements: &InsertStatements, item: &Ins
     Ok(Inserted { id, duplicate: false })
 }
 
+/// Each tsquery's matching current records of `agents`, counted up to `limit`, in one round trip.
+fn document_frequencies(c: &mut Client, parts: &[String], agents: &[String], limit: i64) -> Result<Vec<usize>> {
+    let rows = c.query(
+        "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM records
+                   WHERE fts @@ to_tsquery($1::text::regconfig, q) AND agent_id = ANY($2)
+                     AND forgotten_at IS NULL LIMIT $3) x)
+         FROM unnest($4::text[]) WITH ORDINALITY AS t(q, i) ORDER BY i",
+        &[&TS_CONFIG, &agents, &limit, &parts],
+    )?;
+    rows.iter().map(|r| Ok(r.try_get::<_, i64>(0)?.max(0) as usize)).collect()
+}
+
 fn count(client: &mut impl GenericClient, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<i64> {
     Ok(client.query_one(sql, params)?.try_get(0)?)
 }
@@ -680,7 +692,7 @@ impl MemoryStore for PgStore {
     }
 
     fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>> {
-        let FullText { terms, agents, wing, during, limit } = *q;
+        let FullText { terms, agents, wing, during, limit, frequencies } = *q;
         let parts = rendered_terms(terms, term_tsquery);
         if parts.is_empty() {
             return Ok(Vec::new());
@@ -691,22 +703,27 @@ impl MemoryStore for PgStore {
         self.pool.run(|c| {
             // BM25's shape, which `ts_rank` alone lacks: each term's match weighs by how rare the
             // term is among the agents' records (its IDF), so "Lisbon" outweighs "trip". Document
-            // frequencies are counted up to DF_CAP (beyond it a term is common all the same).
+            // frequencies are counted up to DF_CAP (beyond it a term is common all the same), here
+            // unless the caller counted them already.
             let n = count(c, MAX_RECORD_ID, &[])?.max(1) as f64;
-            let df_rows = c.query(
-                "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM records
-                           WHERE fts @@ to_tsquery($1::text::regconfig, q) AND agent_id = ANY($2)
-                             AND forgotten_at IS NULL LIMIT $3) x)
-                 FROM unnest($4::text[]) WITH ORDINALITY AS t(q, i) ORDER BY i",
-                &[&TS_CONFIG, &agents, &DF_CAP, &parts],
-            )?;
-            let idf: Vec<f64> = df_rows
+            let counted: HashMap<String, usize> = match frequencies {
+                Some(f) => terms.iter().map(term_tsquery).zip(f.iter().copied()).collect(),
+                None => HashMap::new(),
+            };
+            let missing: Vec<String> = parts.iter().filter(|p| !counted.contains_key(*p)).cloned().collect();
+            let mut df: HashMap<String, usize> = if missing.is_empty() {
+                HashMap::new()
+            } else {
+                missing.iter().cloned().zip(document_frequencies(c, &missing, agents, DF_CAP)?).collect()
+            };
+            df.extend(counted);
+            let idf: Vec<f64> = parts
                 .iter()
-                .map(|r| {
-                    let df = r.try_get::<_, i64>(0)? as f64;
-                    Ok((1.0 + (n - df + 0.5) / (df + 0.5)).ln())
+                .map(|p| {
+                    let df = df.get(p).copied().unwrap_or(0).min(DF_CAP as usize) as f64;
+                    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
                 })
-                .collect::<Result<_>>()?;
+                .collect();
             let rows = c.query(
                 "SELECT r.id, SUM(w.idf * ts_rank(r.fts, to_tsquery($1::text::regconfig, w.q), 1))::float8 AS score
                  FROM records r, unnest($2::text[], $3::float8[]) AS w(q, idf)
@@ -721,19 +738,10 @@ impl MemoryStore for PgStore {
         })
     }
 
-    fn more_than(&self, term: &Term, agents: &[String], cap: usize) -> Result<bool> {
-        let query = term_tsquery(term);
-        let cap = cap as i64;
-        self.pool.run(|c| {
-            let n = count(
-                c,
-                "SELECT COUNT(*) FROM (SELECT 1 FROM records
-                   WHERE fts @@ to_tsquery($1::text::regconfig, $2) AND agent_id = ANY($3) AND forgotten_at IS NULL
-                   LIMIT $4) x",
-                &[&TS_CONFIG, &query, &agents, &(cap + 1)],
-            )?;
-            Ok(n > cap)
-        })
+    fn document_frequencies(&self, terms: &[Term], agents: &[String], cap: usize) -> Result<Vec<usize>> {
+        let parts: Vec<String> = terms.iter().map(term_tsquery).collect();
+        let limit = cap as i64 + 1;
+        self.pool.run(|c| document_frequencies(c, &parts, agents, limit))
     }
 
     fn record_count(&self) -> Result<i64> {

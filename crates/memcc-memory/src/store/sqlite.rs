@@ -257,7 +257,8 @@ impl MemoryStore for SqliteStore {
     /// Returns (id, bm25) with higher = better. Cost grows with the number of matching
     /// records, which is why queries are built without stop words.
     fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>> {
-        let FullText { terms, agents, wing, during, limit } = *q;
+        // FTS5 weighs terms itself (its bm25): counted frequencies are not needed.
+        let FullText { terms, agents, wing, during, limit, frequencies: _ } = *q;
         let Some(match_expr) = combine_terms(terms, Combine::Any) else { return Ok(Vec::new()) };
         let conn = self.reader();
         let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
@@ -282,23 +283,31 @@ impl MemoryStore for SqliteStore {
     /// `term_expr`. FTS tokenises (and stems) the term itself, so this agrees with what a query
     /// will match. Counting every store's posting list is cheap; the agents' share is counted
     /// (a join per match) only for a term common in the whole store.
-    fn more_than(&self, term: &Term, agents: &[String], cap: usize) -> Result<bool> {
-        let term_expr = term_expr(term);
+    fn document_frequencies(&self, terms: &[Term], agents: &[String], cap: usize) -> Result<Vec<usize>> {
         let conn = self.reader();
+        let limit = cap as i64 + 1;
         let mut all = conn
             .prepare_cached("SELECT COUNT(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ?1 LIMIT ?2)")?;
-        let n: i64 = all.query_row(params![term_expr, cap as i64 + 1], |r| r.get(0))?;
-        if n as usize <= cap {
-            return Ok(false);
-        }
-        let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
         let mut scoped = conn.prepare_cached(
             "SELECT COUNT(*) FROM (SELECT 1 FROM records_fts JOIN records r ON r.id = records_fts.rowid
              WHERE records_fts MATCH ?1 AND r.agent_id IN (SELECT value FROM json_each(?2)) AND r.forgotten_at IS NULL
              LIMIT ?3)",
         )?;
-        let n: i64 = scoped.query_row(params![term_expr, agents_json, cap as i64 + 1], |r| r.get(0))?;
-        Ok(n as usize > cap)
+        let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
+        let mut out = Vec::with_capacity(terms.len());
+        for term in terms {
+            let term_expr = term_expr(term);
+            // Every agent's records first: the index alone answers it, and a term rare there is
+            // rare in any scope.
+            let n: i64 = all.query_row(params![term_expr, limit], |r| r.get(0))?;
+            let n = if n as usize <= cap {
+                n
+            } else {
+                scoped.query_row(params![term_expr, agents_json, limit], |r| r.get(0))?
+            };
+            out.push(n.max(0) as usize);
+        }
+        Ok(out)
     }
 
     /// About how many records exist: the highest id (an index lookup, where `COUNT(*)` would

@@ -646,3 +646,44 @@ fn a_question_is_searched_for_what_it_is_about() {
     assert!(top("What are Dave's hobbies other than fixing cars?").contains("hiking"));
     assert!(top("Besides fixing cars, what hobby does Dave have?").contains("hiking"));
 }
+
+#[test]
+fn document_frequencies_are_counted_once_and_weigh_as_if_counted_again() {
+    use memcc_core::text::Term;
+    use memcc_memory::store::FullText;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    for (i, (agent, text)) in [
+        ("main", "I ate an apple in Lisbon."),
+        ("main", "An apple tart, then a walk."),
+        ("main", "Apple picking with Ana and a pear."),
+        ("main", "The apple orchard was closed."),
+        ("other", "Apple pie for the other agent."),
+    ]
+    .iter()
+    .enumerate()
+    {
+        rt.ingest_summary(&payload(agent, &format!("sum_{i}"), i as i64 + 1, &[("user", text), ("assistant", "Nice.")]))
+            .unwrap();
+    }
+    let word = |w: &str| Term::Word(w.into());
+    let terms = [word("apple"), word("pear"), word("kiwi")];
+    let main = ["main".to_string()];
+    let counts = rt.store().document_frequencies(&terms, &main, 2).unwrap();
+    assert_eq!(counts[0], 3, "more than the cap reads cap + 1: {counts:?}");
+    assert!((1..=2).contains(&counts[1]), "within the cap, at least the agent's own count: {counts:?}");
+    assert_eq!(counts[2], 0);
+    // Scores from counts the caller took are the scores the store gets counting itself.
+    let counted = rt.store().document_frequencies(&terms, &main, 1_000).unwrap();
+    let search = |frequencies: Option<&[usize]>| {
+        let q = FullText { terms: &terms, agents: &main, wing: None, during: None, limit: 10, frequencies };
+        rt.store().fts(&q).unwrap()
+    };
+    let (own, given) = (search(None), search(Some(&counted)));
+    assert!(!own.is_empty());
+    assert_eq!(own.len(), given.len());
+    for ((a, x), (b, y)) in own.iter().zip(&given) {
+        assert_eq!(a, b);
+        assert!((x - y).abs() < 1e-9, "{own:?} vs {given:?}");
+    }
+}
