@@ -214,9 +214,16 @@ impl Search<'_> {
         let max_bm25 = lexical.values().copied().fold(0.0, f64::max);
         let in_period = |r: &MemoryRecord| periods.iter().any(|p| p.contains(r.event_time.unwrap_or(r.created_at)));
         // A period every candidate falls in (or none does) separates nothing; counted anyway it
-        // would only lift weak matches past the relative cut-offs recall applies.
-        let inside = records.iter().filter(|r| in_period(r)).count();
-        let period_separates = inside > 0 && inside < records.len();
+        // would only lift weak matches past the relative cut-offs recall applies. The same holds
+        // for a stated date when every candidate states one.
+        let separates = |n: usize| n > 0 && n < records.len();
+        let period_separates = separates(records.iter().filter(|r| in_period(r)).count());
+        let dated: HashSet<i64> = if when {
+            records.iter().filter(|r| states_a_date(&r.text)).map(|r| r.id).collect()
+        } else {
+            HashSet::new()
+        };
+        let when_separates = separates(dated.len());
         let lowercase_needles: Vec<String> = needles(q.text).into_iter().map(|n| n.to_lowercase()).collect();
         let half_life_ms = self.config.recency_half_life_days * 86_400_000.0;
         let mut hits: Vec<SearchHit> = records
@@ -230,7 +237,7 @@ impl Search<'_> {
                 let age = (now - r.event_time.unwrap_or(r.created_at)).max(0) as f64;
                 let recency = 0.05 * (-age / half_life_ms * std::f64::consts::LN_2).exp();
                 let mut time = if period_separates && in_period(&r) { IN_PERIOD } else { 0.0 };
-                if when && states_a_date(&r.text) {
+                if when_separates && dated.contains(&r.id) {
                     time += STATES_WHEN;
                 }
                 let mut score = match q.mode {

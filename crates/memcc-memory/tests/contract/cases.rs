@@ -623,6 +623,16 @@ fn a_when_question_prefers_the_record_that_says_when() {
     };
     let (when, did) = (lead("When did we move to Lisbon?"), lead("Did we move to Lisbon?"));
     assert!(when - did > 0.05, "a when question moves the dated record up: {did} → {when}");
+    // Where every candidate states a date, stating one separates nothing and lifts nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    for (i, said) in ["We moved to Lisbon on 3 January 2026, Ana.", "Ana flew to Lisbon on 4 January 2026."].iter().enumerate() {
+        rt.ingest_summary(&payload("main", &format!("sum_{i}"), i as i64 + 2, &[("user", said), ("assistant", "Yes.")]))
+            .unwrap();
+    }
+    let top = |q: &str| rt.memory_search("main", q, 1, 0.0, None).unwrap()[0].score;
+    let (when, did) = (top("When did we move to Lisbon?"), top("Did we move to Lisbon?"));
+    assert!((when - did).abs() < 0.05, "{did} → {when}");
 }
 
 #[test]
