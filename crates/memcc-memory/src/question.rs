@@ -55,13 +55,31 @@ pub fn content_terms(question: &str) -> Vec<Term> {
         }
         i += 1;
     }
-    if content.is_empty() {
-        content = dedup(terms(question).into_iter().filter(|t| !matches!(t, Term::Word(w) if is_stop_word(w))));
+    let content = dedup(content.into_iter().flat_map(cjk_words));
+    if !content.is_empty() {
+        return content;
     }
-    if content.is_empty() {
-        content = dedup(terms(question));
+    let plain = dedup(terms(question).into_iter().filter(|t| !matches!(t, Term::Word(w) if is_stop_word(w))));
+    if plain.is_empty() { dedup(terms(question)) } else { plain }
+}
+
+/// Question words of Chinese that say what kind of answer is wanted ("什么", "哪里", "多少").
+const CJK_FRAME: &[&str] = &["什么", "哪里", "哪儿", "哪个", "哪些", "怎么", "怎样", "多少", "几个", "为何", "是否"];
+
+/// A run of Chinese (or Japanese) characters as the words it may hold: its character pairs,
+/// the units the full-text index stores ([`memcc_core::text::fts_document`]). A question has no
+/// spaces, so the run as a whole ("我对什么过敏") is almost never in a record; its pairs are
+/// ("过敏"). Pairs that are question words are left out. A run of two or fewer stays itself.
+fn cjk_words(term: Term) -> Vec<Term> {
+    match term {
+        Term::Cjk(chars) if chars.len() > 2 => chars
+            .windows(2)
+            .map(|pair| pair.iter().collect::<String>())
+            .filter(|pair| !CJK_FRAME.contains(&pair.as_str()))
+            .map(|pair| Term::Cjk(pair.chars().collect()))
+            .collect(),
+        other => vec![other],
     }
-    content
 }
 
 /// `question` without what it excludes ("hobbies other than fixing cars?" → "hobbies?"): the
@@ -176,15 +194,33 @@ mod tests {
         assert_eq!(words("what is it"), ["what", "is", "it"]);
         assert_eq!(words("besides cars"), ["besides", "cars"]);
         assert!(words("").is_empty());
-        assert_eq!(words("上个月去了哪里"), ["上个月去了哪里"]);
+        assert_eq!(words("什么"), ["什么"]);
+    }
+
+    #[test]
+    fn a_chinese_question_is_searched_for_its_character_pairs() {
+        assert_eq!(words("我对什么过敏？"), ["我对", "对什", "么过", "过敏"]);
+        assert_eq!(words("上个月去了哪里"), ["上个", "个月", "月去", "去了", "了哪"]);
+        assert_eq!(words("Nate 喜欢 乌龟"), ["nate", "喜欢", "乌龟"]);
+        assert_eq!(words("我"), ["我"]);
     }
 
     proptest! {
         #[test]
-        fn content_terms_are_terms_of_the_question(q in "\\PC{0,80}") {
+        fn content_terms_are_terms_of_the_question(
+            text in "\\PC{0,80}",
+            chinese in "[一-丗 ，？]{0,30}",
+        ) {
+            let q = format!("{text}{chinese}");
             let all = terms(&q);
             let content = content_terms(&q);
-            prop_assert!(content.iter().all(|t| all.contains(t)));
+            // A term of the question, or a character pair within one.
+            let within = |t: &Term| {
+                all.contains(t)
+                    || matches!(t, Term::Cjk(pair) if pair.len() == 2 && all.iter().any(
+                        |a| matches!(a, Term::Cjk(run) if run.windows(2).any(|w| w == pair.as_slice()))))
+            };
+            prop_assert!(content.iter().all(within), "{q:?}: {content:?}");
             prop_assert_eq!(content.is_empty(), all.is_empty());
             prop_assert!(content.len() <= MAX_QUERY_TERMS);
             prop_assert!(without_exclusions(&q).len() <= q.len());

@@ -697,3 +697,19 @@ fn document_frequencies_are_counted_once_and_weigh_as_if_counted_again() {
         assert!((x - y).abs() < 1e-9, "{own:?} vs {given:?}");
     }
 }
+
+#[test]
+fn a_chinese_question_finds_its_words_in_any_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    for (i, said) in ["我对花生过敏，不能吃花生酱。", "周末我们去了杭州，天气很好。", "我喜欢喝绿茶。"].iter().enumerate() {
+        rt.ingest_summary(&payload("main", &format!("sum_{i}"), i as i64 + 1, &[("user", said), ("assistant", "好的。")]))
+            .unwrap();
+    }
+    // A question is one run of characters with no spaces: its words are in the records, the run
+    // is not.
+    for (question, want) in [("我对什么过敏？", "花生"), ("我们周末去了哪里？", "杭州"), ("我喜欢喝什么茶", "绿茶")] {
+        let hits = rt.search_with("main", question, None, None, 3, memcc_memory::SearchMode::Lexical).unwrap();
+        assert!(hits.first().is_some_and(|h| h.text.contains(want)), "{question}: {hits:#?}");
+    }
+}
