@@ -28,7 +28,7 @@ const CLAUSE_ENDS: [char; 10] = [',', ';', '?', '.', '!', '，', '；', '？', '
 /// every word (a query of function words is still searched). At most [`MAX_QUERY_TERMS`]: a
 /// huge or hostile query stays cheap.
 pub fn content_terms(question: &str) -> Vec<Term> {
-    let words = words_with_clause_ends(question);
+    let words = words_with_clause_ends(&without_chinese_exclusions(question));
     let mut content: Vec<Term> = Vec::new();
     let mut excluding = false;
     let mut i = 0;
@@ -101,7 +101,19 @@ pub fn without_exclusions(question: &str) -> String {
             None => out.push_str(clause),
         }
     }
-    out
+    without_chinese_exclusions(&out).into_owned()
+}
+
+/// "除了游泳以外" / "除了游泳之外" / "除了游泳，": what the answer is not, in Chinese. No spaces
+/// separate words there, so without 以外/之外 or a comma to end it ("她除了游泳还喜欢什么") where
+/// the exclusion ends is unknown and nothing is left out.
+static CHINESE_EXCLUSION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"除了[^，,。？?！!；;]*?(?:以外|之外|[，,])").expect("static exclusion regex")
+});
+
+/// A space where an exclusion was, so the characters either side do not join into one run.
+fn without_chinese_exclusions(text: &str) -> std::borrow::Cow<'_, str> {
+    CHINESE_EXCLUSION.replace_all(text, " ")
 }
 
 fn dedup(terms: impl IntoIterator<Item = Term>) -> Vec<Term> {
@@ -203,22 +215,28 @@ mod tests {
         assert_eq!(words("上个月去了哪里"), ["上个", "个月", "月去", "去了", "了哪"]);
         assert_eq!(words("Nate 喜欢 乌龟"), ["nate", "喜欢", "乌龟"]);
         assert_eq!(words("我"), ["我"]);
+        // What the answer is not, in Chinese.
+        assert_eq!(words("除了游泳以外，她还喜欢什么运动？"), ["她还", "还喜", "喜欢", "欢什", "么运", "运动"]);
+        assert_eq!(words("除了游泳，她还喜欢什么运动？"), ["她还", "还喜", "喜欢", "欢什", "么运", "运动"]);
+        assert_eq!(words("她除了游泳还喜欢什么？").len(), 8, "no end to the exclusion: nothing left out");
+        assert_eq!(words("我们除了游泳以外还去"), ["我们", "还去"]);
+        assert_eq!(without_exclusions("除了游泳之外，她还喜欢什么运动？"), " ，她还喜欢什么运动？");
     }
 
     proptest! {
         #[test]
         fn content_terms_are_terms_of_the_question(
             text in "\\PC{0,80}",
-            chinese in "[一-丗 ，？]{0,30}",
+            chinese in "[一-丗 ，？除了以外]{0,30}",
         ) {
             let q = format!("{text}{chinese}");
             let all = terms(&q);
             let content = content_terms(&q);
-            // A term of the question, or a character pair within one.
+            // A word of the question, or characters found together in one of its runs.
             let within = |t: &Term| {
                 all.contains(t)
-                    || matches!(t, Term::Cjk(pair) if pair.len() == 2 && all.iter().any(
-                        |a| matches!(a, Term::Cjk(run) if run.windows(2).any(|w| w == pair.as_slice()))))
+                    || matches!(t, Term::Cjk(part) if all.iter().any(
+                        |a| matches!(a, Term::Cjk(run) if run.windows(part.len()).any(|w| w == part.as_slice()))))
             };
             prop_assert!(content.iter().all(within), "{q:?}: {content:?}");
             prop_assert_eq!(content.is_empty(), all.is_empty());
