@@ -58,17 +58,17 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
     let m = |i: u8| MONTH.replace("MONTH", &format!("m{i}"));
     let pattern = format!(
         r"(?ix)
-          \b(?P<iy>\d{{4}})-(?P<im>\d{{2}})-(?P<id>\d{{2}})\b
+          (?-u:\b)(?P<iy>\d{{4}})-(?P<im>\d{{2}})-(?P<id>\d{{2}})(?-u:\b)
         | \b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\ +(?:of\ +)?{m1},?\ +(?P<y1>\d{{4}})\b
         | \b{m2}\ +(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\ +(?P<y2>\d{{4}})\b
         | \b{m3},?\ +(?:of\ +)?(?P<y3>\d{{4}})\b
         | \b(?P<d4>\d{{1,2}})(?:st|nd|rd|th)?\ +(?:of\ +)?{m4}\b
         | \b{m5}\ +(?P<d5>\d{{1,2}})(?:st|nd|rd|th)?\b
         | \b{m6}\b
-        | \b(?P<cy>\d{{4}})年(?P<cm>\d{{1,2}})月(?:(?P<cd>\d{{1,2}})[日号])?
+        | (?-u:\b)(?P<cy>\d{{4}})年(?P<cm>\d{{1,2}})月(?:(?P<cd>\d{{1,2}})[日号])?
         | (?P<cyo>\d{{4}})年
-        | \b(?P<my>\d{{4}})-(?P<mm>\d{{2}})\b
-        | \b(?P<y>1[89]\d\d|2[01]\d\d)\b",
+        | (?-u:\b)(?P<my>\d{{4}})-(?P<mm>\d{{2}})(?-u:\b)
+        | (?-u:\b)(?P<y>1[89]\d\d|2[01]\d\d)(?-u:\b)",
         m1 = m(1),
         m2 = m(2),
         m3 = m(3),
@@ -99,8 +99,10 @@ enum Named {
 }
 
 /// Words before a bare month name that make it a date ("in May"; "may" alone is a verb).
-const BEFORE_A_MONTH: &[&str] =
-    &["in", "during", "of", "early", "late", "mid", "last", "this", "since", "after", "before", "until", "till", "by"];
+const BEFORE_A_MONTH: &[&str] = &[
+    "in", "during", "of", "early", "late", "mid", "last", "this", "since", "after", "before", "until", "till", "by",
+    "from", "between",
+];
 
 fn named(c: &Captures<'_>, before: &str) -> Option<Named> {
     for i in 4..=5 {
@@ -147,21 +149,22 @@ fn named_dated(c: &Captures<'_>) -> Option<Period> {
 /// The periods `text` names: absolute dates in order, then, when it is said at a known time
 /// `now`, its relative ones. Impossible dates ("31 February 2023") name nothing.
 pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
-    let found: Vec<(usize, Named, Option<Bound>)> = NAMED
+    let found: Vec<(std::ops::Range<usize>, Named, Option<Bound>)> = NAMED
         .captures_iter(text)
         .filter_map(|c| {
             let m = c.get(0)?;
             let before = text.get(..m.start()).unwrap_or("");
             let bound = Bound::around(before, text.get(m.end()..).unwrap_or(""));
-            Some((m.start(), named(&c, before)?, bound))
+            Some((m.range(), named(&c, before)?, bound))
         })
         .collect();
     let years: Vec<(usize, i32)> =
         YEAR.find_iter(text).filter_map(|m| Some((m.start(), m.as_str().parse().ok()?))).collect();
     let today = now.and_then(chrono::DateTime::from_timestamp_millis).map(|d| d.date_naive());
-    let mut periods: Vec<Period> = found
+    let dated: Vec<(std::ops::Range<usize>, Period)> = found
         .into_iter()
-        .filter_map(|(at, named, bound)| {
+        .filter_map(|(range, named, bound)| {
+            let at = range.start;
             let period = match named {
                 Named::Dated(p) => Some(p),
                 // "between August 11 and August 15 2023": the year said next, else the one said
@@ -185,13 +188,46 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
                     }
                 }
             }?;
-            bound.map_or(Some(period), |b| b.apply(period, now))
+            Some((range, bound.map_or(Some(period), |b| b.apply(period, now))?))
         })
         .collect();
+    let mut periods = ranges_joined(text, dated);
     if let Some(now) = now {
         periods.extend(relative_ranges(text, now).into_iter().filter_map(Period::of_range));
     }
     periods
+}
+
+/// The periods of `dated` (each with where it was said), two dates said as the ends of one
+/// stretch — "from May to July", "between 11 and 15 August" ("between August 11 and August 15
+/// 2023"), "从5月到7月" — made that one stretch, so what lies between them is inside too.
+fn ranges_joined(text: &str, dated: Vec<(std::ops::Range<usize>, Period)>) -> Vec<Period> {
+    let opens = |at: usize| {
+        let before = text.get(..at).unwrap_or("").trim_end();
+        let word = before.split_whitespace().next_back().unwrap_or("").to_lowercase();
+        matches!(word.as_str(), "from" | "between") || before.ends_with('从')
+    };
+    let joins = |from: usize, to: usize| {
+        let gap = text.get(from..to).unwrap_or("x").trim().to_lowercase();
+        matches!(gap.as_str(), "to" | "and" | "until" | "till" | "through" | "-" | "–" | "—" | "到" | "至")
+    };
+    let mut out = Vec::with_capacity(dated.len());
+    let mut i = 0;
+    while i < dated.len() {
+        let (range, period) = &dated[i];
+        if let Some((next_range, next)) = dated.get(i + 1)
+            && opens(range.start)
+            && joins(range.end, next_range.start)
+            && period.start < next.end.max(period.end)
+        {
+            out.push(Period { start: period.start, end: next.end.max(period.end) });
+            i += 2;
+            continue;
+        }
+        out.push(*period);
+        i += 1;
+    }
+    out
 }
 
 /// Words naming a stretch next to a date ("the week before 16 November").
@@ -260,7 +296,7 @@ impl Bound {
     }
 }
 
-static YEAR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(?:1[89]|2[01])\d\d\b").expect("static year regex"));
+static YEAR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?-u:\b)(?:1[89]|2[01])\d\d(?-u:\b)").expect("static year regex"));
 
 static ASKS_WHEN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\bwhen\b|\bwhat (?:date|day|month|year|time)\b|\bhow long ago\b|什么时候|哪天|哪一天|几号|哪年|哪一年|几月")
@@ -346,11 +382,28 @@ mod tests {
         let y2021 = Period { start: ms(2021, 1, 1), end: ms(2022, 1, 1) };
         assert_eq!(named_periods_abs("Which country did James visit in 2021?"), [y2021]);
         assert_eq!(named_periods_abs("2021年去了哪里"), [y2021]);
-        assert_eq!(named_periods_abs("between May 2022 and 2023").len(), 2);
+        assert_eq!(
+            named_periods_abs("between May 2022 and 2023"),
+            [Period { start: ms(2022, 5, 1), end: ms(2024, 1, 1) }]
+        );
         assert_eq!(
             named_periods_abs("Where was John between August 11 and August 15 2023?"),
-            [week_from(2023, 8, 11), week_from(2023, 8, 15)],
-            "a day without its year takes the year said next"
+            [Period { start: ms(2023, 8, 11), end: ms(2023, 8, 23) }],
+            "a day without its year takes the year said next; the two ends make one stretch"
+        );
+        let may_to_july = Period { start: ms(2023, 5, 1), end: ms(2023, 8, 1) };
+        assert_eq!(named_periods_abs("from May 2023 to July 2023"), [may_to_july]);
+        assert_eq!(named_periods_abs("from May to July 2023"), [may_to_july]);
+        assert_eq!(named_periods_abs("从2023年5月到2023年7月"), [may_to_july]);
+        // Digits right after Chinese characters start a date (both are word characters to Unicode).
+        assert_eq!(named_periods_abs("我在2023年5月8日开会"), [week_from(2023, 5, 8)]);
+        assert_eq!(named_periods_abs("我们在2023-05-08见过"), [week_from(2023, 5, 8)]);
+        assert_eq!(named_periods_abs("from May 2023 until July 2023"), [may_to_july]);
+        assert_eq!(named_periods_abs("in May 2023 and in July 2023").len(), 2, "two months, not a range");
+        assert_eq!(
+            named_periods_abs("from July 2023 to May 2023").len(),
+            1,
+            "backwards: its first end to the later end"
         );
         assert_eq!(named_periods("on the 3rd of March", Some(ms(2024, 6, 1))), [week_from(2024, 3, 3)]);
         assert_eq!(named_periods_abs("on March 3rd"), [], "no year anywhere");
@@ -388,8 +441,10 @@ mod tests {
             named_periods("from May 2023", Some(asked)),
             [Period { start: ms(2023, 5, 1), end: ms(2023, 6, 1) }]
         );
-        assert_eq!(named_periods("between May 2022 and June 2022", Some(asked)).len(), 2);
-        assert!(named_periods("between May 2022 and June 2022", Some(asked)).iter().all(|p| p.start > 0));
+        assert_eq!(
+            named_periods("between May 2022 and June 2022", Some(asked)),
+            [Period { start: ms(2022, 5, 1), end: ms(2022, 7, 1) }]
+        );
     }
 
     fn since_day(start: i64) -> Period {
