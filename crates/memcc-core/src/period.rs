@@ -67,6 +67,7 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         | \b{m6}\b
         | (?-u:\b)(?P<cy>\d{{4}})年(?P<cm>\d{{1,2}})月(?:(?P<cd>\d{{1,2}})[日号])?
         | (?P<cyo>\d{{4}})年
+        | (?-u:\b)(?P<zm>\d{{1,2}})月(?:(?P<zd>\d{{1,2}})[日号])?
         | (?-u:\b)(?P<my>\d{{4}})-(?P<mm>\d{{2}})(?-u:\b)
         | (?-u:\b)(?P<y>1[89]\d\d|2[01]\d\d)(?-u:\b)",
         m1 = m(1),
@@ -105,6 +106,9 @@ const BEFORE_A_MONTH: &[&str] = &[
 ];
 
 fn named(c: &Captures<'_>, before: &str) -> Option<Named> {
+    if let Some(m) = number(c, "zm") {
+        return Some(Named::Yearless(m, number(c, "zd")));
+    }
     for i in 4..=5 {
         if let Some(d) = number(c, &format!("d{i}")) {
             return Some(Named::Yearless(month_number(c.name(&format!("m{i}"))?.as_str())?, Some(d)));
@@ -149,33 +153,40 @@ fn named_dated(c: &Captures<'_>) -> Option<Period> {
 /// The periods `text` names: absolute dates in order, then, when it is said at a known time
 /// `now`, its relative ones. Impossible dates ("31 February 2023") name nothing.
 pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
-    let found: Vec<(std::ops::Range<usize>, Named, Option<Bound>)> = NAMED
+    // (where, what, as a bound, whether it is a year alone)
+    let found: Vec<(std::ops::Range<usize>, Named, Option<Bound>, bool)> = NAMED
         .captures_iter(text)
         .filter_map(|c| {
             let m = c.get(0)?;
             let before = text.get(..m.start()).unwrap_or("");
             let bound = Bound::around(before, text.get(m.end()..).unwrap_or(""));
-            Some((m.range(), named(&c, before)?, bound))
+            let year_alone = c.name("cyo").is_some() || c.name("y").is_some();
+            Some((m.range(), named(&c, before)?, bound, year_alone))
         })
         .collect();
     let years: Vec<(usize, i32)> =
         YEAR.find_iter(text).filter_map(|m| Some((m.start(), m.as_str().parse().ok()?))).collect();
+    // "between August 11 and August 15 2023": a date without its year takes the year said next,
+    // else the one said before, else the latest such date up to when it is asked ("in May",
+    // asked in January, is last May). A year said for such dates is not a period of its own
+    // ("从5月到7月，2023年" is May to July).
+    let said_year = |at: usize| {
+        years.iter().find(|(y_at, _)| *y_at > at).or_else(|| years.iter().rev().find(|(y_at, _)| *y_at < at)).copied()
+    };
+    let lent: Vec<usize> = found
+        .iter()
+        .filter(|(_, named, _, _)| matches!(named, Named::Yearless(..)))
+        .filter_map(|(range, _, _, _)| said_year(range.start).map(|(y_at, _)| y_at))
+        .collect();
     let today = now.and_then(chrono::DateTime::from_timestamp_millis).map(|d| d.date_naive());
     let dated: Vec<(std::ops::Range<usize>, Period)> = found
         .into_iter()
-        .filter_map(|(range, named, bound)| {
-            let at = range.start;
+        .filter(|(range, _, _, year_alone)| !(*year_alone && lent.contains(&range.start)))
+        .filter_map(|(range, named, bound, _)| {
             let period = match named {
                 Named::Dated(p) => Some(p),
-                // "between August 11 and August 15 2023": the year said next, else the one said
-                // before, else the latest such date up to when it is asked ("in May", asked in
-                // January, is last May).
                 Named::Yearless(m, d) => {
-                    let said = years
-                        .iter()
-                        .find(|(y_at, _)| *y_at > at)
-                        .or_else(|| years.iter().rev().find(|(y_at, _)| *y_at < at))
-                        .map(|(_, y)| *y);
+                    let said = said_year(range.start).map(|(_, y)| y);
                     let year = match (said, today) {
                         (Some(y), _) => y,
                         (None, Some(t)) if (m, d.unwrap_or(1)) > (t.month(), t.day()) => t.year() - 1,
@@ -296,7 +307,8 @@ impl Bound {
     }
 }
 
-static YEAR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?-u:\b)(?:1[89]|2[01])\d\d(?-u:\b)").expect("static year regex"));
+static YEAR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?-u:\b)(?:1[89]|2[01])\d\d(?-u:\b)").expect("static year regex"));
 
 static ASKS_WHEN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\bwhen\b|\bwhat (?:date|day|month|year|time)\b|\bhow long ago\b|什么时候|哪天|哪一天|几号|哪年|哪一年|几月")
@@ -395,6 +407,12 @@ mod tests {
         assert_eq!(named_periods_abs("from May 2023 to July 2023"), [may_to_july]);
         assert_eq!(named_periods_abs("from May to July 2023"), [may_to_july]);
         assert_eq!(named_periods_abs("从2023年5月到2023年7月"), [may_to_july]);
+        // A month or day without its year, in Chinese: the year said elsewhere, else the latest.
+        assert_eq!(named_periods_abs("从5月到7月，2023年"), [may_to_july]);
+        assert_eq!(named_periods("我5月8日去了哪里？", Some(ms(2023, 9, 1))), [week_from(2023, 5, 8)]);
+        assert_eq!(named_periods("10月", Some(ms(2023, 9, 1)))[0].start, ms(2022, 10, 1));
+        assert_eq!(named_periods("3个月前", None), [], "a span, not a month");
+        assert_eq!(named_periods("13月", Some(ms(2023, 9, 1))), []);
         // Digits right after Chinese characters start a date (both are word characters to Unicode).
         assert_eq!(named_periods_abs("我在2023年5月8日开会"), [week_from(2023, 5, 8)]);
         assert_eq!(named_periods_abs("我们在2023-05-08见过"), [week_from(2023, 5, 8)]);
