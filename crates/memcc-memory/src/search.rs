@@ -54,7 +54,7 @@ pub struct SearchHit {
 }
 
 /// The words of a query worth looking for in a record's text: what it is about
-/// ([`content_terms`]) longer than three letters, and CJK runs of two or more characters.
+/// ([`content_terms`]) longer than three letters, and its CJK character pairs.
 pub fn needles(query: &str) -> Vec<String> {
     content_terms(query)
         .into_iter()
