@@ -279,10 +279,11 @@ impl MemoryStore for SqliteStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// Whether more than `cap` current records of `agents` match the safe FTS expression
-    /// `term_expr`. FTS tokenises (and stems) the term itself, so this agrees with what a query
-    /// will match. Counting every store's posting list is cheap; the agents' share is counted
-    /// (a join per match) only for a term common in the whole store.
+    /// How many records match each term's safe FTS expression (`term_expr`), up to `cap + 1`.
+    /// FTS tokenises (and stems) the term itself, so this agrees with what a query will match.
+    /// Counting every store's posting list is cheap; the agents' current records are counted (a
+    /// join per match) only for a term common in the whole store, so a count within the cap is
+    /// over every agent (an upper bound).
     fn document_frequencies(&self, terms: &[Term], agents: &[String], cap: usize) -> Result<Vec<usize>> {
         let conn = self.reader();
         let limit = cap as i64 + 1;
