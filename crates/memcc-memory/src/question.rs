@@ -55,7 +55,7 @@ pub fn content_terms(question: &str) -> Vec<Term> {
         }
         i += 1;
     }
-    let content = dedup(content.into_iter().flat_map(cjk_words));
+    let content = with_cjk_pairs(content);
     if !content.is_empty() {
         return content;
     }
@@ -66,20 +66,32 @@ pub fn content_terms(question: &str) -> Vec<Term> {
 /// Question words of Chinese that say what kind of answer is wanted ("什么", "哪里", "多少").
 const CJK_FRAME: &[&str] = &["什么", "哪里", "哪儿", "哪个", "哪些", "怎么", "怎样", "多少", "几个", "为何", "是否"];
 
-/// A run of Chinese (or Japanese) characters as the words it may hold: its character pairs,
+/// Runs of Chinese (or Japanese) characters as the words they may hold: their character pairs,
 /// the units the full-text index stores ([`memcc_core::text::fts_document`]). A question has no
-/// spaces, so the run as a whole ("我对什么过敏") is almost never in a record; its pairs are
-/// ("过敏"). Pairs that are question words are left out. A run of two or fewer stays itself.
-fn cjk_words(term: Term) -> Vec<Term> {
-    match term {
-        Term::Cjk(chars) if chars.len() > 2 => chars
-            .windows(2)
-            .map(|pair| pair.iter().collect::<String>())
-            .filter(|pair| !CJK_FRAME.contains(&pair.as_str()))
-            .map(|pair| Term::Cjk(pair.chars().collect()))
-            .collect(),
-        other => vec![other],
+/// spaces, so a run as a whole ("我对什么过敏") is almost never in a record; its pairs are
+/// ("过敏"). Pairs that are question words are left out; a run of two or fewer stays itself.
+/// Pairs are made one at a time up to [`MAX_QUERY_TERMS`] terms: a huge run costs no memory.
+fn with_cjk_pairs(content: Vec<Term>) -> Vec<Term> {
+    let mut out: Vec<Term> = Vec::new();
+    let add = |t: Term, out: &mut Vec<Term>| {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+        out.len() < MAX_QUERY_TERMS
+    };
+    for term in content {
+        let more = match term {
+            Term::Cjk(chars) if chars.len() > 2 => chars
+                .windows(2)
+                .filter(|pair| !CJK_FRAME.contains(&pair.iter().collect::<String>().as_str()))
+                .all(|pair| add(Term::Cjk(pair.to_vec()), &mut out)),
+            other => add(other, &mut out),
+        };
+        if !more {
+            break;
+        }
     }
+    out
 }
 
 /// `question` without what it excludes ("hobbies other than fixing cars?" → "hobbies?"): the
@@ -215,6 +227,11 @@ mod tests {
         assert_eq!(words("上个月去了哪里"), ["上个", "个月", "月去", "去了", "了哪"]);
         assert_eq!(words("Nate 喜欢 乌龟"), ["nate", "喜欢", "乌龟"]);
         assert_eq!(words("我"), ["我"]);
+        // A huge run is paired only as far as the query's cap.
+        let huge: String = "我对花生过敏".repeat(200_000);
+        assert_eq!(content_terms(&huge).len(), 6, "{:?}", words(&huge));
+        let varied: String = ('一'..='龥').cycle().take(1_000_000).collect();
+        assert_eq!(content_terms(&varied).len(), MAX_QUERY_TERMS);
         // What the answer is not, in Chinese.
         assert_eq!(words("除了游泳以外，她还喜欢什么运动？"), ["她还", "还喜", "喜欢", "欢什", "么运", "运动"]);
         assert_eq!(words("除了游泳，她还喜欢什么运动？"), ["她还", "还喜", "喜欢", "欢什", "么运", "运动"]);
