@@ -340,7 +340,9 @@ pub fn preferences(text: &str) -> Vec<Preference> {
             let Some(raw) = c.name("o") else { continue };
             let Some(object) = clean_object(raw.as_str(), p.chinese) else { continue };
             let k = c.name("k").map_or("", |m| m.as_str()).to_lowercase();
-            let document = p.template.replace("{k}", &k).replace("{}", &object);
+            // The document speaks of the user (then of them by name): their words, not "my".
+            let said = if p.chinese { object.clone() } else { in_third_person(&object) };
+            let document = p.template.replace("{k}", &k).replace("{}", &said);
             let predicate = p.predicate.map(|t| t.replace("{k}", &k).replace("{}", &object.to_lowercase()));
             if !out.iter().any(|o| o.document == document) {
                 out.push(Preference { pattern: p.name, category: p.category, object, document, predicate });
@@ -348,6 +350,30 @@ pub fn preferences(text: &str) -> Vec<Preference> {
         }
     }
     out
+}
+
+/// English first-person words in the third person ("play games with my husband" → "… with
+/// their husband"): a mined document is about someone, so "my" in it would read as the reader's.
+fn in_third_person(text: &str) -> String {
+    static FIRST_PERSON: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"\b(?:I'm|I've|I'd|I'll|I|[Mm]yself|[Mm]y|[Mm]e|[Mm]ine|[Oo]urselves|[Oo]urs|[Oo]ur|[Ww]e|us)\b")
+    });
+    FIRST_PERSON
+        .replace_all(text, |c: &regex::Captures<'_>| {
+            match c[0].to_lowercase().as_str() {
+                "i'm" => "they're",
+                "i've" => "they've",
+                "i'd" => "they'd",
+                "i'll" => "they'll",
+                "i" | "we" => "they",
+                "myself" | "ourselves" => "themselves",
+                "my" | "our" => "their",
+                "mine" | "ours" => "theirs",
+                _ => "them",
+            }
+            .to_string()
+        })
+        .into_owned()
 }
 
 static EN_TRIPLES: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
@@ -583,6 +609,17 @@ mod tests {
             let found = preferences(text);
             assert!(found.is_empty(), "{text:?} gave {found:?}");
         }
+    }
+
+    #[test]
+    fn documents_speak_of_the_user_in_the_third_person() {
+        let p = preferences("I used to play games with my husband.");
+        assert_eq!(p[0].object, "play games with my husband", "the object is what was said");
+        assert_eq!(p[0].document, "User used to play games with their husband.");
+        assert_eq!(about_speaker(&p[0].document, Some("Deborah")), "Deborah used to play games with their husband.");
+        assert_eq!(in_third_person("when we camped, Ana and I"), "when they camped, Ana and they");
+        assert_eq!(in_third_person("me, myself and mine; our US trip"), "them, themselves and theirs; their US trip");
+        assert_eq!(in_third_person("Mystic Meg"), "Mystic Meg", "whole words only");
     }
 
     #[test]
