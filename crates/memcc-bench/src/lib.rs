@@ -70,6 +70,9 @@ pub struct Options {
     pub budget: usize,
     /// Only the first n haystacks (quick runs).
     pub limit: Option<usize>,
+    /// Questions whose hits `memcc bench retrieval` lists (id, kind, score, turns, text): why a
+    /// question was missed, read rather than guessed. Other benches ignore it.
+    pub explain: Vec<String>,
 }
 
 impl Options {
@@ -81,6 +84,7 @@ impl Options {
             settings: MemccConfig { embedding_model: embedding_model.into(), ..Default::default() },
             budget: 8_000,
             limit: None,
+            explain: Vec::new(),
         }
     }
 }

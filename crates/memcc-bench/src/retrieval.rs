@@ -63,6 +63,30 @@ pub struct QuestionResult {
     pub scores: Vec<(usize, [f64; 6])>,
 }
 
+/// One question's top hits in one mode (`--explain`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Explained {
+    pub id: String,
+    pub mode: Mode,
+    pub question: String,
+    pub gold_turns: Vec<String>,
+    pub hits: Vec<ExplainedHit>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainedHit {
+    pub id: String,
+    pub kind: String,
+    pub score: f64,
+    /// The turns the hit is traced to, in its evidence order.
+    pub turns: Vec<String>,
+    /// Its text, the first 200 characters, one line.
+    pub text: String,
+}
+
+/// Hits listed per explained question.
+const EXPLAINED_HITS: usize = 12;
+
 /// The forms of question time-aware search treats differently, so a run shows whether that
 /// holds on conversations it was not developed on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -130,6 +154,9 @@ pub struct ModeReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub dataset: Dataset,
+    /// The hits of the questions `--explain` names, per mode.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub explained: Vec<Explained>,
     #[serde(flatten)]
     pub run: RunInfo,
     pub haystacks: usize,
@@ -234,6 +261,7 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
     let without_evidence = questions.iter().filter(|q| !q.abstention && q.gold_sessions.is_empty()).count();
     let mut skipped_modes = Vec::new();
     let mut per_question = Vec::new();
+    let mut explained = Vec::new();
     let mut mode_reports = Vec::new();
     for &mode in &options.modes {
         if mode == Mode::FullRerank && base.endpoint().is_none() {
@@ -264,6 +292,29 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
             let t = Instant::now();
             for q in h.questions.iter().filter(|q| !q.abstention && !q.gold_sessions.is_empty()) {
                 let hits = rt.search_with(&base.context.agent_id, &q.text, q.as_of, None, 30, search_mode)?;
+                if options.explain.contains(&q.id) {
+                    explained.push(Explained {
+                        id: q.id.clone(),
+                        mode,
+                        question: q.text.clone(),
+                        gold_turns: {
+                            let mut gold: Vec<String> = q.gold_turns.iter().cloned().collect();
+                            gold.sort();
+                            gold
+                        },
+                        hits: hits
+                            .iter()
+                            .take(EXPLAINED_HITS)
+                            .map(|h| ExplainedHit {
+                                id: h.id.clone(),
+                                kind: format!("{:?}", h.kind).to_lowercase(),
+                                score: h.score,
+                                turns: h.evidence.iter().filter_map(|id| ids.get(id).map(|u| u.1.clone())).collect(),
+                                text: h.text.chars().take(200).collect::<String>().replace('\n', " / "),
+                            })
+                            .collect(),
+                    });
+                }
                 let units: Vec<(String, String)> =
                     // A hit's turns in the order it gives them: the lines holding the query's words first.
                     dedup_in_order(hits.iter().flat_map(|h| {
@@ -332,6 +383,7 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
     progress(haystacks.len(), haystacks.len(), "done");
     Ok(Report {
         dataset: options.dataset,
+        explained,
         run: RunInfo::new(path, options, embedder.model_id()),
         haystacks: haystacks.len(),
         questions: questions.len(),
@@ -435,5 +487,25 @@ pub fn markdown(report: &Report) -> String {
         "\n{} evidence ids were normalised or reported (listed in the JSON report).\n",
         report.evidence_issues.len()
     ));
+    for e in &report.explained {
+        s.push_str(&format!(
+            "\n#### {} ({:?}): {}\ngold turns: {}\n\n| # | hit | kind | score | turns | text |\n|---|---|---|---|---|---|\n",
+            e.id,
+            e.mode,
+            e.question,
+            e.gold_turns.join(" ")
+        ));
+        for (i, h) in e.hits.iter().enumerate() {
+            s.push_str(&format!(
+                "| {} | {} | {} | {:.3} | {} | {} |\n",
+                i + 1,
+                h.id,
+                h.kind,
+                h.score,
+                h.turns.join(" "),
+                h.text.replace('|', "\\|")
+            ));
+        }
+    }
     s
 }

@@ -189,3 +189,25 @@ fn prompt_bench_scores_memcc_beside_same_size_baselines() {
     let md = memcc_bench::prompt::markdown(&report);
     assert!(md.contains("best same-size baseline") && md.contains("ceiling"), "{md}");
 }
+
+#[test]
+fn explain_lists_a_questions_hits_and_the_turns_they_are_traced_to() {
+    let opts = Options {
+        explain: vec!["q2".into(), "no-such-question".into()],
+        ..options(Dataset::Longmemeval, vec![Mode::Bm25, Mode::Full])
+    };
+    let report = memcc_bench::run(&fixture(), &opts, &mut |_, _, _| {}).unwrap();
+    assert_eq!(report.explained.len(), 2, "q2 once per mode; an unknown id is nothing");
+    for e in &report.explained {
+        assert_eq!(e.id, "q2");
+        assert_eq!(e.gold_turns.len(), 2);
+        assert!(!e.hits.is_empty() && e.hits.len() <= 12);
+        assert!(e.hits.windows(2).all(|w| w[0].score >= w[1].score || w[1].kind == "fact"));
+        assert!(e.hits.iter().any(|h| !h.turns.is_empty()), "hits are traced to turns: {:?}", e.hits);
+    }
+    let md = memcc_bench::markdown(&report);
+    assert!(md.contains("#### q2 (Bm25)") && md.contains("#### q2 (Full)"), "{md}");
+    let plain =
+        memcc_bench::run(&fixture(), &options(Dataset::Longmemeval, vec![Mode::Bm25]), &mut |_, _, _| {}).unwrap();
+    assert!(plain.explained.is_empty() && !memcc_bench::markdown(&plain).contains("####"));
+}

@@ -48,6 +48,10 @@ pub enum BenchCommand {
         per_question: Option<PathBuf>,
         #[arg(long, default_value = "gpt-4o-mini")]
         rerank_model: String,
+        /// Comma-separated question ids (e.g. conv-26#14) whose top hits the report lists: kind,
+        /// score, the turns each hit is traced to, and its text.
+        #[arg(long, default_value = "")]
+        explain: String,
     },
     /// Speed: ingest throughput, assemble / grep / retrieve p50 and p99 at growing sizes, exact scan vs brute force.
     Speed {
@@ -141,6 +145,7 @@ fn options(cli: &Cli, common: &Common, modes: Vec<Mode>) -> Result<Options> {
         settings,
         budget: common.budget,
         limit: common.limit,
+        explain: Vec::new(),
     })
 }
 
@@ -172,10 +177,11 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
         bar.set_message(label.to_string());
     };
     match command {
-        BenchCommand::Retrieval { common, modes, per_question, rerank_model } => {
+        BenchCommand::Retrieval { common, modes, per_question, rerank_model, explain } => {
             let modes = list(modes, "mode (bm25, dense, hybrid, full, full-rerank)", Mode::parse)?;
             let mut opts = options(cli, common, modes)?;
             opts.settings.rerank_model = rerank_model.clone();
+            opts.explain = explain.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
             let report = memcc_bench::run(&common.path, &opts, &mut tick)?;
             bar.finish_and_clear();
             let md = memcc_bench::markdown(&report);
