@@ -34,9 +34,9 @@ pub fn content_terms(question: &str) -> Vec<Term> {
     let mut i = 0;
     while i < words.len() && content.len() < MAX_QUERY_TERMS {
         let (term, ends_clause) = &words[i];
-        if let Some(len) = EXCLUDING.iter().map(|p| p.len()).find(|&n| phrase_at(&words, i, EXCLUDING, n)) {
+        if let Some(phrase) = EXCLUDING.iter().find(|p| phrase_at(&words, i, p)) {
             excluding = true;
-            i += len;
+            i += phrase.len();
             continue;
         }
         let framed = match term {
@@ -55,7 +55,7 @@ pub fn content_terms(question: &str) -> Vec<Term> {
         }
         i += 1;
     }
-    let content = with_cjk_pairs(content);
+    let content = dedup(content.into_iter().flat_map(cjk_words));
     if !content.is_empty() {
         return content;
     }
@@ -66,32 +66,21 @@ pub fn content_terms(question: &str) -> Vec<Term> {
 /// Question words of Chinese that say what kind of answer is wanted ("什么", "哪里", "多少").
 const CJK_FRAME: &[&str] = &["什么", "哪里", "哪儿", "哪个", "哪些", "怎么", "怎样", "多少", "几个", "为何", "是否"];
 
-/// Runs of Chinese (or Japanese) characters as the words they may hold: their character pairs,
+/// A run of Chinese (or Japanese) characters as the words it may hold: its character pairs,
 /// the units the full-text index stores ([`memcc_core::text::fts_document`]). A question has no
-/// spaces, so a run as a whole ("我对什么过敏") is almost never in a record; its pairs are
+/// spaces, so the run as a whole ("我对什么过敏") is almost never in a record; its pairs are
 /// ("过敏"). Pairs that are question words are left out; a run of two or fewer stays itself.
-/// Pairs are made one at a time up to [`MAX_QUERY_TERMS`] terms: a huge run costs no memory.
-fn with_cjk_pairs(content: Vec<Term>) -> Vec<Term> {
-    let mut out: Vec<Term> = Vec::new();
-    let add = |t: Term, out: &mut Vec<Term>| {
-        if !out.contains(&t) {
-            out.push(t);
-        }
-        out.len() < MAX_QUERY_TERMS
-    };
-    for term in content {
-        let more = match term {
-            Term::Cjk(chars) if chars.len() > 2 => chars
-                .windows(2)
+/// Pairs are made one at a time, as the caller takes them: a huge run costs no memory.
+fn cjk_words(term: Term) -> Box<dyn Iterator<Item = Term>> {
+    match term {
+        Term::Cjk(chars) if chars.len() > 2 => Box::new(
+            (1..chars.len())
+                .map(move |i| vec![chars[i - 1], chars[i]])
                 .filter(|pair| !CJK_FRAME.contains(&pair.iter().collect::<String>().as_str()))
-                .all(|pair| add(Term::Cjk(pair.to_vec()), &mut out)),
-            other => add(other, &mut out),
-        };
-        if !more {
-            break;
-        }
+                .map(Term::Cjk),
+        ),
+        other => Box::new(std::iter::once(other)),
     }
-    out
 }
 
 /// `question` without what it excludes ("hobbies other than fixing cars?" → "hobbies?"): the
@@ -145,12 +134,9 @@ fn is_word(term: &Term, word: &str) -> bool {
     matches!(term, Term::Word(w) if w == word)
 }
 
-/// Whether one of `phrases` of length `len` starts at word `i`.
-fn phrase_at(words: &[(Term, bool)], i: usize, phrases: &[&[&str]], len: usize) -> bool {
-    phrases
-        .iter()
-        .filter(|p| p.len() == len)
-        .any(|p| p.iter().enumerate().all(|(j, w)| words.get(i + j).is_some_and(|(t, _)| is_word(t, w))))
+/// Whether `phrase` starts at word `i`.
+fn phrase_at(words: &[(Term, bool)], i: usize, phrase: &[&str]) -> bool {
+    phrase.iter().enumerate().all(|(j, w)| words.get(i + j).is_some_and(|(t, _)| is_word(t, w)))
 }
 
 /// The question's terms, each with whether a clause ends after it (`,`, `;`, `?`, `.`, `!`, or
