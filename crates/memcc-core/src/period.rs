@@ -105,6 +105,11 @@ const BEFORE_A_MONTH: &[&str] = &[
     "from", "between",
 ];
 
+/// The words of `text` from its end, lowercase: what was said just before a date.
+fn words_before(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split_whitespace().rev().map(str::to_lowercase)
+}
+
 fn named(c: &Captures<'_>, before: &str) -> Option<Named> {
     if let Some(m) = number(c, "zm") {
         return Some(Named::Yearless(m, number(c, "zd")));
@@ -115,7 +120,7 @@ fn named(c: &Captures<'_>, before: &str) -> Option<Named> {
         }
     }
     if let Some(m) = c.name("m6") {
-        let word = before.split_whitespace().next_back().unwrap_or("").to_lowercase();
+        let word = words_before(before).next().unwrap_or_default();
         if !BEFORE_A_MONTH.contains(&word.as_str()) {
             return None;
         }
@@ -215,7 +220,7 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
 fn ranges_joined(text: &str, dated: Vec<(std::ops::Range<usize>, Period)>) -> Vec<Period> {
     let opens = |at: usize| {
         let before = text.get(..at).unwrap_or("").trim_end();
-        let word = before.split_whitespace().next_back().unwrap_or("").to_lowercase();
+        let word = words_before(before).next().unwrap_or_default();
         matches!(word.as_str(), "from" | "between") || before.ends_with('从')
     };
     let joins = |from: usize, to: usize| {
@@ -274,7 +279,7 @@ enum Bound {
 
 impl Bound {
     fn around(before: &str, after: &str) -> Option<Bound> {
-        let mut words = before.split_whitespace().rev().map(str::to_lowercase);
+        let mut words = words_before(before);
         let word = words.next().unwrap_or_default();
         // "the week before 16 November", "the Sunday after …": a stretch near the date (how
         // dates are grounded), which the date's own period covers.
