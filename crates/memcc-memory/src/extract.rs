@@ -298,10 +298,37 @@ static CLAUSE_END: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// Words after an English object that add nothing to it ("I love pizza too").
+const TRAILING_FILLERS: &[&str] = &[" too", " also", " as well", " so much", " very much", " a lot"];
+
+/// A verb an English object cannot start with: the pattern matched inside a relative clause
+/// ("doing something I love is awesome"), and the object is what the clause is said of.
+const STARTS_A_PREDICATE: &[&str] =
+    &["is", "are", "was", "were", "has", "had", "will", "would", "should", "does", "did"];
+
+/// Prepositions an English object cannot end with: what they point at came before the
+/// pattern ("the friends I used to hang out with"). Not "in", "on", "up": they end phrasal
+/// verbs ("take it all in").
+const DANGLING: &[&str] = &["at", "with", "for", "of", "to", "from", "about", "into", "by"];
+
+/// Whether an English object says something of its own: it holds a word that is not a
+/// function word ("I love to." elides what is loved), starts no new predicate and leaves no
+/// preposition hanging.
+fn says_something(object: &str) -> bool {
+    let words: Vec<String> = object.split_whitespace().map(str::to_lowercase).collect();
+    let (Some(first), Some(last)) = (words.first(), words.last()) else { return false };
+    words.iter().any(|w| !memcc_core::text::is_stop_word(w.trim_matches(|c: char| !c.is_alphanumeric())))
+        && !STARTS_A_PREDICATE.contains(&first.as_str())
+        && !DANGLING.contains(&last.as_str())
+}
+
 /// Trim the captured object at the end of its clause and check CJK-aware length bounds.
 fn clean_object(raw: &str, chinese: bool) -> Option<String> {
     let cut = CLAUSE_END.find(raw).map_or(raw, |m| &raw[..m.start()]);
-    let obj = cut.trim().trim_end_matches(['"', '\'', ')', '”']).trim();
+    let mut obj = cut.trim().trim_end_matches(['"', '\'', ')', '”']).trim();
+    while let Some(rest) = TRAILING_FILLERS.iter().find_map(|f| strip_suffix_ignore_case(obj, f)) {
+        obj = rest.trim_end();
+    }
     let lower = obj.to_lowercase();
     if VAGUE.iter().any(|v| lower == *v || lower.starts_with(&format!("{v} "))) {
         return None;
@@ -311,9 +338,14 @@ fn clean_object(raw: &str, chinese: bool) -> Option<String> {
     let ok = if chinese || cjk * 2 > chars {
         (1..=20).contains(&chars)
     } else {
-        (2..=80).contains(&chars) && obj.split_whitespace().count() <= 12
+        (2..=80).contains(&chars) && obj.split_whitespace().count() <= 12 && says_something(obj)
     };
     ok.then(|| obj.to_string())
+}
+
+fn strip_suffix_ignore_case<'t>(text: &'t str, suffix: &str) -> Option<&'t str> {
+    let start = text.len().checked_sub(suffix.len())?;
+    (text.is_char_boundary(start) && text[start..].eq_ignore_ascii_case(suffix)).then(|| &text[..start])
 }
 
 /// Sentences of `text` (questions excluded: "do I like…?" states nothing).
@@ -593,18 +625,22 @@ mod tests {
     #[test]
     fn negatives_are_not_preferences() {
         for text in [
-            "Do I like it?",                           // a question
-            "I like that you asked.",                  // vague object
-            "I like it",                               // vague object
-            "Would you like some tea?",                // not first person
-            "She loves hiking.",                       // someone else
-            "I want to say thank you",                 // vague goal
-            "I'd like to order now",                   // polite request
-            "I like",                                  // no object
-            "他喜欢喝茶",                              // someone else (Chinese)
-            "你住在哪里？",                            // a question
-            "I always",                                // no object
-            &format!("I love {}", "very ".repeat(30)), // too long
+            "Do I like it?",                                  // a question
+            "I like that you asked.",                         // vague object
+            "I like it",                                      // vague object
+            "Would you like some tea?",                       // not first person
+            "She loves hiking.",                              // someone else
+            "I want to say thank you",                        // vague goal
+            "I'd like to order now",                          // polite request
+            "I like",                                         // no object
+            "他喜欢喝茶",                                     // someone else (Chinese)
+            "你住在哪里？",                                   // a question
+            "I always",                                       // no object
+            "Yeah, I love to.",                               // what is loved is elided
+            "Doing something I love is awesome.",             // a relative clause: the object came before
+            "Those are the friends I used to hang out with.", // … and so did this one
+            "I love it too",                                  // vague once the filler is gone
+            &format!("I love {}", "very ".repeat(30)),        // too long
         ] {
             let found = preferences(text);
             assert!(found.is_empty(), "{text:?} gave {found:?}");
@@ -620,6 +656,13 @@ mod tests {
         assert_eq!(in_third_person("when we camped, Ana and I"), "when they camped, Ana and they");
         assert_eq!(in_third_person("me, myself and mine; our US trip"), "them, themselves and theirs; their US trip");
         assert_eq!(in_third_person("Mystic Meg"), "Mystic Meg", "whole words only");
+    }
+
+    #[test]
+    fn fillers_after_an_object_are_dropped() {
+        assert_eq!(preferences("Cool, I love pizza too!")[0].document, "User loves pizza.");
+        assert_eq!(preferences("I love cars so much.")[0].document, "User loves cars.");
+        assert_eq!(preferences("I like jazz as well")[0].object, "jazz");
     }
 
     #[test]
