@@ -30,6 +30,10 @@ pub enum Mode {
     Full,
     /// `full` with LLM rerank (needs an endpoint).
     FullRerank,
+    /// `full`'s records searched by BM25 alone: what the full-text retriever contributes.
+    FullBm25,
+    /// `full`'s records searched by vector similarity alone.
+    FullDense,
 }
 
 impl Mode {
@@ -40,6 +44,8 @@ impl Mode {
             "hybrid" => Mode::Hybrid,
             "full" => Mode::Full,
             "full-rerank" => Mode::FullRerank,
+            "full-bm25" => Mode::FullBm25,
+            "full-dense" => Mode::FullDense,
             _ => return None,
         })
     }
@@ -170,6 +176,11 @@ pub struct Report {
     /// Modes asked for but not run, and why.
     pub skipped_modes: Vec<String>,
     pub modes: Vec<ModeReport>,
+    /// When `full`, `full-bm25` and `full-dense` all ran: per question the best of the three,
+    /// what choosing the right retriever for each question would give over the same records
+    /// (see [`best_of_retrievers`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best_of_retrievers: Option<Aggregate>,
     pub wall_seconds: f64,
     #[serde(skip)]
     pub per_question: Vec<QuestionResult>,
@@ -278,15 +289,17 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
             let mut ids: Provenance = HashMap::new();
             let t = Instant::now();
             match mode {
-                Mode::Full | Mode::FullRerank => replay(&memcc, h, options.budget, &mut ids)?,
-                _ => index_turns(&memcc, h, &mut ids)?,
+                Mode::Full | Mode::FullRerank | Mode::FullBm25 | Mode::FullDense => {
+                    replay(&memcc, h, options.budget, &mut ids)?
+                }
+                Mode::Bm25 | Mode::Dense | Mode::Hybrid => index_turns(&memcc, h, &mut ids)?,
             }
             ingest += t.elapsed().as_secs_f64();
             rss_ingest = peak_rss_mib();
             let search_mode = match mode {
-                Mode::Bm25 => SearchMode::Lexical,
-                Mode::Dense => SearchMode::Dense,
-                _ => SearchMode::Hybrid,
+                Mode::Bm25 | Mode::FullBm25 => SearchMode::Lexical,
+                Mode::Dense | Mode::FullDense => SearchMode::Dense,
+                Mode::Hybrid | Mode::Full | Mode::FullRerank => SearchMode::Hybrid,
             };
             let rt = memcc.memory()?;
             let t = Instant::now();
@@ -392,9 +405,37 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
         evidence_issues: issues,
         skipped_modes,
         modes: mode_reports,
+        best_of_retrievers: best_of_retrievers(&per_question),
         wall_seconds: started.elapsed().as_secs_f64(),
         per_question,
     })
+}
+
+/// Per question, each score the best that `full`, `full-bm25` or `full-dense` reached; `None`
+/// unless all three ran. A diagnostic, not a bound: it says how far weighing the two retrievers
+/// per question could go over these records; a figure beyond it needs better records or a
+/// better retriever, not another fusion.
+pub fn best_of_retrievers(per_question: &[QuestionResult]) -> Option<Aggregate> {
+    let modes = [Mode::Full, Mode::FullBm25, Mode::FullDense];
+    let mut best: Vec<QuestionResult> = Vec::new();
+    for mode in modes {
+        let results: Vec<&QuestionResult> = per_question.iter().filter(|r| r.mode == mode).collect();
+        if results.is_empty() {
+            return None;
+        }
+        if best.is_empty() {
+            best = results.into_iter().cloned().collect();
+            continue;
+        }
+        for (b, r) in best.iter_mut().zip(results) {
+            for ((_, bs), (_, rs)) in b.scores.iter_mut().zip(&r.scores) {
+                for (x, y) in bs.iter_mut().zip(rs) {
+                    *x = x.max(*y);
+                }
+            }
+        }
+    }
+    Some(aggregate(best.iter()))
 }
 
 /// The report as Markdown (also what the terminal shows).
@@ -479,6 +520,18 @@ pub fn markdown(report: &Report) -> String {
                 a.at(10, 4)
             ));
         }
+    }
+    if let Some(a) = &report.best_of_retrievers {
+        s.push_str(&format!(
+            "\nBest of full, full-bm25 and full-dense per question (choosing the right retriever each time; \
+             beyond it needs better records or a better retriever): {} questions, session R_all@5 {:.3}, \
+             R_all@10 {:.3}, turn R_all@10 {:.3}, R_any@10 {:.3}\n",
+            a.questions,
+            a.at(5, 0),
+            a.at(10, 0),
+            a.at(10, 3),
+            a.at(10, 4)
+        ));
     }
     for skipped in &report.skipped_modes {
         s.push_str(&format!("\nskipped: {skipped}"));

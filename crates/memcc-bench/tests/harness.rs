@@ -42,6 +42,45 @@ fn longmemeval_fixture_runs_in_every_mode() {
 }
 
 #[test]
+fn the_full_pipeline_records_are_searched_by_each_retriever_and_the_best_of_them_is_reported() {
+    let opts = options(Dataset::Longmemeval, vec![Mode::Full, Mode::FullBm25, Mode::FullDense]);
+    let report = memcc_bench::run(&fixture(), &opts, &mut |_, _, _| {}).unwrap();
+    assert_eq!(report.modes.len(), 3);
+    let best = report.best_of_retrievers.as_ref().expect("all three ran");
+    assert_eq!(best.questions, 3);
+    for m in &report.modes {
+        assert_eq!(m.overall.questions, 3);
+        for k in [1, 5, 10] {
+            for metric in 0..6 {
+                assert!(best.at(k, metric) >= m.overall.at(k, metric) - 1e-12, "{:?} k {k} metric {metric}", m.mode);
+            }
+        }
+    }
+    // Per question the best is the maximum over the three, not any one mode's.
+    let score =
+        |r: &memcc_bench::retrieval::QuestionResult, k: usize| r.scores.iter().find(|(kk, _)| *kk == k).unwrap().1;
+    for (k, metric) in [(5, 0), (10, 3)] {
+        let total: f64 = report
+            .per_question
+            .iter()
+            .filter(|q| q.mode == Mode::Full)
+            .map(|q| {
+                report.per_question.iter().filter(|r| r.id == q.id).map(|r| score(r, k)[metric]).fold(0.0, f64::max)
+            })
+            .sum();
+        assert!((best.at(k, metric) - total / 3.0).abs() < 1e-9, "k {k} metric {metric}");
+    }
+    assert!(memcc_bench::markdown(&report).contains("Best of full, full-bm25 and full-dense"));
+    let partial = memcc_bench::run(
+        &fixture(),
+        &options(Dataset::Longmemeval, vec![Mode::Full, Mode::FullBm25]),
+        &mut |_, _, _| {},
+    )
+    .unwrap();
+    assert!(partial.best_of_retrievers.is_none(), "only when all three ran");
+}
+
+#[test]
 fn malformed_input_gets_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.json");

@@ -40,7 +40,9 @@ pub enum BenchCommand {
     Retrieval {
         #[command(flatten)]
         common: Common,
-        /// Comma-separated: bm25, dense, hybrid, full, full-rerank (needs --llm-base-url).
+        /// Comma-separated: bm25, dense, hybrid, full, full-rerank (needs --llm-base-url); full-bm25,
+        /// full-dense: the full pipeline's records searched by one retriever (with full, the report
+        /// adds the best of the three per question).
         #[arg(long, default_value = "bm25,dense,hybrid,full")]
         modes: String,
         /// One JSON line per question and mode.
@@ -178,7 +180,8 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
     };
     match command {
         BenchCommand::Retrieval { common, modes, per_question, rerank_model, explain } => {
-            let modes = list(modes, "mode (bm25, dense, hybrid, full, full-rerank)", Mode::parse)?;
+            let modes =
+                list(modes, "mode (bm25, dense, hybrid, full, full-rerank, full-bm25, full-dense)", Mode::parse)?;
             let mut opts = options(cli, common, modes)?;
             opts.settings.rerank_model = rerank_model.clone();
             opts.explain = explain.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
