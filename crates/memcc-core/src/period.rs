@@ -5,10 +5,10 @@
 
 use std::sync::LazyLock;
 
-use chrono::{Datelike, NaiveDate};
+use chrono::{Datelike, NaiveDate, Weekday};
 use regex::{Captures, Regex};
 
-use crate::time::{DayRange, days, month_of, relative_ranges, year_of};
+use crate::time::{DayRange, days, month_of, relative_ranges, weekday, weekday_at_or_before, year_of};
 
 /// A half-open interval of time in milliseconds since the Unix epoch (UTC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +69,9 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         | (?P<cyo>\d{{4}})年
         | (?-u:\b)(?P<zm>\d{{1,2}})月(?:(?P<zd>\d{{1,2}})[日号])?
         | (?-u:\b)(?P<my>\d{{4}})-(?P<mm>\d{{2}})(?-u:\b)
-        | (?-u:\b)(?P<y>1[89]\d\d|2[01]\d\d)(?-u:\b)",
+        | (?-u:\b)(?P<y>1[89]\d\d|2[01]\d\d)(?-u:\b)
+        | \b(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b
+        | (?:周|星期|礼拜)(?P<zwd>[一二三四五六日天])",
         m1 = m(1),
         m2 = m(2),
         m3 = m(3),
@@ -97,6 +99,35 @@ enum Named {
     Dated(Period),
     /// A day or a month without its year ("on August 11", "in May"): its month, and its day.
     Yearless(u32, Option<u32>),
+    /// A day of the week alone ("on Tuesday", "周二"): the latest such day up to when it is
+    /// asked — a question to memory asks of the past.
+    Weekday(Weekday),
+}
+
+/// Words before a weekday that make it something else: "last / next Friday" (relative dates,
+/// read on their own), "every Friday" (a habit), "the Sunday before 16 November" (how grounded
+/// dates are written, the date read on its own).
+const NOT_BEFORE_A_WEEKDAY: &[&str] = &["last", "next", "every", "each", "the"];
+
+/// The weekday a match names, unless its neighbours make it part of another expression.
+fn weekday_named(c: &Captures<'_>, before: &str, after: &str) -> Option<Option<Weekday>> {
+    if let Some(wd) = c.name("wd") {
+        let word = words_before(before).next().unwrap_or_default();
+        // "Friday, 16 June 2023": the date says the day.
+        let dated = after.trim_start_matches([',', ' ']).starts_with(|ch: char| ch.is_ascii_digit());
+        let other = NOT_BEFORE_A_WEEKDAY.contains(&word.as_str()) || dated;
+        return Some((!other).then(|| weekday(wd.as_str())).flatten());
+    }
+    let zwd = c.name("zwd")?;
+    // 上周二 / 下周二 / 每周二 / 上个星期二: a relative date or a habit; 一周一次: "一" starts a
+    // word of its own (一次, 一定, 一样 …).
+    let starts_a_word =
+        zwd.as_str() == "一" && after.starts_with(['次', '个', '定', '般', '样', '直', '起', '些', '切']);
+    if before.ends_with(['上', '下', '每', '个', '这']) || starts_a_word {
+        return Some(None);
+    }
+    let index = "一二三四五六".chars().position(|d| zwd.as_str().starts_with(d));
+    Some(Some(index.and_then(|i| Weekday::try_from(i as u8).ok()).unwrap_or(Weekday::Sun)))
 }
 
 /// Words before a bare month name that make it a date ("in May"; "may" alone is a verb).
@@ -110,7 +141,10 @@ fn words_before(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split_whitespace().rev().map(str::to_lowercase)
 }
 
-fn named(c: &Captures<'_>, before: &str) -> Option<Named> {
+fn named(c: &Captures<'_>, before: &str, after: &str) -> Option<Named> {
+    if let Some(wd) = weekday_named(c, before, after) {
+        return wd.map(Named::Weekday);
+    }
     if let Some(m) = number(c, "zm") {
         return Some(Named::Yearless(m, number(c, "zd")));
     }
@@ -164,9 +198,10 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
         .filter_map(|c| {
             let m = c.get(0)?;
             let before = text.get(..m.start()).unwrap_or("");
-            let bound = Bound::around(before, text.get(m.end()..).unwrap_or(""));
+            let after = text.get(m.end()..).unwrap_or("");
+            let bound = Bound::around(before, after);
             let year_alone = c.name("cyo").is_some() || c.name("y").is_some();
-            Some((m.range(), named(&c, before)?, bound, year_alone))
+            Some((m.range(), named(&c, before, after)?, bound, year_alone))
         })
         .collect();
     let years: Vec<(usize, i32)> =
@@ -190,6 +225,10 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
         .filter_map(|(range, named, bound, _)| {
             let period = match named {
                 Named::Dated(p) => Some(p),
+                Named::Weekday(wd) => {
+                    let day = weekday_at_or_before(today?, wd)?;
+                    Period::of_day(day.year(), day.month(), day.day())
+                }
                 Named::Yearless(m, d) => {
                     let said = said_year(range.start).map(|(_, y)| y);
                     let year = match (said, today) {
@@ -468,6 +507,38 @@ mod tests {
             named_periods("between May 2022 and June 2022", Some(asked)),
             [Period { start: ms(2022, 5, 1), end: ms(2022, 7, 1) }]
         );
+    }
+
+    #[test]
+    fn a_weekday_alone_is_the_latest_one_up_to_when_it_is_asked() {
+        // Wednesday 10 May 2023.
+        let asked = Some(ms(2023, 5, 10) + 15 * 3_600_000);
+        let day = |d| Period { start: ms(2023, 5, d), end: ms(2023, 5, d) + 8 * 86_400_000 };
+        assert_eq!(named_periods("What did we decide on Tuesday?", asked), [day(9)]);
+        assert_eq!(named_periods("What did we do on Wednesday?", asked), [day(10)], "today is the latest");
+        assert_eq!(named_periods("on Friday", asked), [day(5)]);
+        assert_eq!(named_periods("我们周二说了什么？", asked), [day(9)]);
+        assert_eq!(named_periods("星期天去了哪里", asked), [day(7)]);
+        assert_eq!(
+            named_periods("What did we do before Tuesday?", asked),
+            [Period { start: i64::MIN, end: ms(2023, 5, 9) }]
+        );
+        assert_eq!(named_periods("on Tuesday", None), [], "a weekday needs the time it is asked at");
+        // Part of another expression: relative ("last Friday" is its own, strictly before), a
+        // habit, a grounded date's weekday, a weekday next to a date.
+        assert_eq!(
+            named_periods("What did we do last Friday?", asked),
+            [Period { start: ms(2023, 5, 5), end: ms(2023, 5, 6) }]
+        );
+        assert_eq!(named_periods("I swim every Sunday", asked), []);
+        assert_eq!(named_periods("每周一开会", asked), []);
+        assert_eq!(named_periods("一周一次", asked), []);
+        assert_eq!(
+            named_periods_abs("on Friday, 16 June 2023"),
+            [Period { start: ms(2023, 6, 16), end: ms(2023, 6, 24) }]
+        );
+        assert_eq!(named_periods("the Sunday before 16 November 2023", asked).len(), 1);
+        assert!(!states_a_date("[Date: 2023-05-10]\nSee you on Tuesday."), "a weekday alone does not date a record");
     }
 
     fn since_day(start: i64) -> Period {

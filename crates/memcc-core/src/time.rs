@@ -57,7 +57,7 @@ fn chinese(d: NaiveDate) -> String {
     format!("{}年{}月{}日", d.year(), d.month(), d.day())
 }
 
-fn weekday(name: &str) -> Option<Weekday> {
+pub(crate) fn weekday(name: &str) -> Option<Weekday> {
     let n = name.to_lowercase();
     Some(match n.get(..3)? {
         "mon" => Weekday::Mon,
@@ -204,6 +204,12 @@ fn chinese_date(c: &Captures<'_>, today: NaiveDate) -> Option<String> {
         "年" => Some(format!("约{}年", today.year() - n as i32)),
         _ => None,
     }
+}
+
+/// The latest `wd` on or before `today` ("on Friday", asked of the past).
+pub(crate) fn weekday_at_or_before(today: NaiveDate, wd: Weekday) -> Option<NaiveDate> {
+    let diff = (today.weekday().num_days_from_monday() + 7 - wd.num_days_from_monday()) % 7;
+    today.checked_sub_days(Days::new(u64::from(diff)))
 }
 
 /// The latest `wd` strictly before `today` ("last Friday").
