@@ -136,6 +136,17 @@ const BEFORE_A_MONTH: &[&str] = &[
     "from", "between",
 ];
 
+/// Whether `before` ends with the opening of a range of months — "from May to", "between May
+/// and" — so that a bare month after it is the range's end ("to May" alone may be a name).
+fn closes_a_range(before: &str) -> bool {
+    static OPENED: LazyLock<Regex> = LazyLock::new(|| {
+        let month = MONTH.replace("(?P<MONTH>", "(?:");
+        Regex::new(&format!(r"(?i)\b(?:from|between)\s+{month}\s+(?:to|and|until|till|through|-|–)\s*$"))
+            .expect("static range regex")
+    });
+    OPENED.is_match(before)
+}
+
 /// The words of `text` from its end, lowercase: what was said just before a date.
 fn words_before(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split_whitespace().rev().map(str::to_lowercase)
@@ -155,7 +166,7 @@ fn named(c: &Captures<'_>, before: &str, after: &str) -> Option<Named> {
     }
     if let Some(m) = c.name("m6") {
         let word = words_before(before).next().unwrap_or_default();
-        if !BEFORE_A_MONTH.contains(&word.as_str()) {
+        if !BEFORE_A_MONTH.contains(&word.as_str()) && !closes_a_range(before) {
             return None;
         }
         return Some(Named::Yearless(month_number(m.as_str())?, None));
@@ -450,6 +461,9 @@ mod tests {
         let may_to_july = Period { start: ms(2023, 5, 1), end: ms(2023, 8, 1) };
         assert_eq!(named_periods_abs("from May 2023 to July 2023"), [may_to_july]);
         assert_eq!(named_periods_abs("from May to July 2023"), [may_to_july]);
+        assert_eq!(named_periods("What did we do from May to July?", Some(ms(2023, 9, 1))), [may_to_july]);
+        assert_eq!(named_periods("between May and July", Some(ms(2023, 9, 1))), [may_to_july]);
+        assert_eq!(named_periods("I talked to May", Some(ms(2023, 9, 1))), [], "a name");
         assert_eq!(named_periods_abs("从2023年5月到2023年7月"), [may_to_july]);
         // A month or day without its year, in Chinese: the year said elsewhere, else the latest.
         assert_eq!(named_periods_abs("从5月到7月，2023年"), [may_to_july]);
