@@ -408,7 +408,15 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn any_text_names_only_proper_periods(text in "\\PC{0,80}", digits in "[0-9]{1,6}", now in proptest::option::of(proptest::num::i64::ANY)) {
-            for t in [text.clone(), format!("in May {digits}"), format!("{digits}年{digits}月{digits}日 {text}"), format!("on {digits} March")] {
+            for t in [
+                text.clone(),
+                format!("in May {digits}"),
+                format!("{digits}年{digits}月{digits}日 {text}"),
+                format!("on {digits} March"),
+                format!("before Sunday{text}"),
+                format!("{text}周日 {digits}"),
+                format!("from May to {text} July {digits}"),
+            ] {
                 for p in named_periods(&t, now) {
                     proptest::prop_assert!(p.start < p.end, "{t:?}: {p:?}");
                 }
