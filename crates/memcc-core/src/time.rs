@@ -214,8 +214,7 @@ pub(crate) fn weekday_at_or_before(today: NaiveDate, wd: Weekday) -> Option<Naiv
 
 /// The latest `wd` strictly before `today` ("last Friday").
 fn weekday_before(today: NaiveDate, wd: Weekday) -> Option<NaiveDate> {
-    let diff = (today.weekday().num_days_from_monday() + 7 - wd.num_days_from_monday()) % 7;
-    today.checked_sub_days(Days::new(u64::from(if diff == 0 { 7 } else { diff })))
+    weekday_at_or_before(today.checked_sub_days(Days::new(1))?, wd)
 }
 
 /// The first `wd` strictly after `today` ("next Friday").
