@@ -230,10 +230,11 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
         .filter_map(|(range, _, _, _)| said_year(range.start).map(|(y_at, _)| y_at))
         .collect();
     let today = now.and_then(chrono::DateTime::from_timestamp_millis).map(|d| d.date_naive());
-    let dated: Vec<(std::ops::Range<usize>, Period)> = found
+    let dated: Vec<Dated> = found
         .into_iter()
         .filter(|(range, _, _, year_alone)| !(*year_alone && lent.contains(&range.start)))
         .filter_map(|(range, named, bound, _)| {
+            let latest = matches!(named, Named::Yearless(..)) && said_year(range.start).is_none();
             let period = match named {
                 Named::Dated(p) => Some(p),
                 Named::Weekday(wd) => {
@@ -254,7 +255,7 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
                     }
                 }
             }?;
-            Some((range, bound.map_or(Some(period), |b| b.apply(period, now))?))
+            Some(Dated { range, period: bound.map_or(Some(period), |b| b.apply(period, now))?, latest })
         })
         .collect();
     let mut periods = ranges_joined(text, dated);
@@ -264,10 +265,30 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
     periods
 }
 
-/// The periods of `dated` (each with where it was said), two dates said as the ends of one
-/// stretch — "from May to July", "between 11 and 15 August" ("between August 11 and August 15
-/// 2023"), "从5月到7月" — made that one stretch, so what lies between them is inside too.
-fn ranges_joined(text: &str, dated: Vec<(std::ops::Range<usize>, Period)>) -> Vec<Period> {
+/// A period the text names, where it was said, and whether its year was taken as the latest
+/// up to now (a month or day said without one).
+struct Dated {
+    range: std::ops::Range<usize>,
+    period: Period,
+    latest: bool,
+}
+
+/// The same stretch a year earlier.
+fn a_year_earlier(p: Period) -> Option<Period> {
+    let back = |ms: i64| {
+        let date =
+            chrono::DateTime::from_timestamp_millis(ms)?.date_naive().checked_sub_months(chrono::Months::new(12))?;
+        midnight(date)
+    };
+    Some(Period { start: back(p.start)?, end: back(p.end)? })
+}
+
+/// The periods of `dated`, two dates said as the ends of one stretch — "from May to July",
+/// "between 11 and 15 August" ("between August 11 and August 15 2023"), "从5月到7月" — made
+/// that one stretch, so what lies between them is inside too. An opening end said without its
+/// year lies before the closing one ("from October to February", asked in March, starts last
+/// October).
+fn ranges_joined(text: &str, dated: Vec<Dated>) -> Vec<Period> {
     let opens = |at: usize| {
         let before = text.get(..at).unwrap_or("").trim_end();
         let word = words_before(before).next().unwrap_or_default();
@@ -280,15 +301,21 @@ fn ranges_joined(text: &str, dated: Vec<(std::ops::Range<usize>, Period)>) -> Ve
     let mut out = Vec::with_capacity(dated.len());
     let mut i = 0;
     while i < dated.len() {
-        let (range, period) = &dated[i];
-        if let Some((next_range, next)) = dated.get(i + 1)
+        let Dated { range, period, latest } = &dated[i];
+        if let Some(Dated { range: next_range, period: next, .. }) = dated.get(i + 1)
             && opens(range.start)
             && joins(range.end, next_range.start)
-            && period.start < next.end.max(period.end)
         {
-            out.push(Period { start: period.start, end: next.end.max(period.end) });
-            i += 2;
-            continue;
+            let opening = if *latest && period.start >= next.start {
+                a_year_earlier(*period).unwrap_or(*period)
+            } else {
+                *period
+            };
+            if opening.start < next.end.max(opening.end) {
+                out.push(Period { start: opening.start, end: next.end.max(opening.end) });
+                i += 2;
+                continue;
+            }
         }
         out.push(*period);
         i += 1;
@@ -472,6 +499,16 @@ mod tests {
         assert_eq!(named_periods("What did we do from May to July?", Some(ms(2023, 9, 1))), [may_to_july]);
         assert_eq!(named_periods("between May and July", Some(ms(2023, 9, 1))), [may_to_july]);
         assert_eq!(named_periods("I talked to May", Some(ms(2023, 9, 1))), [], "a name");
+        assert_eq!(
+            named_periods("from October to February", Some(ms(2024, 3, 10))),
+            [Period { start: ms(2023, 10, 1), end: ms(2024, 3, 1) }],
+            "a range over the new year, asked after it"
+        );
+        assert_eq!(
+            named_periods("from May to July", Some(ms(2023, 6, 10))),
+            [Period { start: ms(2022, 5, 1), end: ms(2022, 8, 1) }],
+            "asked in June: July is last year's, and so the May before it"
+        );
         assert_eq!(named_periods_abs("从2023年5月到2023年7月"), [may_to_july]);
         // A month or day without its year, in Chinese: the year said elsewhere, else the latest.
         assert_eq!(named_periods_abs("从5月到7月，2023年"), [may_to_july]);
