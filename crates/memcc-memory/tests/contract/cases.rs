@@ -605,6 +605,13 @@ fn a_question_naming_a_period_finds_what_was_said_then() {
     // A date said as a bound: before February is January, not February.
     let hits = rt.memory_search("main", "What did I cook before February 2026?", 5, 0.0, None).unwrap();
     assert!(hits[0].text.starts_with("[Date: 2026-01-"), "{hits:#?}");
+    // A weekday alone: asked on Friday 13 February, "on Tuesday" is 10 February.
+    for question in ["What did I cook on Tuesday?", "我周二 cook 了什么？"] {
+        let hits = rt
+            .search_with("main", question, Some(T0 + 43 * DAY), None, 5, memcc_memory::SearchMode::Hybrid)
+            .unwrap();
+        assert!(hits[0].text.contains("green curry"), "{question}: {hits:#?}");
+    }
 }
 
 #[test]
