@@ -260,6 +260,112 @@ fn index_turns(memcc: &Memcc, h: &Haystack, ids: &mut Provenance) -> Result<(), 
     Ok(())
 }
 
+/// The records a mode searches: one per turn, or what the full pipeline made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Records {
+    Turns,
+    Pipeline,
+}
+
+impl Records {
+    fn of(mode: Mode) -> Records {
+        match mode {
+            Mode::Bm25 | Mode::Dense | Mode::Hybrid => Records::Turns,
+            Mode::Full | Mode::FullRerank | Mode::FullBm25 | Mode::FullDense => Records::Pipeline,
+        }
+    }
+}
+
+/// A mode's time and memory: ingest seconds count the ingest of the records it searched
+/// (shared by the modes over the same records).
+#[derive(Debug, Clone, Default)]
+struct Timing {
+    ingest: f64,
+    query: f64,
+    rss_ingest: Option<f64>,
+    rss_query: Option<f64>,
+}
+
+/// Ask a haystack's questions in one mode; the questions `--explain` names are added to
+/// `explained`.
+fn ask(
+    memcc: &Memcc,
+    h: &Haystack,
+    mode: Mode,
+    ids: &Provenance,
+    options: &Options,
+    explained: &mut Vec<Explained>,
+) -> Result<Vec<QuestionResult>, BenchError> {
+    let search_mode = match mode {
+        Mode::Bm25 | Mode::FullBm25 => SearchMode::Lexical,
+        Mode::Dense | Mode::FullDense => SearchMode::Dense,
+        Mode::Hybrid | Mode::Full | Mode::FullRerank => SearchMode::Hybrid,
+    };
+    let rt = memcc.memory()?;
+    let mut results = Vec::new();
+    for q in h.questions.iter().filter(|q| !q.abstention && !q.gold_sessions.is_empty()) {
+        let hits = rt.search_with(&options.settings.context.agent_id, &q.text, q.as_of, None, 30, search_mode)?;
+        if options.explain.contains(&q.id) {
+            explained.push(Explained {
+                id: q.id.clone(),
+                mode,
+                question: q.text.clone(),
+                gold_turns: {
+                    let mut gold: Vec<String> = q.gold_turns.iter().cloned().collect();
+                    gold.sort();
+                    gold
+                },
+                hits: hits
+                    .iter()
+                    .take(EXPLAINED_HITS)
+                    .map(|h| ExplainedHit {
+                        id: h.id.clone(),
+                        kind: format!("{:?}", h.kind).to_lowercase(),
+                        score: h.score,
+                        turns: h.evidence.iter().filter_map(|id| ids.get(id).map(|u| u.1.clone())).collect(),
+                        text: h.text.chars().take(200).collect::<String>().replace('\n', " / "),
+                    })
+                    .collect(),
+            });
+        }
+        // A hit's turns in the order it gives them: the lines holding the query's words first.
+        let units: Vec<(String, String)> = dedup_in_order(
+            hits.iter().flat_map(|h| h.evidence.iter().filter_map(|id| ids.get(id).cloned()).collect::<Vec<_>>()),
+        );
+        let turns: Vec<String> = units.iter().map(|(_, t)| t.clone()).collect();
+        let sessions: Vec<String> = dedup_in_order(units.iter().map(|(s, _)| s.clone()));
+        let (gs, gt) = (&q.gold_sessions, &q.gold_turns);
+        let scores = KS
+            .iter()
+            .map(|&k| {
+                (
+                    k,
+                    [
+                        recall_all(&sessions, gs, k),
+                        recall_any(&sessions, gs, k),
+                        ndcg(&sessions, gs, k),
+                        recall_all(&turns, gt, k),
+                        recall_any(&turns, gt, k),
+                        ndcg(&turns, gt, k),
+                    ],
+                )
+            })
+            .collect();
+        results.push(QuestionResult {
+            id: q.id.clone(),
+            category: q.category.clone(),
+            mode,
+            form: QuestionForm::of(&q.text, q.as_of),
+            gold_sessions: gs.iter().cloned().collect(),
+            gold_turns: gt.iter().cloned().collect(),
+            ranked_sessions: sessions.into_iter().take(10).collect(),
+            ranked_turns: turns.into_iter().take(10).collect(),
+            scores,
+        });
+    }
+    Ok(results)
+}
+
 /// Run retrieval on `path` in every requested mode. `progress(done, total, label)`.
 pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize, &str)) -> Result<Report, BenchError> {
     let started = Instant::now();
@@ -271,128 +377,86 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
     let abstentions = questions.iter().filter(|q| q.abstention).count();
     let without_evidence = questions.iter().filter(|q| !q.abstention && q.gold_sessions.is_empty()).count();
     let mut skipped_modes = Vec::new();
+    let modes: Vec<Mode> = options
+        .modes
+        .iter()
+        .copied()
+        .filter(|&mode| {
+            let runs = mode != Mode::FullRerank || base.endpoint().is_some();
+            if !runs {
+                skipped_modes.push("full-rerank: no OpenAI-compatible endpoint configured".into());
+            }
+            runs
+        })
+        .collect();
     let mut per_question = Vec::new();
     let mut explained = Vec::new();
-    let mut mode_reports = Vec::new();
-    for &mode in &options.modes {
-        if mode == Mode::FullRerank && base.endpoint().is_none() {
-            skipped_modes.push("full-rerank: no OpenAI-compatible endpoint configured".into());
-            continue;
-        }
-        let (mut ingest, mut query) = (0f64, 0f64);
-        let (mut rss_ingest, mut rss_query) = (None, None);
-        let first = per_question.len();
-        for (hi, h) in haystacks.iter().enumerate() {
-            progress(hi, haystacks.len(), &format!("{mode:?} {}", h.id));
+    let mut timings = vec![Timing::default(); modes.len()];
+    // Haystack by haystack, each kind of records ingested once and searched by every mode over
+    // it (one haystack's stores on disk at a time).
+    for (hi, h) in haystacks.iter().enumerate() {
+        for records in [Records::Turns, Records::Pipeline] {
+            let users: Vec<usize> = (0..modes.len()).filter(|&i| Records::of(modes[i]) == records).collect();
+            if users.is_empty() {
+                continue;
+            }
+            progress(hi, haystacks.len(), &format!("{records:?} {}", h.id));
             let dir = tempfile::tempdir()?;
-            let memcc = open(options, dir.path(), &embedder, mode == Mode::FullRerank)?;
             let mut ids: Provenance = HashMap::new();
             let t = Instant::now();
-            match mode {
-                Mode::Full | Mode::FullRerank | Mode::FullBm25 | Mode::FullDense => {
-                    replay(&memcc, h, options.budget, &mut ids)?
+            {
+                let memcc = open(options, dir.path(), &embedder, false)?;
+                match records {
+                    Records::Pipeline => replay(&memcc, h, options.budget, &mut ids)?,
+                    Records::Turns => index_turns(&memcc, h, &mut ids)?,
                 }
-                Mode::Bm25 | Mode::Dense | Mode::Hybrid => index_turns(&memcc, h, &mut ids)?,
             }
-            ingest += t.elapsed().as_secs_f64();
-            rss_ingest = peak_rss_mib();
-            let search_mode = match mode {
-                Mode::Bm25 | Mode::FullBm25 => SearchMode::Lexical,
-                Mode::Dense | Mode::FullDense => SearchMode::Dense,
-                Mode::Hybrid | Mode::Full | Mode::FullRerank => SearchMode::Hybrid,
-            };
-            let rt = memcc.memory()?;
-            let t = Instant::now();
-            for q in h.questions.iter().filter(|q| !q.abstention && !q.gold_sessions.is_empty()) {
-                let hits = rt.search_with(&base.context.agent_id, &q.text, q.as_of, None, 30, search_mode)?;
-                if options.explain.contains(&q.id) {
-                    explained.push(Explained {
-                        id: q.id.clone(),
-                        mode,
-                        question: q.text.clone(),
-                        gold_turns: {
-                            let mut gold: Vec<String> = q.gold_turns.iter().cloned().collect();
-                            gold.sort();
-                            gold
-                        },
-                        hits: hits
-                            .iter()
-                            .take(EXPLAINED_HITS)
-                            .map(|h| ExplainedHit {
-                                id: h.id.clone(),
-                                kind: format!("{:?}", h.kind).to_lowercase(),
-                                score: h.score,
-                                turns: h.evidence.iter().filter_map(|id| ids.get(id).map(|u| u.1.clone())).collect(),
-                                text: h.text.chars().take(200).collect::<String>().replace('\n', " / "),
-                            })
-                            .collect(),
-                    });
-                }
-                let units: Vec<(String, String)> =
-                    // A hit's turns in the order it gives them: the lines holding the query's words first.
-                    dedup_in_order(hits.iter().flat_map(|h| {
-                        h.evidence.iter().filter_map(|id| ids.get(id).cloned()).collect::<Vec<_>>()
-                    }));
-                let turns: Vec<String> = units.iter().map(|(_, t)| t.clone()).collect();
-                let sessions: Vec<String> = dedup_in_order(units.iter().map(|(s, _)| s.clone()));
-                let (gs, gt) = (&q.gold_sessions, &q.gold_turns);
-                let scores = KS
-                    .iter()
-                    .map(|&k| {
-                        (
-                            k,
-                            [
-                                recall_all(&sessions, gs, k),
-                                recall_any(&sessions, gs, k),
-                                ndcg(&sessions, gs, k),
-                                recall_all(&turns, gt, k),
-                                recall_any(&turns, gt, k),
-                                ndcg(&turns, gt, k),
-                            ],
-                        )
-                    })
-                    .collect();
-                per_question.push(QuestionResult {
-                    id: q.id.clone(),
-                    category: q.category.clone(),
-                    mode,
-                    form: QuestionForm::of(&q.text, q.as_of),
-                    gold_sessions: gs.iter().cloned().collect(),
-                    gold_turns: gt.iter().cloned().collect(),
-                    ranked_sessions: sessions.into_iter().take(10).collect(),
-                    ranked_turns: turns.into_iter().take(10).collect(),
-                    scores,
-                });
+            let ingest = t.elapsed().as_secs_f64();
+            let rss_ingest = peak_rss_mib();
+            for i in users {
+                let mode = modes[i];
+                let memcc = open(options, dir.path(), &embedder, mode == Mode::FullRerank)?;
+                let t = Instant::now();
+                per_question.extend(ask(&memcc, h, mode, &ids, options, &mut explained)?);
+                let timing = &mut timings[i];
+                timing.ingest += ingest;
+                timing.query += t.elapsed().as_secs_f64();
+                timing.rss_ingest = rss_ingest;
+                timing.rss_query = peak_rss_mib();
             }
-            query += t.elapsed().as_secs_f64();
-            rss_query = peak_rss_mib();
         }
-        let results = &per_question[first..];
-        let mut categories: Vec<String> = dedup_in_order(results.iter().map(|r| r.category.clone()));
-        categories.sort();
-        mode_reports.push(ModeReport {
-            mode,
-            overall: aggregate(results.iter()),
-            overall_secondary: (options.dataset == Dataset::Locomo)
-                .then(|| aggregate(results.iter().filter(|r| r.category != "5"))),
-            by_category: categories
-                .into_iter()
-                .map(|c| {
-                    let a = aggregate(results.iter().filter(|r| r.category == c));
-                    (c, a)
-                })
-                .collect(),
-            by_form: QuestionForm::ALL
-                .iter()
-                .map(|&f| (f, aggregate(results.iter().filter(|r| r.form == f))))
-                .filter(|(_, a)| a.questions > 0)
-                .collect(),
-            ingest_seconds: ingest,
-            query_seconds: query,
-            peak_rss_mib_after_ingest: rss_ingest,
-            peak_rss_mib_after_query: rss_query,
-        });
     }
+    let mode_reports: Vec<ModeReport> = modes
+        .iter()
+        .zip(&timings)
+        .map(|(&mode, timing)| {
+            let results: Vec<&QuestionResult> = per_question.iter().filter(|r| r.mode == mode).collect();
+            let mut categories: Vec<String> = dedup_in_order(results.iter().map(|r| r.category.clone()));
+            categories.sort();
+            ModeReport {
+                mode,
+                overall: aggregate(results.iter().copied()),
+                overall_secondary: (options.dataset == Dataset::Locomo)
+                    .then(|| aggregate(results.iter().copied().filter(|r| r.category != "5"))),
+                by_category: categories
+                    .into_iter()
+                    .map(|c| {
+                        let a = aggregate(results.iter().copied().filter(|r| r.category == c));
+                        (c, a)
+                    })
+                    .collect(),
+                by_form: QuestionForm::ALL
+                    .iter()
+                    .map(|&f| (f, aggregate(results.iter().copied().filter(|r| r.form == f))))
+                    .filter(|(_, a)| a.questions > 0)
+                    .collect(),
+                ingest_seconds: timing.ingest,
+                query_seconds: timing.query,
+                peak_rss_mib_after_ingest: timing.rss_ingest,
+                peak_rss_mib_after_query: timing.rss_query,
+            }
+        })
+        .collect();
     progress(haystacks.len(), haystacks.len(), "done");
     Ok(Report {
         dataset: options.dataset,
