@@ -136,15 +136,22 @@ const BEFORE_A_MONTH: &[&str] = &[
     "from", "between",
 ];
 
+/// Words that open a stretch between two dates ("from May to July"), and the words between its
+/// two ends.
+const OPENS_A_RANGE: &[&str] = &["from", "between"];
+const JOINS_A_RANGE: &[&str] = &["to", "and", "until", "till", "through", "-", "–", "—", "到", "至"];
+
 /// Whether `before` ends with the opening of a range of months — "from May to", "between May
 /// and" — so that a bare month after it is the range's end ("to May" alone may be a name).
 fn closes_a_range(before: &str) -> bool {
-    static OPENED: LazyLock<Regex> = LazyLock::new(|| {
-        let month = MONTH.replace("(?P<MONTH>", "(?:");
-        Regex::new(&format!(r"(?i)\b(?:from|between)\s+{month}\s+(?:to|and|until|till|through|-|–)\s*$"))
-            .expect("static range regex")
+    static A_MONTH: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(r"(?i)^{}$", MONTH.replace("(?P<MONTH>", "(?:"))).expect("static month regex")
     });
-    OPENED.is_match(before)
+    let mut words = words_before(before);
+    let (joiner, month, opener) = (words.next(), words.next(), words.next());
+    joiner.is_some_and(|w| JOINS_A_RANGE.contains(&w.as_str()))
+        && month.is_some_and(|w| A_MONTH.is_match(&w))
+        && opener.is_some_and(|w| OPENS_A_RANGE.contains(&w.as_str()))
 }
 
 /// The words of `text` from its end, lowercase: what was said just before a date.
@@ -234,7 +241,8 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
         .into_iter()
         .filter(|(range, _, _, year_alone)| !(*year_alone && lent.contains(&range.start)))
         .filter_map(|(range, named, bound, _)| {
-            let latest = matches!(named, Named::Yearless(..)) && said_year(range.start).is_none();
+            let said = said_year(range.start).map(|(_, y)| y);
+            let latest = matches!(named, Named::Yearless(..)) && said.is_none();
             let period = match named {
                 Named::Dated(p) => Some(p),
                 Named::Weekday(wd) => {
@@ -242,7 +250,6 @@ pub fn named_periods(text: &str, now: Option<i64>) -> Vec<Period> {
                     Period::of_day(day.year(), day.month(), day.day())
                 }
                 Named::Yearless(m, d) => {
-                    let said = said_year(range.start).map(|(_, y)| y);
                     let year = match (said, today) {
                         (Some(y), _) => y,
                         (None, Some(t)) if (m, d.unwrap_or(1)) > (t.month(), t.day()) => t.year() - 1,
@@ -292,11 +299,11 @@ fn ranges_joined(text: &str, dated: Vec<Dated>) -> Vec<Period> {
     let opens = |at: usize| {
         let before = text.get(..at).unwrap_or("").trim_end();
         let word = words_before(before).next().unwrap_or_default();
-        matches!(word.as_str(), "from" | "between") || before.ends_with('从')
+        OPENS_A_RANGE.contains(&word.as_str()) || before.ends_with('从')
     };
     let joins = |from: usize, to: usize| {
         let gap = text.get(from..to).unwrap_or("x").trim().to_lowercase();
-        matches!(gap.as_str(), "to" | "and" | "until" | "till" | "through" | "-" | "–" | "—" | "到" | "至")
+        JOINS_A_RANGE.contains(&gap.as_str())
     };
     let mut out = Vec::with_capacity(dated.len());
     let mut i = 0;
