@@ -179,7 +179,7 @@ impl Search<'_> {
                 }
                 let query = self.lexical_query(q.text, q.agents)?;
                 if !query.terms.is_empty() {
-                    let mut full_text = FullText {
+                    let full_text = FullText {
                         terms: &query.terms,
                         agents: q.agents,
                         wing: q.wing,
@@ -187,13 +187,12 @@ impl Search<'_> {
                         limit: candidates,
                         frequencies: query.frequencies.as_deref(),
                     };
-                    scores.extend(self.store.fts(&full_text)?);
-                    // What was said in the period the question names, however common its words
-                    // are elsewhere (BM25 scores are the collection's: the two lists compare).
-                    if let Some(span) = Period::span(&periods) {
-                        full_text.during = Some(span);
-                        scores.extend(self.store.fts(&full_text)?);
-                    }
+                    // Beside the best matches, what was said in the period the question names,
+                    // however common its words are elsewhere.
+                    scores.extend(match Period::span(&periods) {
+                        Some(span) => self.store.fts_also_during(&full_text, span)?,
+                        None => self.store.fts(&full_text)?,
+                    });
                 }
                 Ok((scores, query))
             };

@@ -137,6 +137,15 @@ pub trait MemoryStore: Send + Sync {
     /// Full-text search (see [`FullText`]): (id, score), higher = better; scores compare within
     /// one result list only.
     fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>>;
+    /// [`Self::fts`]'s best `q.limit` and, beside them, the best `q.limit` dated within
+    /// `period` — what was said then, however common its words are elsewhere — in one list (an
+    /// id in both is there twice, with the same score; `q.during` is not read). Scores compare
+    /// across the two: both are the collection's. A backend may answer in one pass (SQLite).
+    fn fts_also_during(&self, q: &FullText<'_>, period: Period) -> Result<Vec<(i64, f64)>> {
+        let mut found = self.fts(&FullText { during: None, ..*q })?;
+        found.extend(self.fts(&FullText { during: Some(period), ..*q })?);
+        Ok(found)
+    }
     /// For each term, how many current records of `agents` match it, counted up to `cap + 1`
     /// (`cap + 1` reads "more than `cap`"). Where it is cheaper a backend may answer a count
     /// over every agent while that is within `cap` (SQLite): an upper bound, exact above `cap`.

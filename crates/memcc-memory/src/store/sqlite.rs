@@ -15,6 +15,7 @@ use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::vector::VectorStore;
+use memcc_core::period::Period;
 use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};
 
 use super::sqlite_schema as schema;
@@ -277,6 +278,37 @@ impl MemoryStore for SqliteStore {
             Ok((r.get(0)?, r.get(1)?))
         })?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// One pass instead of two: every match is scored once (a second pass would score them all
+    /// again to keep those of the period), and both bests are taken from that list.
+    fn fts_also_during(&self, q: &FullText<'_>, period: Period) -> Result<Vec<(i64, f64)>> {
+        let FullText { terms, agents, wing, during: _, limit, frequencies: _ } = *q;
+        let Some(match_expr) = combine_terms(terms, Combine::Any) else { return Ok(Vec::new()) };
+        let conn = self.reader();
+        let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
+        let mut stmt = conn.prepare_cached(
+            "SELECT r.id, -bm25(records_fts), COALESCE(r.event_time, r.created_at)
+             FROM records_fts JOIN records r ON r.id = records_fts.rowid
+             WHERE records_fts MATCH ?1
+               AND r.agent_id IN (SELECT value FROM json_each(?2))
+               AND r.forgotten_at IS NULL
+               AND (?3 IS NULL OR r.wing = ?3)",
+        )?;
+        let rows = stmt.query_map(params![match_expr, agents_json, wing], |r| {
+            Ok(((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?), r.get::<_, i64>(2)?))
+        })?;
+        let (mut all, mut within) = (Vec::new(), Vec::new());
+        for row in rows {
+            let (hit, date) = row?;
+            if period.start <= date && date < period.end {
+                within.push(hit);
+            }
+            all.push(hit);
+        }
+        let mut found = best(all, limit);
+        found.extend(best(within, limit));
+        Ok(found)
     }
 
     /// How many records match each term's safe FTS expression (`term_expr`), up to `cap + 1`.
@@ -726,4 +758,16 @@ pub(crate) fn triple_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Triple>
         superseded_by: r.get(7)?,
         source_record: r.get(8)?,
     })
+}
+
+/// The `n` best-scored hits, best first; ties in the order FTS reads them (by id), as its own
+/// `ORDER BY bm25 LIMIT n` leaves them.
+fn best(mut hits: Vec<(i64, f64)>, n: usize) -> Vec<(i64, f64)> {
+    let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if n < hits.len() {
+        hits.select_nth_unstable_by(n, order);
+        hits.truncate(n);
+    }
+    hits.sort_unstable_by(order);
+    hits
 }

@@ -706,6 +706,44 @@ fn document_frequencies_are_counted_once_and_weigh_as_if_counted_again() {
 }
 
 #[test]
+fn the_best_of_a_period_come_beside_the_best_overall() {
+    use memcc_core::period::Period;
+    use memcc_core::text::Term;
+    use memcc_memory::store::FullText;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    // Days 0–9 say "apple" often, days 20–24 once, each a little longer than the last (no two
+    // score alike): overall the best are the early ones.
+    for day in (0..10).chain(20..25) {
+        let said = if day < 10 {
+            format!("{}pie on day {day}.", "apple ".repeat(12 - day as usize))
+        } else {
+            format!("An apple on day {day}{}.", " and then some".repeat(day as usize - 19))
+        };
+        rt.ingest_summary(&payload("main", &format!("sum_{day}"), day, &[("user", &said), ("assistant", "Nice.")]))
+            .unwrap();
+    }
+    let terms = [Term::Word("apple".into()), Term::Word("pie".into())];
+    let main = ["main".to_string()];
+    let period = Period { start: T0 + 20 * DAY, end: T0 + 23 * DAY };
+    let q = FullText { terms: &terms, agents: &main, wing: None, during: None, limit: 2, frequencies: None };
+    let mut both = rt.store().fts_also_during(&q, period).unwrap();
+    let mut expected = rt.store().fts(&q).unwrap();
+    expected.extend(rt.store().fts(&FullText { during: Some(period), ..q }).unwrap());
+    for list in [&mut both, &mut expected] {
+        list.sort_by_key(|h| h.0);
+        list.dedup_by_key(|h| h.0);
+    }
+    assert_eq!(both.len(), 4, "two overall, two of the period: {both:?}");
+    for ((a, x), (b, y)) in both.iter().zip(&expected) {
+        assert_eq!(a, b, "{both:?} vs {expected:?}");
+        assert!((x - y).abs() < 1e-9, "{both:?} vs {expected:?}");
+    }
+    let said_then = rt.store().get_many(&both.iter().map(|h| h.0).collect::<Vec<_>>()).unwrap();
+    assert_eq!(said_then.iter().filter(|r| r.text.contains("An apple on day 2")).count(), 2, "{said_then:#?}");
+}
+
+#[test]
 fn a_chinese_question_finds_its_words_in_any_order() {
     let dir = tempfile::tempdir().unwrap();
     let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
