@@ -315,9 +315,19 @@ impl MemoryStore for SqliteStore {
     /// FTS tokenises (and stems) the term itself, so this agrees with what a query will match.
     /// Counting every store's posting list is cheap; the agents' current records are counted (a
     /// join per match) only for a term common in the whole store, so a count within the cap is
-    /// over every agent (an upper bound).
+    /// over every agent (an upper bound) — and not at all when every record is theirs and none
+    /// is forgotten (one agent's store, the usual case): the two counts are then the same.
     fn document_frequencies(&self, terms: &[Term], agents: &[String], cap: usize) -> Result<Vec<usize>> {
         let conn = self.reader();
+        // Both ends of the agent index and the forgotten records' index: three seeks.
+        let (first, last, forgotten): (Option<String>, Option<String>, bool) = conn
+            .prepare_cached(
+                "SELECT (SELECT agent_id FROM records ORDER BY agent_id LIMIT 1),
+                        (SELECT agent_id FROM records ORDER BY agent_id DESC LIMIT 1),
+                        EXISTS (SELECT 1 FROM records WHERE forgotten_at IS NOT NULL)",
+            )?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        let all_theirs = !forgotten && first.is_some() && first == last && first.is_some_and(|a| agents.contains(&a));
         let limit = cap as i64 + 1;
         let mut all = conn
             .prepare_cached("SELECT COUNT(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ?1 LIMIT ?2)")?;
@@ -333,7 +343,7 @@ impl MemoryStore for SqliteStore {
             // Every agent's records first: the index alone answers it, and a term rare there is
             // rare in any scope.
             let n: i64 = all.query_row(params![term_expr, limit], |r| r.get(0))?;
-            let n = if n as usize <= cap {
+            let n = if n as usize <= cap || all_theirs {
                 n
             } else {
                 scoped.query_row(params![term_expr, agents_json, limit], |r| r.get(0))?

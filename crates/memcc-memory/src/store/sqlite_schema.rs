@@ -85,6 +85,10 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (agent_id, summary_id)
     );
     "#,
+    // v4: whether anything is forgotten, answered by an index (see `document_frequencies`).
+    r#"
+    CREATE INDEX records_forgotten ON records (id) WHERE forgotten_at IS NOT NULL;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -706,6 +706,25 @@ fn document_frequencies_are_counted_once_and_weigh_as_if_counted_again() {
 }
 
 #[test]
+fn one_agents_counts_leave_out_what_it_forgot() {
+    use memcc_core::text::Term;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let ids: Vec<String> = ["An apple.", "Apple tart.", "Apple pie.", "The apple orchard."]
+        .iter()
+        .map(|t| format!("mem_{}", rt.add("main", t, RecordKind::Fact, false, None).unwrap().id))
+        .collect();
+    let main = ["main".to_string()];
+    let apple = [Term::Word("apple".into())];
+    assert_eq!(rt.store().document_frequencies(&apple, &main, 2).unwrap(), [3], "more than the cap: cap + 1");
+    for id in &ids[..2] {
+        assert!(rt.forget("main", id).unwrap());
+    }
+    // Every record is this agent's, but two are forgotten: the store-wide count is not its count.
+    assert_eq!(rt.store().document_frequencies(&apple, &main, 2).unwrap(), [2]);
+}
+
+#[test]
 fn the_best_of_a_period_come_beside_the_best_overall() {
     use memcc_core::period::Period;
     use memcc_core::text::Term;
