@@ -46,6 +46,11 @@ pub type ExactSource = Box<dyn Fn(&[i64]) -> Vec<(i64, Vec<f32>)> + Send + Sync>
 /// Candidates scanned in int8 per result returned.
 pub const OVERSAMPLE: usize = 4;
 
+/// At most this many candidates beyond the `k` asked for are reranked: int8 only misorders
+/// near-ties, so a long list (the hybrid search asks for up to 200) needs no 4× margin, and
+/// each candidate is an exact vector read from the store.
+pub const MAX_EXTRA: usize = 100;
+
 /// Collections this large are scanned on several threads (below it, starting them costs more
 /// than it saves).
 pub const PARALLEL_SCAN_FROM: usize = 20_000;
@@ -232,7 +237,7 @@ impl VectorStore for ExactScan {
     }
 
     fn search(&self, query: &[f32], k: usize, owners: &[String]) -> Vec<VectorHit> {
-        let candidates = self.scan(query, k * OVERSAMPLE, owners);
+        let candidates = self.scan(query, (k * OVERSAMPLE).min(k + MAX_EXTRA), owners);
         let Some(exact) = &self.exact else {
             return candidates.into_iter().take(k).collect();
         };
