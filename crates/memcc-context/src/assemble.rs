@@ -192,17 +192,33 @@ impl Assembler<'_> {
         let memory_tokens = if sections.is_empty() { 0 } else { FRAME + estimate_tokens(&memory_text) };
         remaining -= memory_tokens.min(remaining);
 
-        // Newest-first, whole units, stop at the first that does not fit.
+        // Newest-first, whole units, stop at the first that does not fit. The first shown raw
+        // message gets a day marker of its own when it has none and is not from today (the
+        // model would take it for today's): a tail that starts mid-way through an earlier day,
+        // or the first day of a long session.
         let units = units(&items);
+        let today = memcc_core::time::day(as_of.unwrap_or_else(crate::store::now_ms));
+        let opening_day = |u: &Unit| -> Option<String> {
+            let item = &items[u.start];
+            if u.day.is_some() || !item.is_message() {
+                return None;
+            }
+            item.time.and_then(memcc_core::time::day).filter(|d| Some(d) != today.as_ref())
+        };
+        let marker_tokens = |day: &str| FRAME + estimate_tokens(&day_marker(day));
         let mut first_kept = items.len();
+        let mut opening: Option<String> = None;
         let mut used = 0usize;
         for unit in units.iter().rev() {
-            if used + unit.tokens > remaining {
+            let day = opening_day(unit);
+            if used + unit.tokens + day.as_deref().map_or(0, marker_tokens) > remaining {
                 break;
             }
             used += unit.tokens;
             first_kept = unit.start;
+            opening = day;
         }
+        used += opening.as_deref().map_or(0, marker_tokens);
         let mut truncated_latest = false;
         let mut messages: Vec<Value> = Vec::new();
         let mut parts: Vec<PromptPart> = Vec::new();
@@ -213,8 +229,11 @@ impl Assembler<'_> {
         let memory_message = (!sections.is_empty()).then(
             || json!({"role": "user", "content": memory_text, "timestamp": as_of.unwrap_or_else(crate::store::now_ms)}),
         );
-        let markers: std::collections::HashMap<usize, &str> =
+        let mut markers: std::collections::HashMap<usize, &str> =
             units.iter().filter_map(|u| Some((u.start, u.day.as_deref()?))).collect();
+        if let Some(day) = &opening {
+            markers.insert(first_kept, day);
+        }
         for (pos, item) in kept.iter().enumerate() {
             if Some(pos) == last_user
                 && let Some(m) = &memory_message

@@ -260,19 +260,39 @@ fn a_new_day_in_a_long_session_is_marked_in_the_prompt() {
     for (i, t) in [t0, t0 + 60_000, t0 + day, t0 + day + 60_000].into_iter().enumerate() {
         engine.ingest(&s, &AgentMessage::user(&format!("message {i}")).with_timestamp(t)).unwrap();
     }
+    let texts = |a: &memcc_context::Assembled| -> Vec<String> {
+        a.messages.iter().map(|m| AgentMessage::from_value(m.clone()).text()).collect()
+    };
+    let (may_8, may_9) =
+        ("[MemCC: the messages below are from 2023-05-08]", "[MemCC: the messages below are from 2023-05-09]");
     let a = engine.assemble("days", 10_000, None).unwrap();
-    let texts: Vec<String> = a.messages.iter().map(|m| AgentMessage::from_value(m.clone()).text()).collect();
     assert_eq!(
-        texts,
-        ["message 0", "message 1", "[MemCC: the messages below are from 2023-05-09]", "message 2", "message 3"],
-        "one marker where the day changes, none before the first day"
+        texts(&a),
+        [may_8, "message 0", "message 1", may_9, "message 2", "message 3"],
+        "a marker where the day changes, and before the first day (it is not today)"
     );
     assert_eq!(a.raw_messages_included, 4);
-    // The marker is paid for: a budget that holds the messages but not the marker drops the oldest.
+    // Asked the next day, the first day is marked and today's messages follow their marker.
+    let asked = Some(t0 + day + 120_000);
+    assert_eq!(texts(&engine.assemble("days", 10_000, asked).unwrap()), texts(&a));
+    let mut mid_day = false;
     for budget in 1..80 {
+        // The markers are paid for: a budget that holds the messages but not a marker drops the oldest.
         let a = engine.assemble("days", budget, None).unwrap();
         assert!(a.estimated_tokens <= budget, "{budget}: {}", a.estimated_tokens);
+        // A tail that starts mid-way through a day says which day.
+        if a.raw_messages_included == 3 {
+            assert_eq!(texts(&a), [may_8, "message 1", may_9, "message 2", "message 3"]);
+            mid_day = true;
+        }
+        // Only today's messages (asked on 9 May): the marker before them is the day change's.
+        let a = engine.assemble("days", budget, asked).unwrap();
+        assert!(a.estimated_tokens <= budget, "{budget}: {}", a.estimated_tokens);
+        if a.raw_messages_included == 1 {
+            assert_eq!(texts(&a), ["message 3"], "today's message alone needs no marker");
+        }
     }
+    assert!(mid_day, "some budget keeps three messages");
 }
 
 #[test]
