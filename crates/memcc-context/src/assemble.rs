@@ -197,7 +197,7 @@ impl Assembler<'_> {
         // model would take it for today's): a tail that starts mid-way through an earlier day,
         // or the first day of a long session.
         let units = units(&items);
-        let today = memcc_core::time::day(as_of.unwrap_or_else(crate::store::now_ms));
+        let today = memcc_core::time::day(as_of.unwrap_or_else(memcc_core::time::now_ms));
         let opening_day = |u: &Unit| -> Option<String> {
             let item = &items[u.start];
             if u.day.is_some() || !item.is_message() {
@@ -227,7 +227,7 @@ impl Assembler<'_> {
         let kept = &items[first_kept..];
         let last_user = kept.iter().rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
         let memory_message = (!sections.is_empty()).then(
-            || json!({"role": "user", "content": memory_text, "timestamp": as_of.unwrap_or_else(crate::store::now_ms)}),
+            || json!({"role": "user", "content": memory_text, "timestamp": as_of.unwrap_or_else(memcc_core::time::now_ms)}),
         );
         let mut markers: std::collections::HashMap<usize, &str> =
             units.iter().filter_map(|u| Some((u.start, u.day.as_deref()?))).collect();

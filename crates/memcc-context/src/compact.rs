@@ -13,12 +13,11 @@ use sha2::{Digest, Sha256};
 use crate::assemble::render_summary;
 use crate::config::ContextConfig;
 use crate::error::{Result, StoreError};
-use crate::store::{
-    ContextItem, ContextStore, Conversation, ItemRef, NewSummary, StoredMessage, Summary, SummaryKind, now_ms,
-};
+use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, NewSummary, StoredMessage, Summary, SummaryKind};
 use crate::summarize::{Summarizer, summarize_escalating};
 use memcc_core::bridge::{BridgeMessage, MemoryBridge, SummaryPayload};
 use memcc_core::estimate_tokens;
+use memcc_core::time::now_ms;
 
 /// What a `compact` call did, honestly.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

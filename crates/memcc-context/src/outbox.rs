@@ -20,7 +20,7 @@ pub(crate) fn enqueue(
     conversation_id: i64,
     payload: &str,
 ) -> Result<(), StoreError> {
-    let now = crate::store::now_ms();
+    let now = memcc_core::time::now_ms();
     tx.execute(
         "INSERT OR REPLACE INTO memory_outbox (summary_id, conversation_id, payload, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?4)",

@@ -13,11 +13,9 @@ use crate::error::StoreError;
 use crate::schema;
 use memcc_core::text::fts_document;
 
-type Result<T> = std::result::Result<T, StoreError>;
+use memcc_core::time::now_ms;
 
-pub fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
+type Result<T> = std::result::Result<T, StoreError>;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Conversation {

@@ -106,13 +106,9 @@ pub struct Breaker {
 }
 
 impl Breaker {
-    fn now_ms() -> i64 {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-    }
-
     /// Milliseconds left before the endpoint is tried again (0: call it).
     pub fn cooling_ms(&self) -> i64 {
-        (self.open_until_ms.load(std::sync::atomic::Ordering::Acquire) - Self::now_ms()).max(0)
+        (self.open_until_ms.load(std::sync::atomic::Ordering::Acquire) - crate::time::now_ms()).max(0)
     }
 
     fn failed(&self, cooldown: Duration) {
@@ -120,7 +116,7 @@ impl Breaker {
         let first = cooldown.as_millis().min(i64::MAX as u128 / 64) as i64;
         let n = self.failures.fetch_add(1, Ordering::AcqRel).min(5);
         let wait = (first << n).min(first.saturating_mul(20));
-        self.open_until_ms.store(Self::now_ms() + wait, Ordering::Release);
+        self.open_until_ms.store(crate::time::now_ms() + wait, Ordering::Release);
     }
 
     fn succeeded(&self) {

@@ -16,6 +16,11 @@ pub const MAX_MS: i64 = 253_402_300_799_999;
 #[error("timestamp {0} is outside years 1–9999 (expected milliseconds since the Unix epoch)")]
 pub struct TimestampError(pub i64);
 
+/// Now, in milliseconds since the Unix epoch — the one clock every store and search reads.
+pub fn now_ms() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
 /// `ms` if it is a timestamp MemCC can store and show, else a clear error.
 pub fn validate(ms: i64) -> Result<i64, TimestampError> {
     if (MIN_MS..=MAX_MS).contains(&ms) { Ok(ms) } else { Err(TimestampError(ms)) }

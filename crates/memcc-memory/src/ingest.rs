@@ -1,18 +1,23 @@
 //! Ingestion: what a bridged summary becomes (the summary record, verbatim windows, mined
 //! preferences, knowledge-graph triples), embedded in one batch and stored in one transaction;
-//! and the queue of records waiting for their embedding.
+//! and the queue of records waiting for their embedding. It writes through what it is given
+//! ([`Ingest`]); it knows nothing of the runtime that owns them.
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
 use crate::chunk::windows;
+use crate::classify::Classifier;
+use crate::config::MemoryConfig;
+use crate::embed::Embedder;
 use crate::error::Result;
 use crate::extract::{PrefCategory, about_speaker, preferences, triples};
 use crate::record::{NewRecord, NewTriple, RecordKind};
-use crate::runtime::MemoryRuntime;
-use crate::store::{Insert, Inserted};
+use crate::store::{Insert, Inserted, MemoryStore};
+use crate::vector::VectorStore;
 use memcc_core::bridge::{BridgeMessage, SummaryPayload};
+use memcc_core::llm::ChatModel;
 use memcc_core::time::{date_header, ground_relative_dates};
 
 /// What one bridged summary became.
@@ -27,10 +32,22 @@ pub struct IngestReport {
     pub triples: usize,
 }
 
-impl MemoryRuntime {
+/// What ingestion writes to and reads: the store, the vector index beside it, the embedder, the
+/// settings, the classifier naming each record's wing, and the chat model that finds triples
+/// (when configured).
+pub(crate) struct Ingest<'a> {
+    pub store: &'a dyn MemoryStore,
+    pub index: &'a dyn VectorStore,
+    pub embedder: &'a dyn Embedder,
+    pub config: &'a MemoryConfig,
+    pub classifier: &'a Classifier,
+    pub triple_model: Option<&'a dyn ChatModel>,
+}
+
+impl Ingest<'_> {
     /// Triples a chat model finds in the user's messages; empty on any failure (logged).
     fn llm_triples(&self, s: &SummaryPayload) -> Vec<NewTriple> {
-        let Some(model) = &self.triple_model else { return Vec::new() };
+        let Some(model) = self.triple_model else { return Vec::new() };
         let said: Vec<&str> = s.messages.iter().filter(|m| m.role == "user").map(|m| m.text.as_str()).collect();
         if said.is_empty() {
             return Vec::new();
@@ -128,7 +145,7 @@ impl MemoryRuntime {
     }
 
     /// What the bridge delivers: a committed summary (and, for a leaf, the raw messages it covers).
-    pub fn ingest_summary(&self, s: &SummaryPayload) -> Result<IngestReport> {
+    pub fn summary(&self, s: &SummaryPayload) -> Result<IngestReport> {
         let mut report = IngestReport::default();
         // A delivery repeated from the outbox (after a crash between the two stores).
         if self.store.summary_ingested(&s.agent_id, &s.summary_id)? {

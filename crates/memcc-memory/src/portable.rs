@@ -1,14 +1,13 @@
 //! Export and import: a store's records as JSON lines, read back checked line by line (one bad
-//! line is reported, the rest imported), embedded after.
+//! line is reported, the rest imported) — stored unembedded; the runtime embeds them after.
 
 use std::io::{BufRead, Write};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::record::NewRecord;
-use crate::runtime::{MAX_WEIGHT, MemoryRuntime};
-use crate::store::Insert;
+use crate::record::{MAX_WEIGHT, NewRecord};
+use crate::store::{Insert, MemoryStore};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -28,81 +27,69 @@ struct Portable {
     forgotten: bool,
 }
 
-impl MemoryRuntime {
-    /// Every record of `agent` (or all) as JSON lines; returns the count.
-    pub fn export_jsonl(&self, agent: Option<&str>, out: &mut dyn Write) -> Result<usize> {
-        let mut n = 0;
-        self.store.for_each_record(agent, &mut |r| {
-            let line = Portable {
-                record: NewRecord {
-                    agent_id: r.agent_id,
-                    wing: r.wing,
-                    room: r.room,
-                    kind: r.kind,
-                    text: r.text,
-                    source_summary_ids: r.source_summary_ids,
-                    source_session_ids: r.source_session_ids,
-                    source_message_ids: r.source_message_ids,
-                    event_time: r.event_time,
-                    weight: r.weight,
-                    pinned: r.pinned,
-                    subject: r.subject,
-                    predicate: r.predicate,
-                },
-                forgotten: r.forgotten,
-            };
-            writeln!(out, "{}", serde_json::to_string(&line).unwrap_or_default())?;
-            n += 1;
-            Ok(())
-        })?;
-        Ok(n)
-    }
+/// Every record of `agent` (or all) in `store` as JSON lines; returns the count.
+pub(crate) fn export(store: &dyn MemoryStore, agent: Option<&str>, out: &mut dyn Write) -> Result<usize> {
+    let mut n = 0;
+    store.for_each_record(agent, &mut |r| {
+        let line = Portable {
+            record: NewRecord {
+                agent_id: r.agent_id,
+                wing: r.wing,
+                room: r.room,
+                kind: r.kind,
+                text: r.text,
+                source_summary_ids: r.source_summary_ids,
+                source_session_ids: r.source_session_ids,
+                source_message_ids: r.source_message_ids,
+                event_time: r.event_time,
+                weight: r.weight,
+                pinned: r.pinned,
+                subject: r.subject,
+                predicate: r.predicate,
+            },
+            forgotten: r.forgotten,
+        };
+        writeln!(out, "{}", serde_json::to_string(&line).unwrap_or_default())?;
+        n += 1;
+        Ok(())
+    })?;
+    Ok(n)
+}
 
-    /// Import records from JSON lines (an export, or a legacy store converted to this shape),
-    /// optionally into another agent; embeddings follow with `progress`.
-    pub fn import_jsonl(
-        &self,
-        reader: impl BufRead,
-        into_agent: Option<&str>,
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<ImportReport> {
-        let mut report = ImportReport::default();
-        let mut batch: Vec<NewRecord> = Vec::new();
-        for (i, line) in reader.split(b'\n').enumerate() {
-            let line = line?;
-            let Ok(text) = std::str::from_utf8(&line) else {
-                report.errors.push((i + 1, "invalid UTF-8".into()));
-                continue;
-            };
-            if text.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<Portable>(text) {
-                Ok(p) if p.forgotten => report.skipped_forgotten += 1,
-                Ok(mut p) => {
-                    if let Some(a) = into_agent {
-                        p.record.agent_id = a.to_string();
-                    }
-                    match checked(p.record) {
-                        Ok(r) => batch.push(r),
-                        Err(e) => report.errors.push((i + 1, e)),
-                    }
+/// Records from JSON lines into `store`, optionally into another agent, without vectors (queued).
+pub(crate) fn import(store: &dyn MemoryStore, reader: impl BufRead, into_agent: Option<&str>) -> Result<ImportReport> {
+    let mut report = ImportReport::default();
+    let mut batch: Vec<NewRecord> = Vec::new();
+    for (i, line) in reader.split(b'\n').enumerate() {
+        let line = line?;
+        let Ok(text) = std::str::from_utf8(&line) else {
+            report.errors.push((i + 1, "invalid UTF-8".into()));
+            continue;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Portable>(text) {
+            Ok(p) if p.forgotten => report.skipped_forgotten += 1,
+            Ok(mut p) => {
+                if let Some(a) = into_agent {
+                    p.record.agent_id = a.to_string();
                 }
-                Err(e) => report.errors.push((i + 1, format!("malformed record: {e}"))),
+                match checked(p.record) {
+                    Ok(r) => batch.push(r),
+                    Err(e) => report.errors.push((i + 1, e)),
+                }
             }
+            Err(e) => report.errors.push((i + 1, format!("malformed record: {e}"))),
         }
-        for chunk in batch.chunks(500) {
-            let inserts: Vec<Insert<'_>> =
-                chunk.iter().map(|r| Insert { record: r, vector: None, triples: &[] }).collect();
-            for ins in self.store.insert_many(&inserts)? {
-                if ins.duplicate { report.duplicates += 1 } else { report.added += 1 }
-            }
-        }
-        if let Err(e) = self.process_pending(usize::MAX, progress) {
-            tracing::warn!(error = %e, "imported records stay queued for embedding");
-        }
-        Ok(report)
     }
+    for chunk in batch.chunks(500) {
+        let inserts: Vec<Insert<'_>> = chunk.iter().map(|r| Insert { record: r, vector: None, triples: &[] }).collect();
+        for ins in store.insert_many(&inserts)? {
+            if ins.duplicate { report.duplicates += 1 } else { report.added += 1 }
+        }
+    }
+    Ok(report)
 }
 
 /// An imported record as it may be stored: text, an agent, times MemCC can show, a weight in

@@ -146,3 +146,6 @@ pub struct NewTriple {
     pub object: String,
     pub valid_from: Option<i64>,
 }
+
+/// The heaviest weight a record can carry (a pinned record's).
+pub(crate) const MAX_WEIGHT: f64 = 3.0;

@@ -12,9 +12,10 @@ use crate::embed::Embedder;
 use crate::error::{MemoryError, Result};
 use crate::extract::triples;
 use crate::forget::{Forget, Forgotten};
-use crate::ingest::IngestReport;
+use crate::ingest::{Ingest, IngestReport};
+use crate::portable::ImportReport;
 use crate::recall::Recall;
-use crate::record::{MemoryRecord, NewRecord, RecordKind, parse_ref};
+use crate::record::{MAX_WEIGHT, MemoryRecord, NewRecord, RecordKind, parse_ref};
 use crate::search::{Query, Search, SearchHit, SearchMode};
 use crate::store::{Inserted, MemoryStats, MemoryStore};
 use crate::vector::{ExactScan, VectorStore};
@@ -22,14 +23,14 @@ use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, 
 use memcc_core::llm::ChatModel;
 
 pub struct MemoryRuntime {
-    pub(crate) store: Arc<dyn MemoryStore>,
-    pub(crate) embedder: Arc<dyn Embedder>,
-    pub(crate) index: Arc<dyn VectorStore>,
-    pub(crate) config: MemoryConfig,
-    pub(crate) classifier: Classifier,
+    store: Arc<dyn MemoryStore>,
+    embedder: Arc<dyn Embedder>,
+    index: Arc<dyn VectorStore>,
+    config: MemoryConfig,
+    classifier: Classifier,
     reranker: Option<Arc<dyn ChatModel>>,
     rerank_skip_logged: AtomicBool,
-    pub(crate) triple_model: Option<Arc<dyn ChatModel>>,
+    triple_model: Option<Arc<dyn ChatModel>>,
     /// The highest record id whose vector the index has read from `memory.db`: another process
     /// writing the same store adds rows above it, which searches then read first. `None` when
     /// the store searches its own vectors (nothing to catch up).
@@ -208,6 +209,48 @@ impl MemoryRuntime {
         }
     }
 
+    fn ingest(&self) -> Ingest<'_> {
+        Ingest {
+            store: &*self.store,
+            index: &*self.index,
+            embedder: &*self.embedder,
+            config: &self.config,
+            classifier: &self.classifier,
+            triple_model: self.triple_model.as_deref(),
+        }
+    }
+
+    /// What the bridge delivers: a committed summary (and, for a leaf, the raw messages it
+    /// covers), stored as records (see [`crate::ingest`]).
+    pub fn ingest_summary(&self, s: &SummaryPayload) -> Result<IngestReport> {
+        self.ingest().summary(s)
+    }
+
+    /// Embed up to `limit` queued records; `progress(done, total)` after each batch.
+    pub fn process_pending(&self, limit: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<usize> {
+        self.ingest().process_pending(limit, progress)
+    }
+
+    /// Every record of `agent` (or all) as JSON lines; returns the count.
+    pub fn export_jsonl(&self, agent: Option<&str>, out: &mut dyn std::io::Write) -> Result<usize> {
+        crate::portable::export(&*self.store, agent, out)
+    }
+
+    /// Import records from JSON lines (an export, or a legacy store converted to this shape),
+    /// optionally into another agent; embeddings follow with `progress`.
+    pub fn import_jsonl(
+        &self,
+        reader: impl std::io::BufRead,
+        into_agent: Option<&str>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<ImportReport> {
+        let report = crate::portable::import(&*self.store, reader, into_agent)?;
+        if let Err(e) = self.process_pending(usize::MAX, progress) {
+            tracing::warn!(error = %e, "imported records stay queued for embedding");
+        }
+        Ok(report)
+    }
+
     /// L3 deep search for `agent` (plus shared agents), with a choice of retrievers: `Hybrid`
     /// is what recall uses; the benchmark compares the others on the same store.
     pub fn search_with(
@@ -236,14 +279,14 @@ impl MemoryRuntime {
             room,
             kind,
             text: text.to_string(),
-            event_time: Some(crate::store::now_ms()),
+            event_time: Some(memcc_core::time::now_ms()),
             weight: if pinned { MAX_WEIGHT } else { 1.0 },
             pinned,
             ..NewRecord::default()
         };
         let mut report = IngestReport::default();
         let found = triples(text);
-        let inserted = self.store_batch(vec![(record, found)], None, &mut report)?;
+        let inserted = self.ingest().store_batch(vec![(record, found)], None, &mut report)?;
         inserted.into_iter().next().ok_or_else(|| MemoryError::Input("a near-identical memory already exists".into()))
     }
 
@@ -318,9 +361,6 @@ impl MemoryRuntime {
         self.store.stats()
     }
 }
-
-/// The heaviest weight a record can carry (a pinned record's).
-pub(crate) const MAX_WEIGHT: f64 = 3.0;
 
 impl MemoryBridge for MemoryRuntime {
     fn ingest_summary(&self, summary: &SummaryPayload) -> Result<(), BridgeError> {

@@ -148,7 +148,7 @@ impl Search<'_> {
     }
 
     pub fn find(&self, q: &Query<'_>) -> Result<Found> {
-        let now = q.as_of.unwrap_or_else(crate::store::now_ms);
+        let now = q.as_of.unwrap_or_else(memcc_core::time::now_ms);
         let periods = named_periods(q.text, Some(now));
         let when = asks_when(q.text);
         let candidates = q.candidates.max(MIN_CANDIDATES).max(if q.mode == SearchMode::Hybrid { 0 } else { q.top });

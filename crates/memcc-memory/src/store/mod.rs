@@ -31,10 +31,6 @@ pub(crate) mod sqlite_schema;
 
 pub use sqlite::SqliteStore;
 
-pub fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
 /// How records are keyed for exact-duplicate detection: agent + normalised text.
 pub fn content_hash(text: &str) -> String {
     let norm: String = text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();

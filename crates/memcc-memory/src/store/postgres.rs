@@ -22,13 +22,14 @@ use postgres::{Client, GenericClient, NoTls, Row, Transaction};
 use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json, now_ms};
+use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json};
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::vector::{VectorHit, VectorRow, VectorStore};
 use memcc_core::text::{Term, fts_document, rendered_terms};
+use memcc_core::time::now_ms;
 
 /// Connections kept open: the retrieval layers run side by side.
 const CONNECTIONS: usize = 4;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 
-use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json, now_ms};
+use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json};
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
@@ -17,6 +17,7 @@ use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::vector::VectorStore;
 use memcc_core::period::Period;
 use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};
+use memcc_core::time::now_ms;
 
 use super::sqlite_schema as schema;
 
