@@ -135,8 +135,9 @@ pub trait MemoryStore: Send + Sync {
     fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>>;
     /// [`Self::fts`]'s best `q.limit` and, beside them, the best `q.limit` dated within
     /// `period` — what was said then, however common its words are elsewhere — in one list (an
-    /// id in both is there twice, with the same score; `q.during` is not read). Scores compare
-    /// across the two: both are the collection's. A backend may answer in one pass (SQLite).
+    /// id in both may be there twice, with the same score; `q.during` is not read). Scores
+    /// compare across the two: both are the collection's. Both backends answer in one scored
+    /// pass; this default makes two.
     fn fts_also_during(&self, q: &FullText<'_>, period: Period) -> Result<Vec<(i64, f64)>> {
         let mut found = self.fts(&FullText { during: None, ..*q })?;
         found.extend(self.fts(&FullText { during: Some(period), ..*q })?);

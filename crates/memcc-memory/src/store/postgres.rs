@@ -28,6 +28,7 @@ use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::vector::{VectorHit, VectorRow, VectorStore};
+use memcc_core::period::Period;
 use memcc_core::text::{Term, fts_document, rendered_terms};
 use memcc_core::time::now_ms;
 
@@ -235,6 +236,75 @@ pub struct PgStore {
 }
 
 impl PgStore {
+    /// [`MemoryStore::fts`] (`beside` none) and [`MemoryStore::fts_also_during`] (`beside` the
+    /// period) in one: every match is scored once, and the best of the period are ranked among
+    /// themselves beside the best overall.
+    fn full_text(&self, q: &FullText<'_>, beside: Option<Period>) -> Result<Vec<(i64, f64)>> {
+        let FullText { terms, agents, wing, during, limit, frequencies } = *q;
+        let parts = rendered_terms(terms, term_tsquery);
+        if parts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let any = parts.join(" | ");
+        let limit = limit as i64;
+        let (from, until) = (during.map(|p| p.start), during.map(|p| p.end));
+        self.pool.run(|c| {
+            // BM25's shape, which `ts_rank` alone lacks: each term's match weighs by how rare the
+            // term is among the agents' records (its IDF), so "Lisbon" outweighs "trip". Document
+            // frequencies are counted up to DF_CAP (beyond it a term is common all the same), here
+            // unless the caller counted them already.
+            let n = count(c, MAX_RECORD_ID, &[])?.max(1) as f64;
+            let counted: HashMap<String, usize> = match frequencies {
+                Some(f) => terms.iter().map(term_tsquery).zip(f.iter().copied()).collect(),
+                None => HashMap::new(),
+            };
+            let missing: Vec<String> = parts.iter().filter(|p| !counted.contains_key(*p)).cloned().collect();
+            let mut df: HashMap<String, usize> = if missing.is_empty() {
+                HashMap::new()
+            } else {
+                missing.iter().cloned().zip(document_frequencies(c, &missing, agents, DF_CAP)?).collect()
+            };
+            df.extend(counted);
+            let idf: Vec<f64> = parts
+                .iter()
+                .map(|p| {
+                    let df = df.get(p).copied().unwrap_or(0).min(DF_CAP as usize) as f64;
+                    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+                })
+                .collect();
+            let rows = match beside {
+                None => c.query(
+                    "SELECT r.id, SUM(w.idf * ts_rank(r.fts, to_tsquery($1::text::regconfig, w.q), 1))::float8 AS score
+                     FROM records r, unnest($2::text[], $3::float8[]) AS w(q, idf)
+                     WHERE r.fts @@ to_tsquery($1::text::regconfig, $4) AND r.agent_id = ANY($5)
+                       AND r.forgotten_at IS NULL AND ($6::text IS NULL OR r.wing = $6)
+                       AND ($8::int8 IS NULL OR COALESCE(r.event_time, r.created_at) >= $8)
+                       AND ($9::int8 IS NULL OR COALESCE(r.event_time, r.created_at) < $9)
+                     GROUP BY r.id ORDER BY score DESC, r.id DESC LIMIT $7",
+                    &[&TS_CONFIG, &parts, &idf, &any, &agents, &wing, &limit, &from, &until],
+                )?,
+                Some(period) => c.query(
+                    "SELECT id, score FROM (
+                       SELECT id, score, within,
+                              row_number() OVER (ORDER BY score DESC, id DESC) AS overall,
+                              row_number() OVER (PARTITION BY within ORDER BY score DESC, id DESC) AS among_its_own
+                       FROM (SELECT r.id,
+                                    SUM(w.idf * ts_rank(r.fts, to_tsquery($1::text::regconfig, w.q), 1))::float8 AS score,
+                                    bool_and(COALESCE(r.event_time, r.created_at) >= $8
+                                             AND COALESCE(r.event_time, r.created_at) < $9) AS within
+                             FROM records r, unnest($2::text[], $3::float8[]) AS w(q, idf)
+                             WHERE r.fts @@ to_tsquery($1::text::regconfig, $4) AND r.agent_id = ANY($5)
+                               AND r.forgotten_at IS NULL AND ($6::text IS NULL OR r.wing = $6)
+                             GROUP BY r.id) AS scored) AS ranked
+                     WHERE overall <= $7 OR (within AND among_its_own <= $7)
+                     ORDER BY score DESC, id DESC",
+                    &[&TS_CONFIG, &parts, &idf, &any, &agents, &wing, &limit, &period.start, &period.end],
+                )?,
+            };
+            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+        })
+    }
+
     /// Connect to `url` (`postgres://user:password@host:port/database`, or key=value pairs;
     /// TLS as its `sslmode` says, certificates checked against the public roots and `ca_file`)
     /// and bring the schema up to date.
@@ -693,50 +763,11 @@ impl MemoryStore for PgStore {
     }
 
     fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>> {
-        let FullText { terms, agents, wing, during, limit, frequencies } = *q;
-        let parts = rendered_terms(terms, term_tsquery);
-        if parts.is_empty() {
-            return Ok(Vec::new());
-        }
-        let any = parts.join(" | ");
-        let limit = limit as i64;
-        let (from, until) = (during.map(|p| p.start), during.map(|p| p.end));
-        self.pool.run(|c| {
-            // BM25's shape, which `ts_rank` alone lacks: each term's match weighs by how rare the
-            // term is among the agents' records (its IDF), so "Lisbon" outweighs "trip". Document
-            // frequencies are counted up to DF_CAP (beyond it a term is common all the same), here
-            // unless the caller counted them already.
-            let n = count(c, MAX_RECORD_ID, &[])?.max(1) as f64;
-            let counted: HashMap<String, usize> = match frequencies {
-                Some(f) => terms.iter().map(term_tsquery).zip(f.iter().copied()).collect(),
-                None => HashMap::new(),
-            };
-            let missing: Vec<String> = parts.iter().filter(|p| !counted.contains_key(*p)).cloned().collect();
-            let mut df: HashMap<String, usize> = if missing.is_empty() {
-                HashMap::new()
-            } else {
-                missing.iter().cloned().zip(document_frequencies(c, &missing, agents, DF_CAP)?).collect()
-            };
-            df.extend(counted);
-            let idf: Vec<f64> = parts
-                .iter()
-                .map(|p| {
-                    let df = df.get(p).copied().unwrap_or(0).min(DF_CAP as usize) as f64;
-                    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-                })
-                .collect();
-            let rows = c.query(
-                "SELECT r.id, SUM(w.idf * ts_rank(r.fts, to_tsquery($1::text::regconfig, w.q), 1))::float8 AS score
-                 FROM records r, unnest($2::text[], $3::float8[]) AS w(q, idf)
-                 WHERE r.fts @@ to_tsquery($1::text::regconfig, $4) AND r.agent_id = ANY($5)
-                   AND r.forgotten_at IS NULL AND ($6::text IS NULL OR r.wing = $6)
-                   AND ($8::int8 IS NULL OR COALESCE(r.event_time, r.created_at) >= $8)
-                   AND ($9::int8 IS NULL OR COALESCE(r.event_time, r.created_at) < $9)
-                 GROUP BY r.id ORDER BY score DESC, r.id DESC LIMIT $7",
-                &[&TS_CONFIG, &parts, &idf, &any, &agents, &wing, &limit, &from, &until],
-            )?;
-            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
-        })
+        self.full_text(q, None)
+    }
+
+    fn fts_also_during(&self, q: &FullText<'_>, period: Period) -> Result<Vec<(i64, f64)>> {
+        self.full_text(&FullText { during: None, ..*q }, Some(period))
     }
 
     fn document_frequencies(&self, terms: &[Term], agents: &[String], cap: usize) -> Result<Vec<usize>> {
