@@ -55,8 +55,8 @@ pub struct MemoryRow {
     /// All four layers at the default memory cap (`context.memoryMaxTokens`), query embedding
     /// included.
     pub retrieve: Latency,
-    /// The same, each question naming a month that holds many of the records (a second
-    /// full-text pass within it).
+    /// The same, each question naming a month that holds many of the records (its best
+    /// full-text matches taken beside the best overall).
     pub retrieve_dated: Latency,
     pub memory_search: Latency,
     pub query_embedding: Latency,
