@@ -235,6 +235,16 @@ pub struct PgStore {
     pool: Arc<Pool>,
 }
 
+/// A record's full-text score: each query term's `ts_rank` weighed by its IDF (`$1` the text
+/// search configuration, `$2` / `$3` the terms and their IDFs).
+const SCORE: &str = "SUM(w.idf * ts_rank(r.fts, to_tsquery($1::text::regconfig, w.q), 1))::float8 AS score";
+
+/// The full-text matches (`$4`, any term) among the current records of the agents `$5`, in wing
+/// `$6` when it is not null, one row per record and term.
+const MATCHING: &str = "FROM records r, unnest($2::text[], $3::float8[]) AS w(q, idf)
+     WHERE r.fts @@ to_tsquery($1::text::regconfig, $4) AND r.agent_id = ANY($5)
+       AND r.forgotten_at IS NULL AND ($6::text IS NULL OR r.wing = $6)";
+
 impl PgStore {
     /// [`MemoryStore::fts`] (`beside` none) and [`MemoryStore::fts_also_during`] (`beside` the
     /// period) in one: every match is scored once, and the best of the period are ranked among
@@ -274,30 +284,27 @@ impl PgStore {
                 .collect();
             let rows = match beside {
                 None => c.query(
-                    "SELECT r.id, SUM(w.idf * ts_rank(r.fts, to_tsquery($1::text::regconfig, w.q), 1))::float8 AS score
-                     FROM records r, unnest($2::text[], $3::float8[]) AS w(q, idf)
-                     WHERE r.fts @@ to_tsquery($1::text::regconfig, $4) AND r.agent_id = ANY($5)
-                       AND r.forgotten_at IS NULL AND ($6::text IS NULL OR r.wing = $6)
-                       AND ($8::int8 IS NULL OR COALESCE(r.event_time, r.created_at) >= $8)
-                       AND ($9::int8 IS NULL OR COALESCE(r.event_time, r.created_at) < $9)
-                     GROUP BY r.id ORDER BY score DESC, r.id DESC LIMIT $7",
+                    &format!(
+                        "SELECT r.id, {SCORE} {MATCHING}
+                           AND ($8::int8 IS NULL OR COALESCE(r.event_time, r.created_at) >= $8)
+                           AND ($9::int8 IS NULL OR COALESCE(r.event_time, r.created_at) < $9)
+                         GROUP BY r.id ORDER BY score DESC, r.id DESC LIMIT $7"
+                    ),
                     &[&TS_CONFIG, &parts, &idf, &any, &agents, &wing, &limit, &from, &until],
                 )?,
                 Some(period) => c.query(
-                    "SELECT id, score FROM (
-                       SELECT id, score, within,
-                              row_number() OVER (ORDER BY score DESC, id DESC) AS overall,
-                              row_number() OVER (PARTITION BY within ORDER BY score DESC, id DESC) AS among_its_own
-                       FROM (SELECT r.id,
-                                    SUM(w.idf * ts_rank(r.fts, to_tsquery($1::text::regconfig, w.q), 1))::float8 AS score,
-                                    bool_and(COALESCE(r.event_time, r.created_at) >= $8
-                                             AND COALESCE(r.event_time, r.created_at) < $9) AS within
-                             FROM records r, unnest($2::text[], $3::float8[]) AS w(q, idf)
-                             WHERE r.fts @@ to_tsquery($1::text::regconfig, $4) AND r.agent_id = ANY($5)
-                               AND r.forgotten_at IS NULL AND ($6::text IS NULL OR r.wing = $6)
-                             GROUP BY r.id) AS scored) AS ranked
-                     WHERE overall <= $7 OR (within AND among_its_own <= $7)
-                     ORDER BY score DESC, id DESC",
+                    &format!(
+                        "SELECT id, score FROM (
+                           SELECT id, score, within,
+                                  row_number() OVER (ORDER BY score DESC, id DESC) AS overall,
+                                  row_number() OVER (PARTITION BY within ORDER BY score DESC, id DESC) AS among_its_own
+                           FROM (SELECT r.id, {SCORE},
+                                        bool_and(COALESCE(r.event_time, r.created_at) >= $8
+                                                 AND COALESCE(r.event_time, r.created_at) < $9) AS within
+                                 {MATCHING} GROUP BY r.id) AS scored) AS ranked
+                         WHERE overall <= $7 OR (within AND among_its_own <= $7)
+                         ORDER BY score DESC, id DESC"
+                    ),
                     &[&TS_CONFIG, &parts, &idf, &any, &agents, &wing, &limit, &period.start, &period.end],
                 )?,
             };

@@ -264,16 +264,12 @@ impl MemoryStore for SqliteStore {
         let Some(match_expr) = combine_terms(terms, Combine::Any) else { return Ok(Vec::new()) };
         let conn = self.reader();
         let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
-        let mut stmt = conn.prepare_cached(
-            "SELECT r.id, -bm25(records_fts) FROM records_fts JOIN records r ON r.id = records_fts.rowid
-             WHERE records_fts MATCH ?1
-               AND r.agent_id IN (SELECT value FROM json_each(?2))
-               AND r.forgotten_at IS NULL
-               AND (?3 IS NULL OR r.wing = ?3)
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT r.id, -bm25(records_fts) {MATCHING}
                AND (?4 IS NULL OR COALESCE(r.event_time, r.created_at) >= ?4)
                AND (?5 IS NULL OR COALESCE(r.event_time, r.created_at) < ?5)
-             ORDER BY bm25(records_fts) LIMIT ?6",
-        )?;
+             ORDER BY bm25(records_fts) LIMIT ?6"
+        ))?;
         let (from, until) = (during.map(|p| p.start), during.map(|p| p.end));
         let rows = stmt.query_map(params![match_expr, agents_json, wing, from, until, limit as i64], |r| {
             Ok((r.get(0)?, r.get(1)?))
@@ -288,14 +284,9 @@ impl MemoryStore for SqliteStore {
         let Some(match_expr) = combine_terms(terms, Combine::Any) else { return Ok(Vec::new()) };
         let conn = self.reader();
         let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
-        let mut stmt = conn.prepare_cached(
-            "SELECT r.id, -bm25(records_fts), COALESCE(r.event_time, r.created_at)
-             FROM records_fts JOIN records r ON r.id = records_fts.rowid
-             WHERE records_fts MATCH ?1
-               AND r.agent_id IN (SELECT value FROM json_each(?2))
-               AND r.forgotten_at IS NULL
-               AND (?3 IS NULL OR r.wing = ?3)",
-        )?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT r.id, -bm25(records_fts), COALESCE(r.event_time, r.created_at) {MATCHING}"
+        ))?;
         let rows = stmt.query_map(params![match_expr, agents_json, wing], |r| {
             Ok(((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?), r.get::<_, i64>(2)?))
         })?;
@@ -328,7 +319,7 @@ impl MemoryStore for SqliteStore {
                         EXISTS (SELECT 1 FROM records WHERE forgotten_at IS NOT NULL)",
             )?
             .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        let all_theirs = !forgotten && first.is_some() && first == last && first.is_some_and(|a| agents.contains(&a));
+        let all_theirs = !forgotten && first == last && first.is_some_and(|a| agents.contains(&a));
         let limit = cap as i64 + 1;
         let mut all = conn
             .prepare_cached("SELECT COUNT(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ?1 LIMIT ?2)")?;
@@ -770,6 +761,14 @@ pub(crate) fn triple_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Triple>
         source_record: r.get(8)?,
     })
 }
+
+/// The full-text matches among the current records of the agents `?2` (a JSON list), in wing
+/// `?3` when it is not null, for the safe `MATCH` expression `?1`.
+const MATCHING: &str = "FROM records_fts JOIN records r ON r.id = records_fts.rowid
+     WHERE records_fts MATCH ?1
+       AND r.agent_id IN (SELECT value FROM json_each(?2))
+       AND r.forgotten_at IS NULL
+       AND (?3 IS NULL OR r.wing = ?3)";
 
 /// The `n` best-scored hits, best first; ties in the order FTS reads them (by id), as its own
 /// `ORDER BY bm25 LIMIT n` leaves them.
