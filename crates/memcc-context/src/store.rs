@@ -12,7 +12,6 @@ use serde::Serialize;
 use crate::error::StoreError;
 use crate::schema;
 use memcc_core::text::fts_document;
-
 use memcc_core::time::now_ms;
 
 type Result<T> = std::result::Result<T, StoreError>;
