@@ -9,6 +9,32 @@
 
 use memcc_core::text::{MAX_QUERY_TERMS, Term, is_stop_word, terms};
 
+/// A question as search and recall read it, worked out once per retrieve.
+pub struct Question<'a> {
+    pub text: &'a str,
+    /// What it is about ([`content_terms`]).
+    pub content: Vec<Term>,
+    /// Of those, the words worth finding in a hit's text: longer than three letters and not
+    /// function words, and CJK character pairs. Excerpts are cut around them; they tell which
+    /// turn of a hit holds the match.
+    pub needles: Vec<String>,
+}
+
+impl<'a> Question<'a> {
+    pub fn new(text: &'a str) -> Self {
+        let content = content_terms(text);
+        let needles = content
+            .iter()
+            .filter_map(|t| match t {
+                Term::Word(w) if w.len() > 3 && !is_stop_word(w) => Some(w.clone()),
+                Term::Cjk(c) if c.len() > 1 => Some(c.iter().collect()),
+                _ => None,
+            })
+            .collect();
+        Question { text, content, needles }
+    }
+}
+
 /// Words naming the quantity a "how …" question asks for.
 const HOW_FRAME: &[&str] = &["many", "much"];
 

@@ -13,8 +13,9 @@ use std::collections::{HashMap, HashSet};
 
 use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
+use crate::question::Question;
 use crate::record::{MemoryRecord, RecordKind};
-use crate::search::{Found, Lexical, Query, Search, SearchHit, SearchMode, needles};
+use crate::search::{Found, Lexical, Query, Search, SearchHit, SearchMode};
 use crate::store::FullText;
 use memcc_core::bridge::{RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
@@ -68,8 +69,8 @@ impl Recall<'_> {
         let l1_tokens = cost(&l1);
         // L3 gets the rest, keeping L2's share back; L2 takes what L3 leaves of its share.
         let l3_room = budget.saturating_sub(identity_tokens + l1_tokens + context_budget + SECTION_TAGS);
-        let needles = needles(query);
-        let (l3, lexical) = self.deep(agents, query, as_of, l3_room, &needles, &mut shown)?;
+        let question = Question::new(query);
+        let (l3, lexical) = self.deep(agents, &question, as_of, l3_room, &mut shown)?;
         let l3_tokens = cost(&l3);
         let l2_room = context_budget
             .min(budget.saturating_sub(identity_tokens + l1_tokens + l3_tokens))
@@ -77,10 +78,10 @@ impl Recall<'_> {
         let l2 = if l2_room > 0 && wing != DEFAULT_WING {
             let lexical = match lexical {
                 Some(lexical) => lexical,
-                None => self.search.lexical_query(query, agents)?,
+                None => self.search.lexical_query(&question.content, agents)?,
             };
             let context = self.wing_records(agents, &lexical, &wing)?;
-            lines(&context, &mut shown, l2_room, &needles)
+            lines(&context, &mut shown, l2_room, &question.needles)
         } else {
             Vec::new()
         };
@@ -138,10 +139,9 @@ impl Recall<'_> {
     fn deep(
         &self,
         agents: &[String],
-        query: &str,
+        question: &Question<'_>,
         as_of: Option<i64>,
         room: usize,
-        needles: &[String],
         shown: &mut Shown,
     ) -> Result<(Vec<Line>, Option<Lexical>)> {
         if room == 0 {
@@ -151,7 +151,7 @@ impl Recall<'_> {
         let pool = (room / LINE_TOKENS).clamp(crate::search::MIN_CANDIDATES, 200);
         let Found { mut hits, lexical } = self.search.find(&Query {
             agents,
-            text: query,
+            question,
             as_of,
             wing: None,
             top: pool,
@@ -173,7 +173,7 @@ impl Recall<'_> {
                 break;
             }
             let h = hits.swap_remove(best);
-            let Some(line) = shown.render_hit(&h, needles) else { continue };
+            let Some(line) = shown.render_hit(&h, &question.needles) else { continue };
             let t = estimate_tokens(&line) + 1;
             if used + t > room {
                 shown.forget_last();

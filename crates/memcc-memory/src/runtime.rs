@@ -14,6 +14,7 @@ use crate::extract::triples;
 use crate::forget::{Forget, Forgotten};
 use crate::ingest::{Ingest, IngestReport};
 use crate::portable::ImportReport;
+use crate::question::Question;
 use crate::recall::Recall;
 use crate::record::{MAX_WEIGHT, MemoryRecord, NewRecord, RecordKind, parse_ref};
 use crate::search::{Query, Search, SearchHit, SearchMode};
@@ -264,7 +265,8 @@ impl MemoryRuntime {
     ) -> Result<Vec<SearchHit>> {
         let agents = self.readable_agents(agent);
         self.catch_up()?;
-        self.search().run(&Query { agents: &agents, text: query, as_of, wing, top, candidates: top, mode })
+        let question = Question::new(query);
+        self.search().run(&Query { agents: &agents, question: &question, as_of, wing, top, candidates: top, mode })
     }
 
     /// Add a record by hand (`memcc memory add`, or a host's "remember this").

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::config::MemoryConfig;
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::question::{content_terms, without_exclusions};
+use crate::question::{Question, without_exclusions};
 use crate::record::{MemoryRecord, RecordKind};
 use crate::store::{FullText, MemoryStore};
 use crate::vector::VectorStore;
@@ -53,21 +53,8 @@ pub struct SearchHit {
     pub record: Option<MemoryRecord>,
 }
 
-/// The words of a query worth looking for in a record's text: what it is about
-/// ([`content_terms`]) longer than three letters, and its CJK character pairs.
-pub fn needles(query: &str) -> Vec<String> {
-    content_terms(query)
-        .into_iter()
-        .filter_map(|t| match t {
-            Term::Word(w) if w.len() > 3 && !memcc_core::text::is_stop_word(&w) => Some(w),
-            Term::Cjk(c) if c.len() > 1 => Some(c.into_iter().collect()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// The messages of a record the query points at, best first: for a window (one line per
-/// message, after its date line) the lines holding more of the query's words (`needles`,
+/// message, after its date line) the lines holding more of the query's words ([`Question::needles`],
 /// lowercase) come first — a line that states a date counting as one more when the query asks
 /// `when` — ties in conversation order; any other record keeps its order. Tells a reader which
 /// turn of a hit holds the match.
@@ -115,7 +102,7 @@ pub(crate) struct Search<'a> {
 /// One search: whose records, for what, how many.
 pub(crate) struct Query<'a> {
     pub agents: &'a [String],
-    pub text: &'a str,
+    pub question: &'a Question<'a>,
     pub as_of: Option<i64>,
     pub wing: Option<&'a str>,
     pub top: usize,
@@ -149,8 +136,8 @@ impl Search<'_> {
 
     pub fn find(&self, q: &Query<'_>) -> Result<Found> {
         let now = q.as_of.unwrap_or_else(memcc_core::time::now_ms);
-        let periods = named_periods(q.text, Some(now));
-        let when = asks_when(q.text);
+        let periods = named_periods(q.question.text, Some(now));
+        let when = asks_when(q.question.text);
         let candidates = q.candidates.max(MIN_CANDIDATES).max(if q.mode == SearchMode::Hybrid { 0 } else { q.top });
         // The two retrievers run side by side: embedding and the vector scan on one thread, the
         // term statistics and BM25 on this one.
@@ -160,7 +147,7 @@ impl Search<'_> {
                 if q.mode == SearchMode::Lexical {
                     return scores;
                 }
-                match self.embed_query(&without_exclusions(q.text)) {
+                match self.embed_query(&without_exclusions(q.question.text)) {
                     Ok(v) if v.is_empty() => {}
                     Ok(v) => {
                         for hit in self.index.search(&v, candidates, q.agents) {
@@ -177,7 +164,7 @@ impl Search<'_> {
                 if q.mode == SearchMode::Dense {
                     return Ok((scores, Lexical { terms: Vec::new(), frequencies: None }));
                 }
-                let query = self.lexical_query(q.text, q.agents)?;
+                let query = self.lexical_query(&q.question.content, q.agents)?;
                 if !query.terms.is_empty() {
                     let full_text = FullText {
                         terms: &query.terms,
@@ -223,7 +210,7 @@ impl Search<'_> {
             HashSet::new()
         };
         let when_separates = separates(dated.len());
-        let lowercase_needles: Vec<String> = needles(q.text).into_iter().map(|n| n.to_lowercase()).collect();
+        let lowercase_needles: Vec<String> = q.question.needles.iter().map(|n| n.to_lowercase()).collect();
         let half_life_ms = self.config.recency_half_life_days * 86_400_000.0;
         let mut hits: Vec<SearchHit> = records
             .into_iter()
@@ -263,20 +250,21 @@ impl Search<'_> {
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.event_time.cmp(&a.event_time)));
         if q.mode == SearchMode::Hybrid {
-            self.merge_knowledge_graph(q.agents, q.text, &mut hits)?;
+            self.merge_knowledge_graph(q.agents, q.question.text, &mut hits)?;
             if self.config.llm_rerank {
-                self.llm_rerank(q.text, &mut hits);
+                self.llm_rerank(q.question.text, &mut hits);
             }
         }
         hits.truncate(q.top);
         Ok(Found { hits, lexical: query })
     }
 
-    /// The ranked-retrieval query for `query`: content words, minus those so common they match
-    /// a large share of the agents' records (they barely move BM25, yet make its cost grow with
-    /// the collection). When every word is that common, the first two are kept.
-    pub fn lexical_query(&self, query: &str, agents: &[String]) -> Result<Lexical> {
-        let content = content_terms(query);
+    /// The ranked-retrieval query for a question's `content` words ([`Question::content`]),
+    /// minus those so common they match a large share of the agents' records (they barely move
+    /// BM25, yet make its cost grow with the collection). When every word is that common, the
+    /// first two are kept.
+    pub fn lexical_query(&self, content: &[Term], agents: &[String]) -> Result<Lexical> {
+        let content = content.to_vec();
         let uncounted = |terms| Ok(Lexical { terms, frequencies: None });
         if content.iter().all(|t| matches!(t, Term::Word(w) if memcc_core::text::is_stop_word(w))) {
             // Only function words: search them rather than nothing.
