@@ -14,8 +14,8 @@ pub struct Question<'a> {
     pub text: &'a str,
     /// What it is about ([`content_terms`]).
     pub content: Vec<Term>,
-    /// Of those, the words worth finding in a hit's text: longer than three letters and not
-    /// function words, and CJK character pairs. Excerpts are cut around them; they tell which
+    /// Of those, the words worth finding in a hit's text (lowercase, as every term is): longer
+    /// than three letters and not function words, and CJK character pairs. Excerpts are cut around them; they tell which
     /// turn of a hit holds the match.
     pub needles: Vec<String>,
 }
@@ -194,6 +194,19 @@ mod tests {
                 Term::Cjk(c) => c.into_iter().collect(),
             })
             .collect()
+    }
+
+    #[test]
+    fn needles_are_lowercase_content_words_and_cjk_pairs() {
+        let q = Question::new("What did Melanie BUY in Berlin, 北京大学?");
+        assert!(q.needles.iter().all(|n| *n == n.to_lowercase()), "{:?}", q.needles);
+        assert!(
+            q.needles.contains(&"melanie".to_string()) && q.needles.contains(&"berlin".to_string()),
+            "{:?}",
+            q.needles
+        );
+        assert!(!q.needles.contains(&"what".to_string()), "function words are not needles: {:?}", q.needles);
+        assert!(q.needles.iter().any(|n| n == "北京"), "{:?}", q.needles);
     }
 
     #[test]

@@ -210,7 +210,6 @@ impl Search<'_> {
             HashSet::new()
         };
         let when_separates = separates(dated.len());
-        let lowercase_needles: Vec<String> = q.question.needles.iter().map(|n| n.to_lowercase()).collect();
         let half_life_ms = self.config.recency_half_life_days * 86_400_000.0;
         let mut hits: Vec<SearchHit> = records
             .into_iter()
@@ -243,7 +242,7 @@ impl Search<'_> {
                     text: r.text.clone(),
                     event_time: r.event_time,
                     current: r.is_current(),
-                    evidence: evidence(&r, &lowercase_needles, when),
+                    evidence: evidence(&r, &q.question.needles, when),
                     record: Some(r),
                 }
             })
