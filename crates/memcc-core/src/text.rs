@@ -247,6 +247,11 @@ fn sentences(text: &str) -> Vec<std::ops::Range<usize>> {
     out
 }
 
+/// The sentences of `text`, as [`excerpt`] cuts them.
+pub fn sentences_of(text: &str) -> impl Iterator<Item = &str> {
+    sentences(text).into_iter().map(move |r| &text[r])
+}
+
 /// At most `max_chars` characters of `text`, made of whole sentences: the one with the most of
 /// `needles` (case-insensitive), then its neighbours while they fit (the following first, since
 /// an answer tends to follow what it answers). Elisions are marked with `…`. A single sentence

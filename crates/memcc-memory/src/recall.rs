@@ -5,8 +5,10 @@
 //! a share of the budget (capped); L3 fills the rest **by marginal value**: candidates are
 //! drawn in proportion to the room, taken best first while they are worth showing (a score
 //! within reach of the best), each costing what its rendering costs; a line already shown is not
-//! shown again, a summary is not shown beside the summary above it, and each further line from
-//! a session already shown is ordered a little later, so one session cannot crowd out the rest.
+//! shown again, nor a message or a summary's line that only says what is shown (a summary quotes
+//! the messages the windows beside it hold), a summary is not shown beside the summary above it,
+//! and each further line from a session already shown is ordered a little later, so one session
+//! cannot crowd out the rest.
 //! Recalled text is escaped so it can never open or close a section.
 
 use std::collections::{HashMap, HashSet};
@@ -19,7 +21,7 @@ use crate::search::{Found, Lexical, Query, Search, SearchHit, SearchMode};
 use crate::store::FullText;
 use memcc_core::bridge::{RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
-use memcc_core::text::excerpt;
+use memcc_core::text::{excerpt, sentences_of};
 
 /// Escape recalled text: it can mention `<memcc-recall>` but never produce the tag.
 pub fn escape(text: &str) -> String {
@@ -218,6 +220,8 @@ struct Shown {
     lines: HashSet<String>,
     summaries: HashSet<String>,
     covered: HashSet<String>,
+    /// The sentences shown, as [`said_key`] compares them.
+    said: HashSet<String>,
     /// What the last render added, so a line that does not fit can be taken back.
     last: Vec<Added>,
 }
@@ -227,6 +231,7 @@ enum Added {
     Line(String),
     Summary(String),
     Covered(String),
+    Said(String),
 }
 
 impl Shown {
@@ -237,6 +242,7 @@ impl Shown {
                 Added::Line(x) => self.lines.remove(&x),
                 Added::Summary(x) => self.summaries.remove(&x),
                 Added::Covered(x) => self.covered.remove(&x),
+                Added::Said(x) => self.said.remove(&x),
             };
         }
     }
@@ -273,25 +279,88 @@ impl Shown {
         Some(format!("- {}{}{stale} ({})", date_prefix(r.event_time), escape(&body), h.id))
     }
 
-    /// A record's text as shown: a verbatim window's lines not shown yet, a summary's best
-    /// sentences, anything else whole.
+    /// A record's text as shown: a verbatim window's messages not shown yet, a summary's best
+    /// sentences among its lines that say something not shown, anything else whole — each
+    /// unless it only says what is shown.
     fn body(&mut self, r: &MemoryRecord, needles: &[String]) -> Option<String> {
         let text = strip_date_header(&r.text);
-        match r.kind {
+        let body = match r.kind {
             RecordKind::Verbatim => {
                 let mut fresh = Vec::new();
                 for l in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
                     if self.lines.insert(l.to_string()) {
                         self.last.push(Added::Line(l.to_string()));
-                        fresh.push(excerpt(l, needles, MESSAGE_CHARS));
+                        if !self.all_said(l) {
+                            fresh.push(excerpt(l, needles, MESSAGE_CHARS));
+                        }
                     }
                 }
-                (!fresh.is_empty()).then(|| fresh.join(" / "))
+                fresh.join(" / ")
             }
-            RecordKind::Summary => Some(excerpt(&text.replace('\n', " "), needles, SUMMARY_CHARS)),
-            _ => Some(excerpt(&text.replace('\n', " / "), needles, MESSAGE_CHARS)),
+            RecordKind::Summary => {
+                let fresh: Vec<&str> = text.lines().filter(|l| !self.all_said(l)).collect();
+                excerpt(&fresh.join(" "), needles, SUMMARY_CHARS)
+            }
+            _ => excerpt(&text.replace('\n', " / "), needles, MESSAGE_CHARS),
+        };
+        if body.trim().is_empty() || self.all_said(&body) {
+            return None;
         }
+        for key in said_keys(&body) {
+            if self.said.insert(key.clone()) {
+                self.last.push(Added::Said(key));
+            }
+        }
+        Some(body)
     }
+
+    /// Whether `text` says nothing that is not shown: every sentence of it that can be
+    /// compared ([`said_key`]) is, and it has one.
+    fn all_said(&self, text: &str) -> bool {
+        let keys = said_keys(text);
+        !keys.is_empty() && keys.iter().all(|k| self.said.contains(k))
+    }
+}
+
+/// A sentence as recall compares it with what is shown: its words, lowercase, without the
+/// labels it may start with — a quoted message's `- [2023-05-25 13:14] user:` in a summary, a
+/// speaker's `Caroline:` — since a summary quotes a message's sentences under its label and a
+/// window shows the message whole; `None` when that leaves less than [`SAID_MIN_CHARS`]
+/// ("Thanks!" or "好的" said twice are two things).
+fn said_key(sentence: &str) -> Option<String> {
+    let lower = without_labels(sentence).to_lowercase();
+    let key = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+    (key.chars().count() >= SAID_MIN_CHARS).then_some(key)
+}
+
+/// `text` after a leading list mark, elision, `[…]` and up to two `label:` prefixes (a role,
+/// then a speaker: at most three words before the colon).
+fn without_labels(text: &str) -> &str {
+    let mut s = text.trim_start_matches(|c: char| c == '-' || c == '…' || c.is_whitespace());
+    if s.starts_with('[')
+        && let Some(end) = s.find(']')
+    {
+        s = s[end + 1..].trim_start();
+    }
+    for _ in 0..2 {
+        let Some(colon) = s.find(':') else { break };
+        let label = &s[..colon];
+        let is_label = !label.is_empty()
+            && label.split_whitespace().count() <= 3
+            && label.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '_' || c == '-' || c == '.');
+        if !is_label {
+            break;
+        }
+        s = s[colon + 1..].trim_start();
+    }
+    s
+}
+
+/// The shortest sentence (in characters of its [`said_key`]) recall recognises as said before.
+const SAID_MIN_CHARS: usize = 12;
+
+fn said_keys(text: &str) -> Vec<String> {
+    text.lines().flat_map(sentences_of).filter_map(said_key).collect()
 }
 
 /// L1/L2 lines: records whole (cut like L3's), within `cap` tokens, skipping what is shown.
@@ -380,6 +449,16 @@ mod tests {
         let e = escape(hostile);
         assert!(!e.contains('<') && !e.contains('>'));
         assert!(e.contains("&lt;/memcc-recall&gt;"));
+    }
+
+    #[test]
+    fn a_quoted_message_is_the_same_sentence_and_a_short_reply_is_no_sentence() {
+        let window = said_key("Caroline: That charity race sounds great, Mel!");
+        assert!(window.is_some());
+        assert_eq!(said_key("- [2023-05-25 13:14] user: Caroline: That charity race sounds great, Mel!"), window);
+        assert_eq!(said_key("…That charity race sounds great, Mel!"), window, "quoted from within the message");
+        assert_eq!(said_key("Thanks, Mel!"), None);
+        assert_eq!(said_keys("- [2023-05-25 13:14] user: A first sentence here. A second one here!\nok").len(), 2);
     }
 
     #[test]

@@ -537,6 +537,19 @@ fn recall_does_not_repeat_a_summary_and_its_condensed_parent() {
 }
 
 #[test]
+fn recall_does_not_repeat_what_a_summary_quotes_from_a_window_it_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    seed(&rt, "main");
+    let sections = MemoryBridge::retrieve(&rt, &query("main", "What is Lina allergic to?"), 4_000).unwrap();
+    let recall = &sections.iter().find(|s| s.name == "recall").expect("recall").body;
+    // The leaf summary quotes the messages its windows hold word for word ("- user: …").
+    for said in ["my daughter Lina is allergic to peanuts", "flight is LH 1174 from Frankfurt"] {
+        assert_eq!(recall.matches(said).count(), 1, "{said} once:\n{recall}");
+    }
+}
+
+#[test]
 fn a_summary_delivered_twice_is_stored_once() {
     let dir = tempfile::tempdir().unwrap();
     let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
