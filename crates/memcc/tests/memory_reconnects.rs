@@ -4,22 +4,30 @@
 //! one, a failure under `CI=true`), reached through a TCP relay that starts late.
 
 use std::io::copy;
-use std::net::{TcpListener, TcpStream};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use memcc::memory::{MemoryConfig, StoreBackend};
 use memcc::{Memcc, MemccConfig, MemccError};
 
-/// Relay every connection to `port` on to `target` (host:port), from now on.
+/// Relay every connection to `port` on to `target` (host:port), from now on. When either side
+/// closes, both are closed: a server that goes away must look gone to the client, not silent.
 fn relay(port: u16, target: String) {
     let listener = TcpListener::bind(("127.0.0.1", port)).expect("the relay's port is free again");
     std::thread::spawn(move || {
         for client in listener.incoming().flatten() {
             let Ok(server) = TcpStream::connect(&target) else { continue };
-            let (mut c_read, mut s_write) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-            std::thread::spawn(move || copy(&mut c_read, &mut s_write));
-            let (mut s_read, mut c_write) = (server, client);
-            std::thread::spawn(move || copy(&mut s_read, &mut c_write));
+            for (mut from, mut to) in
+                [(client.try_clone(), server.try_clone()), (server.try_clone(), client.try_clone())]
+                    .into_iter()
+                    .filter_map(|(a, b)| Some((a.ok()?, b.ok()?)))
+            {
+                std::thread::spawn(move || {
+                    let _ = copy(&mut from, &mut to);
+                    let _ = from.shutdown(Shutdown::Both);
+                    let _ = to.shutdown(Shutdown::Both);
+                });
+            }
         }
     });
 }
