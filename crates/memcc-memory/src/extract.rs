@@ -431,6 +431,25 @@ static EN_TRIPLES: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     ]
 });
 
+/// How a question asks about a predicate of [`triples`]: the beginnings of its words ("Where does
+/// she *work*?" → `works_at`), English and Chinese. A predicate of another origin (an LLM's) is
+/// asked about by its own words ("likes_food" → "likes", "food"); `has_sister` by "sister".
+pub fn predicate_cues(predicate: &str) -> Vec<String> {
+    let cues: &[&str] = match predicate {
+        "works_at" => &["work", "job", "employ", "company", "office", "career", "工作", "上班", "公司"],
+        "lives_in" => &["live", "living", "home", "move", "moving", "city", "town", "country", "reside", "住", "搬"],
+        "allergic_to" => &["allerg", "过敏"],
+        "married_to" => &["marri", "marry", "husband", "wife", "spouse", "结婚", "丈夫", "妻子"],
+        "birthday" => &["birthday", "born", "birth", "生日", "出生"],
+        _ => &[],
+    };
+    if !cues.is_empty() {
+        return cues.iter().map(|c| c.to_string()).collect();
+    }
+    let words = predicate.strip_prefix("has_").unwrap_or(predicate);
+    words.split(['_', ' ']).filter(|w| w.chars().count() > 1).map(str::to_lowercase).collect()
+}
+
 static ZH_TRIPLES: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     vec![
         (re(r"我(?:现在)?住在(?P<o>[^，。！？,.!?\s]{1,12})"), "lives_in"),

@@ -9,6 +9,9 @@
 
 use memcc_core::text::{MAX_QUERY_TERMS, Term, is_stop_word, terms};
 
+use crate::extract::predicate_cues;
+use crate::record::Triple;
+
 /// A question as search and recall read it, worked out once per retrieve.
 pub struct Question<'a> {
     pub text: &'a str,
@@ -33,6 +36,76 @@ impl<'a> Question<'a> {
             .collect();
         Question { text, content, needles }
     }
+
+    /// Whether a stored fact about someone this question names is what it asks: past the fact's
+    /// subject, it asks about the fact's predicate ([`predicate_cues`]) or object — or about
+    /// nothing else ("What do you know about Lina?"). "What are Joanna's
+    /// hobbies?" does not ask that Joanna is allergic to cockroaches.
+    pub fn asks_about(&self, fact: &Triple) -> bool {
+        let lower = |s: &str| s.to_lowercase();
+        let names = words(&lower(&fact.subject));
+        let asked: Vec<String> = self
+            .content
+            .iter()
+            .map(|t| match t {
+                Term::Word(w) => w.clone(),
+                Term::Cjk(c) => c.iter().collect(),
+            })
+            .filter(|w| !names.contains(w) && !ABOUT_FRAME.contains(&w.as_str()))
+            .collect();
+        if asked.is_empty() {
+            return true;
+        }
+        let cues = predicate_cues(&fact.predicate);
+        let object = words(&lower(&fact.object));
+        asked.iter().any(|a| {
+            cues.iter().any(|c| {
+                a.starts_with(c.as_str()) || same_word(a, c) || (c.chars().any(is_cjk) && a.contains(c.as_str()))
+            }) || object.iter().any(|o| {
+                same_word(a, o) || (o.chars().any(is_cjk) && (o.contains(a.as_str()) || a.contains(o.as_str())))
+            })
+        })
+    }
+}
+
+/// Words a question uses to ask about someone as a whole rather than one thing about them.
+const ABOUT_FRAME: &[&str] = &[
+    "know",
+    "tell",
+    "remember",
+    "recall",
+    "about",
+    "anything",
+    "everything",
+    "facts",
+    "information",
+    "info",
+    "知道",
+    "了解",
+];
+
+fn is_cjk(c: char) -> bool {
+    memcc_core::text::is_cjk_letter(c)
+}
+
+/// The lowercase words (and CJK runs) of `text`.
+fn words(text: &str) -> Vec<String> {
+    terms(text)
+        .into_iter()
+        .map(|t| match t {
+            Term::Word(w) => w,
+            Term::Cjk(c) => c.into_iter().collect(),
+        })
+        .collect()
+}
+
+/// Two forms of one word, loosely: equal, or sharing all but the shorter's last two letters (at
+/// least four) — "allergic" / "allergies", "painted" / "painting" — or the whole of a shorter
+/// one of three letters ("dog" / "dogs").
+fn same_word(a: &str, b: &str) -> bool {
+    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let shorter = a.chars().count().min(b.chars().count());
+    a == b || (common >= 3 && common + 2 >= shorter && (common >= 4 || common == shorter))
 }
 
 /// Words naming the quantity a "how …" question asks for.
@@ -185,6 +258,40 @@ fn words_with_clause_ends(question: &str) -> Vec<(Term, bool)> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    fn fact(subject: &str, predicate: &str, object: &str) -> Triple {
+        Triple {
+            id: 1,
+            agent_id: "main".into(),
+            subject: subject.into(),
+            predicate: predicate.into(),
+            object: object.into(),
+            valid_from: None,
+            valid_until: None,
+            superseded_by: None,
+            source_record: None,
+        }
+    }
+
+    #[test]
+    fn a_fact_is_shown_to_the_questions_that_ask_it() {
+        let allergy = fact("Joanna", "allergic_to", "cockroaches");
+        let asks = |q: &str, f: &Triple| Question::new(q).asks_about(f);
+        assert!(asks("What is Joanna allergic to?", &allergy));
+        assert!(asks("Does Joanna have any allergies?", &allergy));
+        assert!(asks("Is Joanna afraid of cockroaches?", &allergy), "its object");
+        assert!(asks("What do you know about Joanna?", &allergy), "everything about her");
+        assert!(asks("Joanna?", &allergy));
+        assert!(!asks("What are Joanna's hobbies?", &allergy));
+        assert!(!asks("When did Joanna finish her first screenplay?", &allergy));
+        assert!(asks("Where does Lina work these days?", &fact("Lina", "works_at", "Fidelity")));
+        assert!(asks("Which city did she move to?", &fact("user", "lives_in", "Boston")));
+        assert!(!asks("Which book did she read?", &fact("user", "lives_in", "Boston")));
+        assert!(asks("What is the name of my sister?", &fact("user", "has_sister", "Ana")));
+        assert!(asks("我对什么过敏？", &fact("user", "allergic_to", "花生")));
+        assert!(!asks("我喜欢什么电影？", &fact("user", "allergic_to", "花生")));
+        assert!(asks("What food does Nate like?", &fact("Nate", "likes", "ice cream")), "an LLM's predicate");
+    }
 
     fn words(q: &str) -> Vec<String> {
         content_terms(q)

@@ -249,7 +249,7 @@ impl Search<'_> {
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.event_time.cmp(&a.event_time)));
         if q.mode == SearchMode::Hybrid {
-            self.merge_knowledge_graph(q.agents, q.question.text, &mut hits)?;
+            self.merge_knowledge_graph(q.agents, q.question, &mut hits)?;
             if self.config.llm_rerank {
                 self.llm_rerank(q.question.text, &mut hits);
             }
@@ -286,9 +286,15 @@ impl Search<'_> {
         Ok(Lexical { terms, frequencies: Some(frequencies) })
     }
 
-    /// Add one synthetic result listing the stored facts about the query's entities, unless the
-    /// top results already say them.
-    fn merge_knowledge_graph(&self, agents: &[String], query: &str, hits: &mut Vec<SearchHit>) -> Result<()> {
+    /// Add one synthetic result listing the stored facts about the query's entities that it asks
+    /// about ([`Question::asks_about`]), unless the top results already say them.
+    fn merge_knowledge_graph(
+        &self,
+        agents: &[String],
+        question: &Question<'_>,
+        hits: &mut Vec<SearchHit>,
+    ) -> Result<()> {
+        let query = question.text;
         let mut entities: Vec<String> = Vec::new();
         for t in terms(query) {
             match t {
@@ -302,7 +308,8 @@ impl Search<'_> {
         }
         let triples = self.store.triples_about(agents, &entities, 8)?;
         let top_text: String = hits.iter().take(5).map(|h| h.text.to_lowercase()).collect::<Vec<_>>().join("\n");
-        let fresh: Vec<_> = triples.iter().filter(|t| !top_text.contains(&t.object.to_lowercase())).collect();
+        let fresh: Vec<_> =
+            triples.iter().filter(|t| question.asks_about(t) && !top_text.contains(&t.object.to_lowercase())).collect();
         if fresh.is_empty() {
             return Ok(());
         }

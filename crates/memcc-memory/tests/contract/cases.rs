@@ -550,6 +550,24 @@ fn recall_does_not_repeat_what_a_summary_quotes_from_a_window_it_shows() {
 }
 
 #[test]
+fn known_facts_join_the_hits_only_when_the_question_asks_about_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    for hobby in ["violin", "chess", "swimming", "painting", "tennis", "ballet"] {
+        rt.add("main", &format!("Lina's hobbies: Lina loves {hobby}, Lina practises it weekly."), RecordKind::Fact, false, None)
+            .unwrap();
+    }
+    rt.add("main", "By the way, Lina is allergic to peanuts.", RecordKind::Fact, false, None).unwrap();
+    let known = |q: &str| -> Option<String> {
+        let hits = rt.search_with("main", q, None, None, 10, memcc_memory::SearchMode::Hybrid).unwrap();
+        hits.into_iter().find(|h| h.id.starts_with("kg_")).map(|h| h.text)
+    };
+    // "allergies" and "allergic" stem apart, so the words alone miss the record; the fact finds it.
+    assert!(known("Does Lina have any allergies?").is_some_and(|t| t.contains("peanuts")));
+    assert_eq!(known("What are Lina's hobbies?"), None, "her allergy is not what is asked");
+}
+
+#[test]
 fn a_summary_delivered_twice_is_stored_once() {
     let dir = tempfile::tempdir().unwrap();
     let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
