@@ -8,7 +8,7 @@ use crate::assemble::cut_to_tokens;
 use crate::error::{ContextError, Result};
 use crate::store::{ContextStore, SearchFilter, StoredMessage, Summary};
 use memcc_core::estimate_tokens;
-use memcc_core::text::{Combine, Term, match_query, phrase_query, snippet, terms};
+use memcc_core::text::{Combine, Term, match_query, phrase_query, snippet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -92,13 +92,7 @@ pub(crate) fn grep(store: &ContextStore, scope: &[i64], req: &GrepRequest) -> Re
                 .ok_or_else(|| ContextError::Input(format!("no searchable words in {:?}", req.pattern)))?;
             // The exact phrase ranks first; messages with all the words anywhere follow.
             let queries: Vec<String> = phrase_query(&req.pattern).into_iter().chain([all_words]).collect();
-            let needles: Vec<String> = terms(&req.pattern)
-                .into_iter()
-                .map(|t| match t {
-                    Term::Word(w) => w,
-                    Term::Cjk(c) => c.into_iter().collect(),
-                })
-                .collect();
+            let needles = Term::texts(&req.pattern);
             // Raw messages first (they hold the exact words), then the summaries standing in for them.
             let mut seen = std::collections::HashSet::new();
             if want_messages {

@@ -60,6 +60,21 @@ pub enum Term {
     Cjk(Vec<char>),
 }
 
+impl Term {
+    /// The term as text: the word, or the CJK run's letters.
+    pub fn into_text(self) -> String {
+        match self {
+            Term::Word(w) => w,
+            Term::Cjk(c) => c.into_iter().collect(),
+        }
+    }
+
+    /// The lowercase words (and CJK runs) of `text`, as text.
+    pub fn texts(text: &str) -> Vec<String> {
+        terms(text).into_iter().map(Term::into_text).collect()
+    }
+}
+
 /// Split user text into search terms (letters and digits; everything else separates).
 pub fn terms(text: &str) -> Vec<Term> {
     let mut out = Vec::new();

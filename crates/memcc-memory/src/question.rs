@@ -43,21 +43,19 @@ impl<'a> Question<'a> {
     /// hobbies?" does not ask that Joanna is allergic to cockroaches.
     pub fn asks_about(&self, fact: &Triple) -> bool {
         let lower = |s: &str| s.to_lowercase();
-        let names = words(&lower(&fact.subject));
+        let names = Term::texts(&lower(&fact.subject));
         let asked: Vec<String> = self
             .content
             .iter()
-            .map(|t| match t {
-                Term::Word(w) => w.clone(),
-                Term::Cjk(c) => c.iter().collect(),
-            })
+            .cloned()
+            .map(Term::into_text)
             .filter(|w| !names.contains(w) && !ABOUT_FRAME.contains(&w.as_str()))
             .collect();
         if asked.is_empty() {
             return true;
         }
         let cues = predicate_cues(&fact.predicate);
-        let object = words(&lower(&fact.object));
+        let object = Term::texts(&lower(&fact.object));
         asked.iter().any(|a| {
             cues.iter().any(|c| {
                 a.starts_with(c.as_str()) || same_word(a, c) || (c.chars().any(is_cjk) && a.contains(c.as_str()))
@@ -86,17 +84,6 @@ const ABOUT_FRAME: &[&str] = &[
 
 fn is_cjk(c: char) -> bool {
     memcc_core::text::is_cjk_letter(c)
-}
-
-/// The lowercase words (and CJK runs) of `text`.
-fn words(text: &str) -> Vec<String> {
-    terms(text)
-        .into_iter()
-        .map(|t| match t {
-            Term::Word(w) => w,
-            Term::Cjk(c) => c.into_iter().collect(),
-        })
-        .collect()
 }
 
 /// Two forms of one word, loosely: equal, or sharing all but the shorter's last two letters (at
@@ -294,13 +281,7 @@ mod tests {
     }
 
     fn words(q: &str) -> Vec<String> {
-        content_terms(q)
-            .into_iter()
-            .map(|t| match t {
-                Term::Word(w) => w,
-                Term::Cjk(c) => c.into_iter().collect(),
-            })
-            .collect()
+        content_terms(q).into_iter().map(Term::into_text).collect()
     }
 
     #[test]
