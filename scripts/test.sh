@@ -28,7 +28,14 @@ if [ -z "${MEMCC_TEST_PG_URL:-}" ]; then
     echo "WARN: no PostgreSQL server; the PostgreSQL tests will skip (and fail under CI=true)" >&2
   fi
 fi
-cargo test --workspace --locked
+# A test that hangs (a server gone silent) fails the run with a message instead of holding it
+# until CI's limit; the bound covers compiling too (about 10 minutes on a clean 2-core machine).
+test_limit="${MEMCC_TEST_TIMEOUT:-45m}"
+if timeout -k 30s "$test_limit" cargo test --workspace --locked; then :; else
+  rc=$?
+  [ "$rc" = 124 ] && echo "FAIL: cargo test ran past $test_limit (MEMCC_TEST_TIMEOUT); a test hangs" >&2
+  exit "$rc"
+fi
 # Under CI=true nothing skips: a missing prerequisite fails the run.
 skip() {
   if [ "${CI:-}" = "true" ]; then
