@@ -272,7 +272,11 @@ impl Shown {
                 }
             }
         }
-        let body = self.body(r, needles)?;
+        let Some(body) = self.body(r, needles) else {
+            // Nothing new to say: the record is not shown, so it covers nothing either.
+            self.forget_last();
+            return None;
+        };
         self.records.insert(h.id.clone());
         self.last.push(Added::Record(h.id.clone()));
         let stale = if h.current { "" } else { " (superseded)" };
