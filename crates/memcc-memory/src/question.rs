@@ -7,7 +7,7 @@
 //! module leaves them out; function words go as everywhere ([`memcc_core::text::is_stop_word`]).
 //! Time words are read elsewhere ([`memcc_core::period`]), from the question's own text.
 
-use memcc_core::text::{MAX_QUERY_TERMS, Term, is_stop_word, terms};
+use memcc_core::text::{MAX_QUERY_TERMS, Term, is_cjk_letter as is_cjk, is_stop_word, terms};
 
 use crate::extract::predicate_cues;
 use crate::record::Triple;
@@ -81,10 +81,6 @@ const ABOUT_FRAME: &[&str] = &[
     "知道",
     "了解",
 ];
-
-fn is_cjk(c: char) -> bool {
-    memcc_core::text::is_cjk_letter(c)
-}
 
 /// Two forms of one word, loosely: equal, or sharing all but the shorter's last two letters (at
 /// least four) — "allergic" / "allergies", "painted" / "painting" — or the whole of a shorter

@@ -307,10 +307,11 @@ impl Shown {
             }
             _ => excerpt(&text.replace('\n', " / "), needles, MESSAGE_CHARS),
         };
-        if body.trim().is_empty() || self.all_said(&body) {
+        let keys = said_keys(&body);
+        if body.trim().is_empty() || self.all_shown(&keys) {
             return None;
         }
-        for key in said_keys(&body) {
+        for key in keys {
             if self.said.insert(key.clone()) {
                 self.last.push(Added::Said(key));
             }
@@ -321,7 +322,11 @@ impl Shown {
     /// Whether `text` says nothing that is not shown: every sentence of it that can be
     /// compared ([`said_key`]) is, and it has one.
     fn all_said(&self, text: &str) -> bool {
-        let keys = said_keys(text);
+        self.all_shown(&said_keys(text))
+    }
+
+    /// Whether every one of `keys` (sentences, [`said_key`]) is shown, and there is one.
+    fn all_shown(&self, keys: &[String]) -> bool {
         !keys.is_empty() && keys.iter().all(|k| self.said.contains(k))
     }
 }

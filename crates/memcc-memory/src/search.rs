@@ -263,25 +263,24 @@ impl Search<'_> {
     /// BM25, yet make its cost grow with the collection). When every word is that common, the
     /// first two are kept.
     pub fn lexical_query(&self, content: &[Term], agents: &[String]) -> Result<Lexical> {
-        let content = content.to_vec();
         let uncounted = |terms| Ok(Lexical { terms, frequencies: None });
         if content.iter().all(|t| matches!(t, Term::Word(w) if memcc_core::text::is_stop_word(w))) {
             // Only function words: search them rather than nothing.
-            return uncounted(content);
+            return uncounted(content.to_vec());
         }
         let records = self.store.record_count()?;
         let cap = (records / 20).max(2_000) as usize;
         // No term can be in more records than there are: nothing to count.
         if records as usize <= cap {
-            return uncounted(content);
+            return uncounted(content.to_vec());
         }
-        let counts = self.store.document_frequencies(&content, agents, cap)?;
+        let counts = self.store.document_frequencies(content, agents, cap)?;
         let (terms, frequencies): (Vec<Term>, Vec<usize>) =
             content.iter().cloned().zip(counts).filter(|(_, df)| *df <= cap).unzip();
         if terms.is_empty() {
             // Every word is that common: keep the first two (the query's own order), whose
             // counts stopped at the cap.
-            return uncounted(content.into_iter().take(2).collect());
+            return uncounted(content.iter().take(2).cloned().collect());
         }
         Ok(Lexical { terms, frequencies: Some(frequencies) })
     }
