@@ -737,6 +737,54 @@ fn document_frequencies_are_counted_once_and_weigh_as_if_counted_again() {
 }
 
 #[test]
+fn a_full_text_search_finds_its_scope_behind_many_better_matches_outside_it() {
+    use memcc_core::text::Term;
+    use memcc_memory::record::NewRecord;
+    use memcc_memory::store::{FullText, Insert};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    // 300 strong matches out of scope (another agent's, another wing's, forgotten), ahead of
+    // the two weak ones in scope: more than a store checks at once.
+    let record = |agent: &str, wing: &str, text: String| NewRecord {
+        agent_id: agent.into(),
+        wing: wing.into(),
+        kind: RecordKind::Fact,
+        text,
+        ..NewRecord::default()
+    };
+    let mut records: Vec<NewRecord> = (0..100)
+        .flat_map(|i| {
+            [
+                record("other", "general", format!("apple apple apple {i}")),
+                record("main", "general", format!("apple apple apple tart {i}")),
+                record("main", "work", format!("apple apple apple pie {i}")),
+            ]
+        })
+        .collect();
+    records.push(record("main", "work", format!("An apple, and a long walk along the river {}", "then ".repeat(20))));
+    records.push(record("main", "work", format!("One apple for the road and many other words {}", "so ".repeat(20))));
+    let inserts: Vec<Insert<'_>> = records.iter().map(|r| Insert { record: r, vector: None, triples: &[] }).collect();
+    let ids: Vec<i64> = rt.store().insert_many(&inserts).unwrap().iter().map(|i| i.id).collect();
+    // The "work" wing's strong matches are forgotten.
+    for i in 0..100 {
+        assert!(rt.forget("main", &format!("mem_{}", ids[3 * i + 2])).unwrap());
+    }
+    let terms = [Term::Word("apple".into())];
+    let main = ["main".to_string()];
+    let q = FullText { terms: &terms, agents: &main, wing: Some("work"), during: None, limit: 5, frequencies: None };
+    let found: Vec<i64> = rt.store().fts(&q).unwrap().iter().map(|h| h.0).collect();
+    let mut expected = ids[300..].to_vec();
+    let mut got = found.clone();
+    got.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(got, expected, "only the agent's current records of the wing");
+    let everywhere: Vec<i64> =
+        rt.store().fts(&FullText { wing: None, limit: 150, ..q }).unwrap().iter().map(|h| h.0).collect();
+    assert_eq!(everywhere.len(), 102, "its 100 in the general wing and the two: {everywhere:?}");
+    assert!(everywhere.iter().all(|id| { let i = ids.iter().position(|x| x == id).unwrap(); i >= 300 || i % 3 == 1 }));
+}
+
+#[test]
 fn one_agents_counts_leave_out_what_it_forgot() {
     use memcc_core::text::Term;
     let dir = tempfile::tempdir().unwrap();
