@@ -17,7 +17,7 @@ use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
 use crate::question::Question;
 use crate::record::{MemoryRecord, RecordKind};
-use crate::search::{Found, Lexical, Query, Search, SearchHit, SearchMode};
+use crate::search::{Found, Query, Search, SearchHit, SearchMode};
 use crate::store::FullText;
 use memcc_core::bridge::{RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
@@ -39,6 +39,8 @@ const VALUE_FLOOR: f64 = 0.25;
 const SESSION_DECAY: f64 = 0.9;
 /// Rough tokens of one recalled line, for sizing the candidate pool.
 const LINE_TOKENS: usize = 40;
+/// Records L2 draws from its wing.
+const L2_MATCHES: usize = 10;
 /// Tokens of a section's open and close tags.
 const SECTION_TAGS: usize = 12;
 
@@ -72,20 +74,23 @@ impl Recall<'_> {
         // L3 gets the rest, keeping L2's share back; L2 takes what L3 leaves of its share.
         let l3_room = budget.saturating_sub(identity_tokens + l1_tokens + context_budget + SECTION_TAGS);
         let question = Question::new(query);
-        let (l3, lexical) = self.deep(agents, &question, as_of, l3_room, &mut shown)?;
+        // L2's matches are looked for beside L3's search, in case L3 leaves L2 room.
+        let l2_wing = (wing != DEFAULT_WING && context_budget > SECTION_TAGS).then_some(wing.as_str());
+        let (l3, in_wing) = self.deep(agents, &question, as_of, l3_room, l2_wing, &mut shown)?;
         let l3_tokens = cost(&l3);
         let l2_room = context_budget
             .min(budget.saturating_sub(identity_tokens + l1_tokens + l3_tokens))
             .saturating_sub(SECTION_TAGS);
-        let l2 = if l2_room > 0 && wing != DEFAULT_WING {
-            let lexical = match lexical {
-                Some(lexical) => lexical,
-                None => self.search.lexical_query(&question.content, agents)?,
-            };
-            let context = self.wing_records(agents, &lexical, &wing)?;
-            lines(&context, &mut shown, l2_room, &question.needles)
-        } else {
-            Vec::new()
+        let l2 = match l2_wing {
+            Some(wing) if l2_room > 0 => {
+                let matches = match in_wing {
+                    Some(ids) => ids,
+                    None => self.wing_matches(agents, &question, wing)?,
+                };
+                let context = self.wing_records(agents, &matches, wing)?;
+                lines(&context, &mut shown, l2_room, &question.needles)
+            }
+            _ => Vec::new(),
         };
         let mut sections = Vec::new();
         if let Some(text) = identity {
@@ -105,32 +110,33 @@ impl Recall<'_> {
         Ok(fit(sections, budget))
     }
 
-    /// L2: the query's matches (`lexical`, its full-text query) in its wing, else the wing's
-    /// newest records.
-    fn wing_records(&self, agents: &[String], lexical: &Lexical, wing: &str) -> Result<Vec<MemoryRecord>> {
-        let store = self.search.store;
-        let mut found = Vec::new();
-        if !lexical.terms.is_empty() {
-            let ids: Vec<i64> = store
-                .fts(&FullText {
-                    terms: &lexical.terms,
-                    agents,
-                    wing: Some(wing),
-                    during: None,
-                    limit: 10,
-                    frequencies: lexical.frequencies.as_deref(),
-                })?
-                .into_iter()
-                .map(|(id, _)| id)
-                .collect();
-            found = store.get_many(&ids)?;
+    /// The best full-text matches of the question in `wing`, when L3 did not search.
+    fn wing_matches(&self, agents: &[String], question: &Question<'_>, wing: &str) -> Result<Vec<i64>> {
+        let lexical = self.search.lexical_query(&question.content, agents)?;
+        if lexical.terms.is_empty() {
+            return Ok(Vec::new());
         }
+        let full_text = FullText {
+            terms: &lexical.terms,
+            agents,
+            wing: Some(wing),
+            during: None,
+            limit: L2_MATCHES,
+            frequencies: lexical.frequencies.as_deref(),
+        };
+        Ok(self.search.store.fts(&full_text)?.into_iter().map(|(id, _)| id).collect())
+    }
+
+    /// L2: the query's full-text `matches` in its wing, else the wing's newest records.
+    fn wing_records(&self, agents: &[String], matches: &[i64], wing: &str) -> Result<Vec<MemoryRecord>> {
+        let store = self.search.store;
+        let mut found = store.get_many(matches)?;
         if found.is_empty() {
             found = store.recent_in_wing(
                 agents,
                 wing,
                 &[RecordKind::Summary, RecordKind::Preference, RecordKind::Fact],
-                10,
+                L2_MATCHES,
             )?;
         }
         Ok(found.into_iter().filter(MemoryRecord::is_current).collect())
@@ -144,14 +150,15 @@ impl Recall<'_> {
         question: &Question<'_>,
         as_of: Option<i64>,
         room: usize,
+        l2_wing: Option<&str>,
         shown: &mut Shown,
-    ) -> Result<(Vec<Line>, Option<Lexical>)> {
+    ) -> Result<(Vec<Line>, Option<Vec<i64>>)> {
         if room == 0 {
             return Ok((Vec::new(), None));
         }
         // About one candidate per line the room holds (twice as many found nothing more on LoCoMo).
         let pool = (room / LINE_TOKENS).clamp(crate::search::MIN_CANDIDATES, 200);
-        let Found { mut hits, lexical } = self.search.find(&Query {
+        let Found { mut hits, in_wing } = self.search.find(&Query {
             agents,
             question,
             as_of,
@@ -159,6 +166,7 @@ impl Recall<'_> {
             top: pool,
             candidates: pool,
             mode: SearchMode::Hybrid,
+            also_in_wing: l2_wing.map(|w| (w, L2_MATCHES)),
         })?;
         let floor = hits.first().map_or(0.0, |h| h.score * VALUE_FLOOR);
         let mut out = Vec::new();
@@ -185,7 +193,7 @@ impl Recall<'_> {
             *per_session.entry(session_of(&h).to_string()).or_default() += 1;
             out.push((line, RecalledItem { id: h.id.clone(), score: Some(h.score) }));
         }
-        Ok((out, Some(lexical)))
+        Ok((out, l2_wing.map(|_| in_wing)))
     }
 
     fn identity(&self) -> Option<String> {

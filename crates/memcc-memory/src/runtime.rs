@@ -266,7 +266,16 @@ impl MemoryRuntime {
         let agents = self.readable_agents(agent);
         self.catch_up()?;
         let question = Question::new(query);
-        self.search().run(&Query { agents: &agents, question: &question, as_of, wing, top, candidates: top, mode })
+        self.search().run(&Query {
+            agents: &agents,
+            question: &question,
+            as_of,
+            wing,
+            top,
+            candidates: top,
+            mode,
+            also_in_wing: None,
+        })
     }
 
     /// Add a record by hand (`memcc memory add`, or a host's "remember this").

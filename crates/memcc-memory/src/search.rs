@@ -109,6 +109,9 @@ pub(crate) struct Query<'a> {
     /// Candidates from each retriever (at least [`MIN_CANDIDATES`]).
     pub candidates: usize,
     pub mode: SearchMode,
+    /// Beside the search, the best full-text matches of this wing, this many ([`Found::in_wing`]):
+    /// recall's L2, found on the full-text side while the vector side is still scanning.
+    pub also_in_wing: Option<(&'a str, usize)>,
 }
 
 /// The full-text terms of a query, and how many records each matches when that was counted
@@ -118,11 +121,11 @@ pub struct Lexical {
     pub frequencies: Option<Vec<usize>>,
 }
 
-/// A search's hits, and the full-text query it ran ([`Search::lexical_query`]; recall's L2
-/// reuses it).
+/// A search's hits, and what it found beside them for recall's L2.
 pub(crate) struct Found {
     pub hits: Vec<SearchHit>,
-    pub lexical: Lexical,
+    /// The best full-text matches in [`Query::also_in_wing`]'s wing, best first.
+    pub in_wing: Vec<i64>,
 }
 
 impl Search<'_> {
@@ -159,10 +162,11 @@ impl Search<'_> {
                 scores
             });
             // Choosing the terms counts how common each is: done here, beside the vector scan.
-            let lexical = || -> Result<(HashMap<i64, f64>, Lexical)> {
+            let lexical = || -> Result<(HashMap<i64, f64>, Vec<i64>)> {
                 let mut scores = HashMap::new();
+                let mut in_wing = Vec::new();
                 if q.mode == SearchMode::Dense {
-                    return Ok((scores, Lexical { terms: Vec::new(), frequencies: None }));
+                    return Ok((scores, in_wing));
                 }
                 let query = self.lexical_query(&q.question.content, q.agents)?;
                 if !query.terms.is_empty() {
@@ -180,15 +184,19 @@ impl Search<'_> {
                         Some(span) => self.store.fts_also_during(&full_text, span)?,
                         None => self.store.fts(&full_text)?,
                     });
+                    if let Some((wing, limit)) = q.also_in_wing {
+                        let in_the_wing = FullText { wing: Some(wing), limit, ..full_text };
+                        in_wing = self.store.fts(&in_the_wing)?.into_iter().map(|(id, _)| id).collect();
+                    }
                 }
-                Ok((scores, query))
+                Ok((scores, in_wing))
             };
             let lexical = lexical();
             (vector.join(), lexical)
         });
         let vector_scores =
             vector_scores.map_err(|_| crate::error::MemoryError::Input("the vector search panicked".into()))?;
-        let (lexical, query) = lexical?;
+        let (lexical, in_wing) = lexical?;
         let ids: Vec<i64> =
             vector_scores.keys().chain(lexical.keys()).copied().collect::<HashSet<_>>().into_iter().collect();
         let records: Vec<MemoryRecord> = self
@@ -255,7 +263,7 @@ impl Search<'_> {
             }
         }
         hits.truncate(q.top);
-        Ok(Found { hits, lexical: query })
+        Ok(Found { hits, in_wing })
     }
 
     /// The ranked-retrieval query for a question's `content` words ([`Question::content`]),
