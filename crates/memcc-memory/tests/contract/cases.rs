@@ -199,6 +199,28 @@ fn every_layer_stays_within_its_budget_and_the_total() {
 }
 
 #[test]
+fn the_context_section_holds_what_matches_in_the_questions_wing() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    // Strong matches outside the wing fill recall's room; the travel wing holds one weak match
+    // and, newer, a dozen records that do not match at all.
+    for i in 0..60 {
+        rt.add("main", &format!("Hotel booking for the trip, note {i}."), RecordKind::Fact, false, Some("general"))
+            .unwrap();
+    }
+    rt.add("main", "Hotel: Casa Azul.", RecordKind::Fact, false, Some("travel")).unwrap();
+    for i in 0..12 {
+        rt.add("main", &format!("Packed luggage, bag {i}."), RecordKind::Fact, false, Some("travel")).unwrap();
+    }
+    let sections = rt.retrieve(&query("main", "Which hotel did we book for the trip?"), 300).unwrap();
+    let context = sections.iter().find(|s| s.name == "context").expect("a context section");
+    assert!(context.body.contains("Casa Azul"), "the wing's match, not its newest: {}", context.body);
+    assert!(!context.body.contains("luggage"), "{}", context.body);
+    let recall = sections.iter().find(|s| s.name == "recall").expect("a recall section");
+    assert!(!recall.body.contains("Casa Azul"), "recall's room went to the stronger matches: {}", recall.body);
+}
+
+#[test]
 fn context_optimization_shrinks_the_injection() {
     let dir = tempfile::tempdir().unwrap();
     if runtime(&dir, MemoryConfig::default()).is_none() {
