@@ -139,12 +139,10 @@ impl Search<'_> {
 
     pub fn find(&self, q: &Query<'_>) -> Result<Found> {
         let now = q.as_of.unwrap_or_else(memcc_core::time::now_ms);
-        let periods = named_periods(q.question.text, Some(now));
-        let when = asks_when(q.question.text);
         let candidates = q.candidates.max(MIN_CANDIDATES).max(if q.mode == SearchMode::Hybrid { 0 } else { q.top });
         // The two retrievers run side by side: embedding and the vector scan on one thread, the
         // term statistics and BM25 on this one.
-        let (vector_scores, lexical) = std::thread::scope(|scope| {
+        let (vector_scores, lexical, periods, when) = std::thread::scope(|scope| {
             let vector = scope.spawn(|| {
                 let mut scores: HashMap<i64, f64> = HashMap::new();
                 if q.mode == SearchMode::Lexical {
@@ -161,7 +159,10 @@ impl Search<'_> {
                 }
                 scores
             });
-            // Choosing the terms counts how common each is: done here, beside the vector scan.
+            // What the question says of time (its regexes take ~1.5 ms) and choosing the terms
+            // (which counts how common each is) are worked out here, beside the vector side.
+            let periods = named_periods(q.question.text, Some(now));
+            let when = asks_when(q.question.text);
             let lexical = || -> Result<(HashMap<i64, f64>, Vec<i64>)> {
                 let mut scores = HashMap::new();
                 let mut in_wing = Vec::new();
@@ -192,7 +193,7 @@ impl Search<'_> {
                 Ok((scores, in_wing))
             };
             let lexical = lexical();
-            (vector.join(), lexical)
+            (vector.join(), lexical, periods, when)
         });
         let vector_scores =
             vector_scores.map_err(|_| crate::error::MemoryError::Input("the vector search panicked".into()))?;
