@@ -139,31 +139,15 @@ impl Search<'_> {
 
     pub fn find(&self, q: &Query<'_>) -> Result<Found> {
         let now = q.as_of.unwrap_or_else(memcc_core::time::now_ms);
+        let periods = named_periods(q.question.text, Some(now));
+        let when = asks_when(q.question.text);
         let candidates = q.candidates.max(MIN_CANDIDATES).max(if q.mode == SearchMode::Hybrid { 0 } else { q.top });
-        // The two retrievers run side by side: embedding and the vector scan on one thread, the
-        // term statistics and BM25 on this one.
-        let (vector_scores, lexical, periods, when) = std::thread::scope(|scope| {
-            let vector = scope.spawn(|| {
-                let mut scores: HashMap<i64, f64> = HashMap::new();
-                if q.mode == SearchMode::Lexical {
-                    return scores;
-                }
-                match self.embed_query(&without_exclusions(q.question.text)) {
-                    Ok(v) if v.is_empty() => {}
-                    Ok(v) => {
-                        for hit in self.index.search(&v, candidates, q.agents) {
-                            scores.insert(hit.id, f64::from(hit.score));
-                        }
-                    }
-                    Err(e) => tracing::warn!(error = %e, "query embedding failed; lexical search only"),
-                }
-                scores
-            });
-            // What the question says of time (its regexes take ~1.5 ms) and choosing the terms
-            // (which counts how common each is) are worked out here, beside the vector side.
-            let periods = named_periods(q.question.text, Some(now));
-            let when = asks_when(q.question.text);
-            let lexical = || -> Result<(HashMap<i64, f64>, Vec<i64>)> {
+        // The two retrievers run side by side: the term statistics and BM25 on a new thread,
+        // embedding and the vector scan — the longer of the two — on this one, which need not
+        // wait for a thread to be scheduled (~1.5 ms on a 2-core VM).
+        let (vector_scores, lexical) = std::thread::scope(|scope| {
+            // Choosing the terms counts how common each is: done there, beside the vector side.
+            let lexical = scope.spawn(|| -> Result<(HashMap<i64, f64>, Vec<i64>)> {
                 let mut scores = HashMap::new();
                 let mut in_wing = Vec::new();
                 if q.mode == SearchMode::Dense {
@@ -191,13 +175,23 @@ impl Search<'_> {
                     }
                 }
                 Ok((scores, in_wing))
-            };
-            let lexical = lexical();
-            (vector.join(), lexical, periods, when)
+            });
+            let mut vector_scores: HashMap<i64, f64> = HashMap::new();
+            if q.mode != SearchMode::Lexical {
+                match self.embed_query(&without_exclusions(q.question.text)) {
+                    Ok(v) if v.is_empty() => {}
+                    Ok(v) => {
+                        for hit in self.index.search(&v, candidates, q.agents) {
+                            vector_scores.insert(hit.id, f64::from(hit.score));
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "query embedding failed; lexical search only"),
+                }
+            }
+            (vector_scores, lexical.join())
         });
-        let vector_scores =
-            vector_scores.map_err(|_| crate::error::MemoryError::Input("the vector search panicked".into()))?;
-        let (lexical, in_wing) = lexical?;
+        let (lexical, in_wing) =
+            lexical.map_err(|_| crate::error::MemoryError::Input("the full-text search panicked".into()))??;
         let ids: Vec<i64> =
             vector_scores.keys().chain(lexical.keys()).copied().collect::<HashSet<_>>().into_iter().collect();
         let records: Vec<MemoryRecord> = self

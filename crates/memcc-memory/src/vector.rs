@@ -151,15 +151,14 @@ impl ExactScan {
         let mut found: Vec<(OrdF32, usize)> = if parts == 1 {
             best(0..n)
         } else {
+            let range = |p: usize| p * per_part..((p + 1) * per_part).min(n);
             std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..parts)
-                    .map(|p| {
-                        let range = p * per_part..((p + 1) * per_part).min(n);
-                        scope.spawn(move || best(range))
-                    })
-                    .collect();
+                let handles: Vec<_> = (1..parts).map(|p| scope.spawn(move || best(range(p)))).collect();
+                // The first part on this thread, which is running already.
+                let mut found = best(range(0));
                 // A part that panicked (it cannot: slices are in bounds) contributes nothing.
-                handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+                found.extend(handles.into_iter().flat_map(|h| h.join().unwrap_or_default()));
+                found
             })
         };
         found.sort_by_key(|&(score, _)| std::cmp::Reverse(score));
