@@ -176,20 +176,27 @@ impl Search<'_> {
                 }
                 Ok((scores, in_wing))
             });
-            let mut vector_scores: HashMap<i64, f64> = HashMap::new();
-            if q.mode != SearchMode::Lexical {
+            // A panic here is this search's error, as on the other thread, not the caller's crash.
+            let vector = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut scores: HashMap<i64, f64> = HashMap::new();
+                if q.mode == SearchMode::Lexical {
+                    return scores;
+                }
                 match self.embed_query(&without_exclusions(q.question.text)) {
                     Ok(v) if v.is_empty() => {}
                     Ok(v) => {
                         for hit in self.index.search(&v, candidates, q.agents) {
-                            vector_scores.insert(hit.id, f64::from(hit.score));
+                            scores.insert(hit.id, f64::from(hit.score));
                         }
                     }
                     Err(e) => tracing::warn!(error = %e, "query embedding failed; lexical search only"),
                 }
-            }
-            (vector_scores, lexical.join())
+                scores
+            }));
+            (vector, lexical.join())
         });
+        let vector_scores =
+            vector_scores.map_err(|_| crate::error::MemoryError::Input("the vector search panicked".into()))?;
         let (lexical, in_wing) =
             lexical.map_err(|_| crate::error::MemoryError::Input("the full-text search panicked".into()))??;
         let ids: Vec<i64> =
