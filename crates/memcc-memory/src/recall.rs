@@ -18,7 +18,6 @@ use crate::error::Result;
 use crate::question::Question;
 use crate::record::{MemoryRecord, RecordKind};
 use crate::search::{Found, Query, Search, SearchHit, SearchMode};
-use crate::store::FullText;
 use memcc_core::bridge::{RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
 use memcc_core::text::{excerpt, sentences_of};
@@ -85,7 +84,11 @@ impl Recall<'_> {
             Some(wing) if l2_room > 0 => {
                 let matches = match in_wing {
                     Some(ids) => ids,
-                    None => self.wing_matches(agents, &question, wing)?,
+                    // L3 did not search: L2 searches alone.
+                    None => {
+                        let lexical = self.search.lexical_query(&question.content, agents)?;
+                        self.search.wing_matches(&lexical, agents, wing, L2_MATCHES)?
+                    }
                 };
                 let context = self.wing_records(agents, &matches, wing)?;
                 lines(&context, &mut shown, l2_room, &question.needles)
@@ -108,23 +111,6 @@ impl Recall<'_> {
             }
         }
         Ok(fit(sections, budget))
-    }
-
-    /// The best full-text matches of the question in `wing`, when L3 did not search.
-    fn wing_matches(&self, agents: &[String], question: &Question<'_>, wing: &str) -> Result<Vec<i64>> {
-        let lexical = self.search.lexical_query(&question.content, agents)?;
-        if lexical.terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let full_text = FullText {
-            terms: &lexical.terms,
-            agents,
-            wing: Some(wing),
-            during: None,
-            limit: L2_MATCHES,
-            frequencies: lexical.frequencies.as_deref(),
-        };
-        Ok(self.search.store.fts(&full_text)?.into_iter().map(|(id, _)| id).collect())
     }
 
     /// L2: the query's full-text `matches` in its wing, else the wing's newest records.

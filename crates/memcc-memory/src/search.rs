@@ -169,10 +169,9 @@ impl Search<'_> {
                         Some(span) => self.store.fts_also_during(&full_text, span)?,
                         None => self.store.fts(&full_text)?,
                     });
-                    if let Some((wing, limit)) = q.also_in_wing {
-                        let in_the_wing = FullText { wing: Some(wing), limit, ..full_text };
-                        in_wing = self.store.fts(&in_the_wing)?.into_iter().map(|(id, _)| id).collect();
-                    }
+                }
+                if let Some((wing, limit)) = q.also_in_wing {
+                    in_wing = self.wing_matches(&query, q.agents, wing, limit)?;
                 }
                 Ok((scores, in_wing))
             });
@@ -266,6 +265,23 @@ impl Search<'_> {
         }
         hits.truncate(q.top);
         Ok(Found { hits, in_wing })
+    }
+
+    /// The best `limit` full-text matches of `lexical` among the records of `agents` in
+    /// `wing`, best first: recall's L2.
+    pub fn wing_matches(&self, lexical: &Lexical, agents: &[String], wing: &str, limit: usize) -> Result<Vec<i64>> {
+        if lexical.terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let full_text = FullText {
+            terms: &lexical.terms,
+            agents,
+            wing: Some(wing),
+            during: None,
+            limit,
+            frequencies: lexical.frequencies.as_deref(),
+        };
+        Ok(self.store.fts(&full_text)?.into_iter().map(|(id, _)| id).collect())
     }
 
     /// The ranked-retrieval query for a question's `content` words ([`Question::content`]),

@@ -794,9 +794,8 @@ fn a_full_text_search_finds_its_scope_behind_many_better_matches_outside_it() {
     let terms = [Term::Word("apple".into())];
     let main = ["main".to_string()];
     let q = FullText { terms: &terms, agents: &main, wing: Some("work"), during: None, limit: 5, frequencies: None };
-    let found: Vec<i64> = rt.store().fts(&q).unwrap().iter().map(|h| h.0).collect();
+    let mut got: Vec<i64> = rt.store().fts(&q).unwrap().iter().map(|h| h.0).collect();
     let mut expected = ids[300..].to_vec();
-    let mut got = found.clone();
     got.sort_unstable();
     expected.sort_unstable();
     assert_eq!(got, expected, "only the agent's current records of the wing");
