@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use memcc::memory::vector::{ExactScan, VectorRow, VectorStore};
+use memcc::memory::vector::{FlatScan, VectorRow, VectorStore};
 use memcc_bench::speed::{latency, unit};
 
 fn main() {
@@ -33,7 +33,7 @@ fn main() {
 
     let t = Instant::now();
     let source = data.clone();
-    let scan = ExactScan::new(
+    let scan = FlatScan::new(
         dim,
         Some(Box::new(move |ids: &[i64]| ids.iter().map(|&i| (i, source[i as usize].clone())).collect())),
     );

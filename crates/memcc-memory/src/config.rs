@@ -65,7 +65,8 @@ pub const PG_URL_ENV: &str = "MEMCC_PG_URL";
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum VectorBackend {
-    /// int8 scan of in-memory copies + f32 rerank, atomic with the records (the default).
+    /// [`crate::vector::FlatScan`]: int8 scan of in-memory copies (shortlisted by sign bits from
+    /// 20k vectors) + f32 rerank, atomic with the records (the default; the name predates the shortlist).
     #[default]
     Exact,
     /// A LanceDB table beside `memory.db`, rebuilt from it when out of step; needs a build

@@ -19,7 +19,7 @@ use crate::recall::Recall;
 use crate::record::{MAX_WEIGHT, MemoryRecord, NewRecord, RecordKind, parse_ref};
 use crate::search::{Query, Search, SearchHit, SearchMode};
 use crate::store::{Inserted, MemoryStats, MemoryStore};
-use crate::vector::{ExactScan, VectorStore};
+use crate::vector::{FlatScan, VectorStore};
 use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
 use memcc_core::llm::ChatModel;
 
@@ -50,7 +50,7 @@ fn open_index(
         VectorBackend::Exact => {
             let source_store = store.clone();
             let source_model = model.to_string();
-            let index: Arc<dyn VectorStore> = Arc::new(ExactScan::new(
+            let index: Arc<dyn VectorStore> = Arc::new(FlatScan::new(
                 dim,
                 Some(Box::new(move |ids: &[i64]| source_store.vectors(ids, &source_model).unwrap_or_default())),
             ));

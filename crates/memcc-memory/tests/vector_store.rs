@@ -1,9 +1,9 @@
-//! The `VectorStore` contract, run against every implementation (today: the exact int8 scan),
-//! and the scan's recall against brute-force f32 search.
+//! The `VectorStore` contract, run against every implementation (today: the flat int8 scan, on
+//! each of its paths), and the scan's recall against brute-force f32 search.
 
 use std::sync::Arc;
 
-use memcc_memory::vector::{ExactScan, VectorStore};
+use memcc_memory::vector::{FlatScan, ScanPlan, VectorStore};
 use proptest::prelude::*;
 
 fn normalised(seed: u64, dim: usize) -> Vec<f32> {
@@ -53,12 +53,12 @@ pub fn contract(make: impl Fn(usize) -> Box<dyn VectorStore>) {
 
 #[test]
 fn exact_scan_meets_the_contract() {
-    contract(|dim| Box::new(ExactScan::new(dim, None)));
+    contract(|dim| Box::new(FlatScan::new(dim, None)));
     contract(|dim| {
         // With an exact-vector source for the rerank, as the runtime builds it.
         let table: Arc<std::sync::Mutex<std::collections::HashMap<i64, Vec<f32>>>> = Arc::default();
         let source = table.clone();
-        let scan = ExactScan::new(
+        let scan = FlatScan::new(
             dim,
             Some(Box::new(move |ids: &[i64]| {
                 let t = source.lock().unwrap();
@@ -71,7 +71,7 @@ fn exact_scan_meets_the_contract() {
 
 /// Keeps the exact vectors the rerank source serves, as `memory.db` does for the runtime.
 struct Recording {
-    scan: ExactScan,
+    scan: FlatScan,
     table: Arc<std::sync::Mutex<std::collections::HashMap<i64, Vec<f32>>>>,
     dim: usize,
 }
@@ -98,30 +98,77 @@ impl VectorStore for Recording {
     }
 }
 
+/// Every path of the scan on small data: shortlisting by sign bits from the first vector, and
+/// scoring split across threads from 8 candidates.
+const EVERY_PATH: ScanPlan =
+    ScanPlan { shortlist_from: 0, shortlist_fraction: 4, shortlist_per_result: 2, parallel_from: 8 };
+
+#[test]
+fn the_shortlisting_and_split_scan_meets_the_contract() {
+    contract(|dim| Box::new(FlatScan::with_plan(dim, None, EVERY_PATH)));
+}
+
 /// Split across threads, the scan finds what one thread would: the same hits, in order, with
-/// owners respected across the split.
+/// owners respected across the split, and a vector in the last part found.
 #[test]
 fn a_scan_split_across_threads_finds_what_one_thread_finds() {
-    use memcc_memory::vector::PARALLEL_SCAN_FROM;
     let dim = 16;
-    let n = PARALLEL_SCAN_FROM + 1234;
-    let (large, small) = (ExactScan::new(dim, None), ExactScan::new(dim, None));
+    let n = 5_000;
+    let one_thread = ScanPlan { shortlist_from: usize::MAX, parallel_from: usize::MAX, ..EVERY_PATH };
+    let split = ScanPlan { parallel_from: 100, ..one_thread };
+    let (large, small) = (FlatScan::with_plan(dim, None, split), FlatScan::with_plan(dim, None, one_thread));
     for i in 0..n as i64 {
         let owner = if i % 3 == 0 { "a" } else { "b" };
         large.upsert(i, owner, &normalised(i as u64, dim));
+        small.upsert(i, owner, &normalised(i as u64, dim));
     }
     let q = normalised(7, dim);
     let hits = large.search(&q, 25, &["a".to_string()]);
-    // The same vectors of owner "a" below the threshold, scanned by one thread.
-    for i in (0..n as i64).filter(|i| i % 3 == 0) {
-        small.upsert(i, "a", &normalised(i as u64, dim));
-    }
-    assert!(small.len() < PARALLEL_SCAN_FROM);
     assert_eq!(hits, small.search(&q, 25, &["a".to_string()]));
+    assert_eq!(hits.len(), 25);
     assert!(hits.iter().all(|h| h.id % 3 == 0));
-    // The last part holds the remainder; a vector there is found.
     let last = (n - 1) as i64 / 3 * 3;
     assert_eq!(large.search(&normalised(last as u64, dim), 1, &["a".to_string()])[0].id, last);
+}
+
+/// Vectors with neighbours, as embeddings have: 20 topics, each vector its topic plus noise, and
+/// queries near a stored vector.
+fn topical(seed: u64, dim: usize) -> Vec<f32> {
+    let topic = normalised(seed % 20 + 1_000_000, dim);
+    let noise = normalised(seed, dim);
+    let mut v: Vec<f32> = topic.iter().zip(&noise).map(|(t, n)| t + 1.5 * n).collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
+}
+
+/// The sign-bit shortlist (by default a tenth of the vectors) loses almost nothing of what scoring every
+/// vector finds, on vectors that have neighbours; and it keeps the vector the query is.
+#[test]
+fn the_sign_bit_shortlist_keeps_the_nearest_vectors() {
+    let (dim, n) = (128, 10_000);
+    let every = ScanPlan { shortlist_from: usize::MAX, ..ScanPlan::default() };
+    let shortlisted = ScanPlan { shortlist_from: 0, ..ScanPlan::default() };
+    let (full, short) = (FlatScan::with_plan(dim, None, every), FlatScan::with_plan(dim, None, shortlisted));
+    for i in 0..n {
+        let v = topical(i, dim);
+        full.upsert(i as i64, "a", &v);
+        short.upsert(i as i64, "a", &v);
+    }
+    let (mut found, mut wanted) = (0, 0);
+    for qi in 0..50u64 {
+        // A stored vector, moved a little: a question near a fact.
+        let near = topical(qi * 197, dim);
+        let jitter = normalised(qi + 5_000_000, dim);
+        let q: Vec<f32> = near.iter().zip(&jitter).map(|(a, b)| a + 0.3 * b).collect();
+        let truth = full.search(&q, 10, &["a".to_string()]);
+        let got = short.search(&q, 10, &["a".to_string()]);
+        found += got.iter().filter(|h| truth.iter().any(|t| t.id == h.id)).count();
+        wanted += truth.len();
+        assert_eq!(short.search(&near, 1, &["a".to_string()])[0].id, (qi * 197) as i64);
+    }
+    let recall = found as f64 / wanted as f64;
+    assert!(recall >= 0.98, "recall@10 of the shortlist {recall:.3}");
 }
 
 proptest! {
@@ -134,7 +181,7 @@ proptest! {
         let dim = 64;
         let vectors: Vec<Vec<f32>> = (0..2000).map(|i| normalised(seed * 10_000 + i, dim)).collect();
         let exact = vectors.clone();
-        let scan = ExactScan::new(dim, Some(Box::new(move |ids: &[i64]| ids.iter().map(|&i| (i, exact[i as usize].clone())).collect())));
+        let scan = FlatScan::new(dim, Some(Box::new(move |ids: &[i64]| ids.iter().map(|&i| (i, exact[i as usize].clone())).collect())));
         for (i, v) in vectors.iter().enumerate() {
             scan.upsert(i as i64, "a", v);
         }

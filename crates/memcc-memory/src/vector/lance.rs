@@ -2,7 +2,7 @@
 //!
 //! One table `vectors` with columns `id` (Int64), `owner` (Utf8) and `vector`
 //! (FixedSizeList<Float32, dim>), searched by cosine distance with the owner filter applied
-//! before the search (no index: LanceDB scans, so results are exact like [`super::ExactScan`]).
+//! before the search (no index: LanceDB scans every vector, so results are exact).
 //! LanceDB is async; this type owns a small tokio runtime and blocks on it, because the trait is
 //! called from plain threads. The trait has no error channel (the in-memory default cannot
 //! fail), so a failed LanceDB operation is logged and the call degrades: a write is skipped, a
