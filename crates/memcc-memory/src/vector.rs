@@ -162,7 +162,7 @@ impl FlatScan {
     pub fn scan(&self, query: &[f32], k: usize, owners: &[String]) -> Vec<VectorHit> {
         let inner = self.read();
         let allowed: Vec<u32> = owners.iter().filter_map(|o| inner.owner_ids.get(o).copied()).collect();
-        if allowed.is_empty() || query.len() != self.dim || k == 0 {
+        if allowed.is_empty() || query.len() != self.dim || self.dim == 0 || k == 0 {
             return Vec::new();
         }
         let n = inner.ids.len();

@@ -344,6 +344,9 @@ impl Memcc {
                 let dim = config.embedding_dim.or_else(|| known_dim(remote)).ok_or_else(|| {
                     MemccError::Config(format!("embeddingDim is required for the unknown embedding model {remote:?}"))
                 })?;
+                if dim == 0 {
+                    return Err(MemccError::Config("embeddingDim must be at least 1".into()));
+                }
                 Arc::new(OpenAiEmbedder::new(config.openai(remote)?, dim))
             }
         })

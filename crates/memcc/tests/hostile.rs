@@ -72,6 +72,19 @@ fn open(dir: &tempfile::TempDir) -> Memcc {
     .unwrap()
 }
 
+/// A remote embedder said to make vectors of no dimensions is refused when MemCC opens, not a
+/// vector index that cannot search.
+#[test]
+fn an_embedding_dimension_of_zero_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let config: MemccConfig = serde_json::from_value(json!({
+        "dataDir": dir.path(), "embeddingModel": "my-embedder", "embeddingDim": 0, "llmBaseUrl": "http://127.0.0.1:9/v1",
+    }))
+    .unwrap();
+    let err = Memcc::open(config).err().expect("embeddingDim 0 refused");
+    assert!(err.to_string().contains("embeddingDim must be at least 1"), "{err}");
+}
+
 /// What MemCC wrote into the prompt (summaries, recalled memory, markers); the host's own raw
 /// messages pass through as they were said.
 fn memcc_text(a: &memcc::context::Assembled) -> String {
