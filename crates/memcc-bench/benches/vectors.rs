@@ -1,5 +1,5 @@
-//! The vector stores on the same vectors and queries in one run: the default exact int8 scan,
-//! and with their features an HNSW index (hnsw_rs) and the LanceDB `VectorStore`:
+//! The vector stores on the same vectors and queries in one run: the default flat scan (sign-bit
+//! shortlist, int8, f32 rerank), and with their features an HNSW index (hnsw_rs) and the LanceDB `VectorStore`:
 //! `cargo bench -p memcc-bench --features ann,lancedb --bench vectors [-- --quick]`.
 //! Reports build/load time, query latency p50/p99 and recall@10 against brute-force f32 truth.
 
@@ -40,7 +40,7 @@ fn main() {
     for chunk in rows.chunks(2048) {
         scan.upsert_many(chunk);
     }
-    report("exact int8 scan + f32 rerank", t.elapsed().as_secs_f64(), &scan, &queries, &recall);
+    report("flat scan: sign-bit shortlist, int8, f32 rerank", t.elapsed().as_secs_f64(), &scan, &queries, &recall);
 
     #[cfg(feature = "lancedb")]
     {
