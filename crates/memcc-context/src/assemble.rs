@@ -340,14 +340,7 @@ impl Assembler<'_> {
         if newest_is_user && let Some(focus) = texts.last().copied().filter(|t| focused_query(t)) {
             texts = vec![focus];
         }
-        // The newest words matter most: keep the end when the query is cut.
-        let joined = texts.join("\n");
-        let text = if memcc_core::estimate_tokens(&joined) > 512 {
-            let chars: Vec<char> = joined.chars().collect();
-            chars[chars.len().saturating_sub(2000)..].iter().collect()
-        } else {
-            joined
-        };
+        let text = newest_words(&texts.join("\n"), RECALL_QUERY_CHARS);
         let as_of = as_of.or_else(|| messages.iter().filter_map(|m| m.timestamp).max());
         Ok(RecallQuery {
             agent_id: conversation.agent_id.clone(),
@@ -375,6 +368,30 @@ pub fn cut_to_tokens(text: &str, max_tokens: usize) -> String {
         }
     }
     text[..boundaries[lo]].to_string()
+}
+
+/// The most characters of recent messages a recall query carries. Embedding a query costs about
+/// 1.5 ms per 100 characters with the local model and each distinct word is counted and searched,
+/// so a query made of long messages (up to 2,000 characters, ~30 ms) would cost the host more per
+/// turn than the whole search behind a short question; about 100 words hold the turn being
+/// answered and the end of the one before it.
+pub(crate) const RECALL_QUERY_CHARS: usize = 600;
+
+/// The end of `text`, at most `max` characters, not starting inside a word: the newest words
+/// matter most, and the end of a cut word would be searched as a word of its own.
+pub(crate) fn newest_words(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    let mut chars = text.chars().skip(count - max - 1);
+    let before = chars.next();
+    let tail: String = chars.collect();
+    // CJK text has no spaces between words and is searched in pairs of characters: cut anywhere.
+    let in_word = |c: char| c.is_alphanumeric() && !memcc_core::text::is_cjk_letter(c);
+    let rest = if before.is_some_and(in_word) { tail.trim_start_matches(in_word) } else { &tail };
+    // A tail that is one long word is kept whole rather than dropped.
+    if rest.trim().is_empty() { tail.trim_start().to_string() } else { rest.trim_start().to_string() }
 }
 
 /// Whether a user message is a query of its own: it names at least two things (content words of

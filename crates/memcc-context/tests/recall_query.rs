@@ -60,3 +60,21 @@ fn a_short_follow_up_borrows_the_turns_before_it() {
     let q = asked(None, None);
     assert!(q.contains("kitchen renovation") && q.contains("Book the plumber"), "{q}");
 }
+
+/// A follow-up after long messages asks with their newest words only, cut at a word: the cost of
+/// embedding and searching a query grows with its length, and the newest words matter most.
+#[test]
+fn a_recall_query_after_long_messages_keeps_their_newest_words() {
+    let filler = "We compared the quarterly shipping schedules for every warehouse in the northern region. ";
+    let long = format!("{}The plumber arrives on Tuesday morning.", filler.repeat(30));
+    let q = asked(Some("why?"), Some(&long));
+    assert!(q.ends_with("The plumber arrives on Tuesday morning.\nwhy?"), "{q}");
+    assert!(q.chars().count() <= 600, "{} characters", q.chars().count());
+    assert!(q.chars().count() > 500, "about as much as allowed: {} characters", q.chars().count());
+    let first = q.split_whitespace().next().unwrap();
+    assert!(filler.split_whitespace().any(|w| w == first), "starts at a whole word: {first:?}");
+    // Chinese has no spaces to cut at: the tail is kept as it is.
+    let chinese = "我们讨论了北方仓库的季度运输计划。".repeat(60);
+    let q = asked(Some("为什么？"), Some(&chinese));
+    assert!(q.ends_with("计划。\n为什么？") && q.chars().count() > 500, "{q}");
+}
