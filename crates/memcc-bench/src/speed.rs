@@ -371,7 +371,7 @@ pub fn run(
     }
 
     progress("vector scan");
-    let scan_vectors = sizes.iter().copied().max().unwrap_or(10_000);
+    let scan_vectors = sizes.iter().copied().max().unwrap_or(10_000).max(1);
     let random: Vec<Vec<f32>> = (0..scan_vectors).map(|i| unit(i as u64 + 7, dim)).collect();
     let random_queries: Vec<Vec<f32>> = (0..30u64).map(|qi| unit(1_000_000 + qi, dim)).collect();
     let (scan_recall_at_10, t_scan, t_brute) = vector_scan(random, &random_queries);

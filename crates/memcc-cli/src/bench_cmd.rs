@@ -55,7 +55,7 @@ pub enum BenchCommand {
         #[arg(long, default_value = "")]
         explain: String,
     },
-    /// Speed: ingest throughput, assemble / grep / retrieve p50 and p99 at growing sizes, exact scan vs brute force.
+    /// Speed: ingest throughput, assemble / grep / retrieve p50 and p99 at growing sizes, vector scan vs brute force.
     Speed {
         /// Comma-separated sizes (messages, and records).
         #[arg(long, default_value = "1000,10000,100000")]
