@@ -146,6 +146,8 @@ impl FlatScan {
         Self::with_plan(dim, exact, ScanPlan::default())
     }
 
+    /// As [`FlatScan::new`], with thresholds other than the defaults (tests reach each path on
+    /// small data with them).
     pub fn with_plan(dim: usize, exact: Option<ExactSource>, plan: ScanPlan) -> Self {
         FlatScan { dim, words: dim.div_ceil(64), plan, inner: RwLock::new(Inner::default()), exact }
     }
