@@ -170,7 +170,7 @@ impl FlatScan {
         let n = inner.ids.len();
         let shortlisted = n >= self.plan.shortlist_from;
         let candidates: Vec<usize> = if shortlisted {
-            let keep = (n / self.plan.shortlist_fraction.max(1)).max(k * self.plan.shortlist_per_result);
+            let keep = (n / self.plan.shortlist_fraction.max(1)).max(k.saturating_mul(self.plan.shortlist_per_result));
             self.shortlist(&inner, &allowed, &sign_bits(query), keep)
         } else {
             (0..n).filter(|&i| allowed.contains(&inner.owners[i])).collect()
@@ -179,7 +179,7 @@ impl FlatScan {
         let best = |part: &[usize]| -> Vec<(OrdF32, usize)> {
             // A bounded min-heap of the best k.
             let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(OrdF32, usize)>> =
-                std::collections::BinaryHeap::with_capacity(k + 1);
+                std::collections::BinaryHeap::with_capacity(k.min(part.len()) + 1);
             for (&i, dot) in part.iter().zip(dots(&inner.codes, self.dim, part, &q, shortlisted)) {
                 let score = dot as f32 * inner.scales[i] * q_scale;
                 if heap.len() < k {
@@ -404,7 +404,7 @@ impl VectorStore for FlatScan {
     }
 
     fn search(&self, query: &[f32], k: usize, owners: &[String]) -> Vec<VectorHit> {
-        let candidates = self.scan(query, (k * OVERSAMPLE).min(k + MAX_EXTRA), owners);
+        let candidates = self.scan(query, k.saturating_mul(OVERSAMPLE).min(k.saturating_add(MAX_EXTRA)), owners);
         let Some(exact) = &self.exact else {
             return candidates.into_iter().take(k).collect();
         };

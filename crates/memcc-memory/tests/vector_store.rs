@@ -243,3 +243,16 @@ mod lancedb {
         assert!(err.to_string().contains("16-dimensional"), "{err}");
     }
 }
+
+/// A caller asking for more results than any store holds gets every vector, not an overflow or
+/// an allocation the size of the request.
+#[test]
+fn asking_for_every_result_there_could_be_returns_what_there_is() {
+    for plan in [ScanPlan::default(), EVERY_PATH] {
+        let scan = FlatScan::with_plan(16, None, plan);
+        for i in 0..50 {
+            scan.upsert(i, "a", &normalised(i as u64, 16));
+        }
+        assert_eq!(scan.search(&normalised(3, 16), usize::MAX, &["a".to_string()]).len(), 50);
+    }
+}
