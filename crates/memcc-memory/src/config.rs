@@ -65,10 +65,12 @@ pub const PG_URL_ENV: &str = "MEMCC_PG_URL";
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum VectorBackend {
-    /// [`crate::vector::FlatScan`]: int8 scan of in-memory copies (shortlisted by sign bits from
-    /// 20k vectors) + f32 rerank, atomic with the records (the default; the name predates the shortlist).
+    /// `"flat"`, the default: [`crate::vector::FlatScan`], an int8 scan of in-memory copies
+    /// (shortlisted by sign bits from 20k vectors) + f32 rerank, atomic with the records.
+    /// `"exact"`, its name before the shortlist made it approximate above 20k, is still read.
     #[default]
-    Exact,
+    #[serde(alias = "exact")]
+    Flat,
     /// A LanceDB table beside `memory.db`, rebuilt from it when out of step; needs a build
     /// with `--features lancedb`.
     Lancedb,
@@ -89,7 +91,7 @@ impl Default for MemoryConfig {
             recency_half_life_days: 30.0,
             wings: Vec::new(),
             chunk_tokens: 120,
-            vector_backend: VectorBackend::Exact,
+            vector_backend: VectorBackend::Flat,
             backend: StoreBackend::Sqlite,
             postgres_url: None,
             postgres_ca_file: None,
@@ -163,5 +165,15 @@ mod tests {
             assert!(c.sanitize().is_empty());
             assert_eq!(c.vector_dedup_threshold, good);
         }
+    }
+
+    #[test]
+    fn the_vector_backend_is_read_by_its_name_and_its_old_one() {
+        let read = |v: &str| serde_json::from_value::<VectorBackend>(serde_json::json!(v));
+        assert_eq!(read("flat").ok(), Some(VectorBackend::Flat));
+        assert_eq!(read("exact").ok(), Some(VectorBackend::Flat), "configs written before the rename still open");
+        assert_eq!(read("lancedb").ok(), Some(VectorBackend::Lancedb));
+        assert!(read("hnsw").is_err());
+        assert_eq!(MemoryConfig::default().vector_backend, VectorBackend::Flat);
     }
 }

@@ -47,7 +47,7 @@ fn open_index(
     dim: usize,
 ) -> Result<Arc<dyn VectorStore>> {
     match config.vector_backend {
-        VectorBackend::Exact => {
+        VectorBackend::Flat => {
             let source_store = store.clone();
             let source_model = model.to_string();
             let index: Arc<dyn VectorStore> = Arc::new(FlatScan::new(
@@ -82,7 +82,7 @@ fn open_index(
         VectorBackend::Lancedb => {
             let _ = path;
             Err(MemoryError::Config(
-                "vectorBackend \"lancedb\" needs MemCC built with `--features lancedb`; use \"exact\" (the default)"
+                "vectorBackend \"lancedb\" needs MemCC built with `--features lancedb`; use \"flat\" (the default)"
                     .into(),
             ))
         }
