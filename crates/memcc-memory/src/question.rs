@@ -107,16 +107,32 @@ const CLAUSE_ENDS: [char; 10] = [',', ';', '?', '.', '!', '，', '；', '？', '
 /// The words of `question` that say what it is about, in order, each once: stop words, the
 /// question's frame (`how many`, `kind of`) and what it excludes (`other than …`, `besides …`)
 /// left out. When that leaves nothing, the words without stop words; when those are none too,
-/// every word (a query of function words is still searched). At most [`MAX_QUERY_TERMS`]: a
-/// huge or hostile query stays cheap.
+/// every word (a query of function words is still searched). At most [`MAX_QUERY_TERMS`], the
+/// newest: in a long text (the last turns, a pasted passage ending in its question) the end is
+/// what is being asked, and a huge or hostile query stays cheap.
 pub fn content_terms(question: &str) -> Vec<Term> {
     let words = words_with_clause_ends(&without_chinese_exclusions(question));
-    let mut content: Vec<Term> = Vec::new();
+    let about = about_flags(&words);
+    let content = newest_distinct(
+        words.iter().zip(&about).rev().filter(|(_, about)| **about).flat_map(|((t, _), _)| cjk_words(t.clone())),
+    );
+    if !content.is_empty() {
+        return content;
+    }
+    let all = terms(question);
+    let plain = newest_distinct(all.iter().rev().filter(|t| !matches!(t, Term::Word(w) if is_stop_word(w))).cloned());
+    if plain.is_empty() { newest_distinct(all.into_iter().rev()) } else { plain }
+}
+
+/// Per word, whether it says what the question is about: not a stop word, not the question's
+/// frame, not in what it excludes (which reaches to the end of its clause).
+fn about_flags(words: &[(Term, bool)]) -> Vec<bool> {
+    let mut about = vec![false; words.len()];
     let mut excluding = false;
     let mut i = 0;
-    while i < words.len() && content.len() < MAX_QUERY_TERMS {
+    while i < words.len() {
         let (term, ends_clause) = &words[i];
-        if let Some(phrase) = EXCLUDING.iter().find(|p| phrase_at(&words, i, p)) {
+        if let Some(phrase) = EXCLUDING.iter().find(|p| phrase_at(words, i, p)) {
             excluding = true;
             i += phrase.len();
             continue;
@@ -129,34 +145,28 @@ pub fn content_terms(question: &str) -> Vec<Term> {
             Term::Cjk(_) => false,
         };
         let stop = matches!(term, Term::Word(w) if is_stop_word(w));
-        if !excluding && !framed && !stop && !content.contains(term) {
-            content.push(term.clone());
-        }
+        about[i] = !excluding && !framed && !stop;
         if *ends_clause {
             excluding = false;
         }
         i += 1;
     }
-    let content = dedup(content.into_iter().flat_map(cjk_words));
-    if !content.is_empty() {
-        return content;
-    }
-    let plain = dedup(terms(question).into_iter().filter(|t| !matches!(t, Term::Word(w) if is_stop_word(w))));
-    if plain.is_empty() { dedup(terms(question)) } else { plain }
+    about
 }
 
 /// Question words of Chinese that say what kind of answer is wanted ("什么", "哪里", "多少").
 const CJK_FRAME: &[&str] = &["什么", "哪里", "哪儿", "哪个", "哪些", "怎么", "怎样", "多少", "几个", "为何", "是否"];
 
-/// A run of Chinese (or Japanese) characters as the words it may hold: its character pairs,
-/// the units the full-text index stores ([`memcc_core::text::fts_document`]). A question has no
-/// spaces, so the run as a whole ("我对什么过敏") is almost never in a record; its pairs are
-/// ("过敏"). Pairs that are question words are left out; a run of two or fewer stays itself.
-/// Pairs are made one at a time, as the caller takes them: a huge run costs no memory.
+/// A run of Chinese (or Japanese) characters as the words it may hold, the newest first: its
+/// character pairs, the units the full-text index stores ([`memcc_core::text::fts_document`]). A
+/// question has no spaces, so the run as a whole ("我对什么过敏") is almost never in a record; its
+/// pairs are ("过敏"). Pairs that are question words are left out; a run of two or fewer stays
+/// itself. Pairs are made one at a time, as the caller takes them: a huge run costs no memory.
 fn cjk_words(term: Term) -> Box<dyn Iterator<Item = Term>> {
     match term {
         Term::Cjk(chars) if chars.len() > 2 => Box::new(
             (1..chars.len())
+                .rev()
                 .map(move |i| vec![chars[i - 1], chars[i]])
                 .filter(|pair| !CJK_FRAME.contains(&pair.iter().collect::<String>().as_str()))
                 .map(Term::Cjk),
@@ -199,9 +209,11 @@ fn without_chinese_exclusions(text: &str) -> std::borrow::Cow<'_, str> {
     CHINESE_EXCLUSION.replace_all(text, " ")
 }
 
-fn dedup(terms: impl IntoIterator<Item = Term>) -> Vec<Term> {
+/// The first [`MAX_QUERY_TERMS`] distinct terms of `newest_first`, oldest first again. Taking
+/// stops there: the rest of a huge query is never paired or compared.
+fn newest_distinct(newest_first: impl Iterator<Item = Term>) -> Vec<Term> {
     let mut out: Vec<Term> = Vec::new();
-    for t in terms {
+    for t in newest_first {
         if out.len() == MAX_QUERY_TERMS {
             break;
         }
@@ -209,6 +221,7 @@ fn dedup(terms: impl IntoIterator<Item = Term>) -> Vec<Term> {
             out.push(t);
         }
     }
+    out.reverse();
     out
 }
 
@@ -347,6 +360,19 @@ mod tests {
         assert_eq!(words("她除了游泳还喜欢什么？").len(), 8, "no end to the exclusion: nothing left out");
         assert_eq!(words("我们除了游泳以外还去"), ["我们", "还去"]);
         assert_eq!(without_exclusions("除了游泳之外，她还喜欢什么运动？"), " ，她还喜欢什么运动？");
+    }
+
+    #[test]
+    fn a_long_text_is_searched_for_its_newest_words() {
+        // A pasted passage of 60 distinct words, then the question: the question's words stay.
+        let passage: Vec<String> = (0..60).map(|i| format!("word{i}")).collect();
+        let text = format!("{} Where did Caroline buy the violin?", passage.join(" "));
+        let content = words(&text);
+        assert_eq!(content.len(), MAX_QUERY_TERMS);
+        assert_eq!(&content[MAX_QUERY_TERMS - 4..], ["word59", "caroline", "buy", "violin"].map(String::from));
+        assert!(!content.contains(&"word0".to_string()), "the oldest words go first: {content:?}");
+        // In the text's order, each word once (where it was said last).
+        assert_eq!(words("cars, Dave and cars engines"), ["dave", "cars", "engines"]);
     }
 
     proptest! {
