@@ -409,6 +409,21 @@ pub fn asks_when(question: &str) -> bool {
     ASKS_WHEN.is_match(question)
 }
 
+/// Words by which a question asks about the present or the latest state of things.
+static ASKS_ABOUT_NOW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:now|nowadays|currently|current|these days|lately|recently|recent|latest|anymore|still|at the moment|so far|last time)\b|现在|目前|最近|当前|如今|还在|仍然|至今|上次",
+    )
+    .expect("static question regex")
+});
+
+/// Whether `question` asks about now or the latest state ("Where does she live now?", "What is
+/// he currently reading?", "她最近在忙什么？"): what was said last then counts for more. Other
+/// questions (most: "What does Melanie paint?") are as likely about any time.
+pub fn asks_about_now(question: &str) -> bool {
+    ASKS_ABOUT_NOW.is_match(question)
+}
+
 /// Whether `text` says a date in its words, beyond a leading `[Date: …]` header: an absolute
 /// date, as a relative one reads once grounded ("yesterday (7 May 2023)").
 pub fn states_a_date(text: &str) -> bool {
@@ -433,6 +448,14 @@ mod tests {
             assert!(asks_when(q), "{q}");
         }
         assert!(!asks_when("What did Nate cook?") && !asks_when("Whenever is fine"));
+        for q in
+            ["Where does she live now?", "What is he currently reading?", "Does Jon still dance?", "她最近在忙什么？"]
+        {
+            assert!(asks_about_now(q), "{q}");
+        }
+        for q in ["What does Melanie paint?", "When did Calvin move?", "Is the snow falling?", "他喜欢什么？"] {
+            assert!(!asks_about_now(q), "{q}");
+        }
         assert!(states_a_date("[Date: 2023-06-20]\nCalvin: I had an accident last Friday (Friday, 16 June 2023)."));
         assert!(states_a_date("We moved in 2019."));
         assert!(!states_a_date("[Date: 2023-06-20]\nCalvin: I had an accident."), "the header is not a statement");

@@ -16,14 +16,14 @@ use crate::record::{MemoryRecord, RecordKind};
 use crate::store::{FullText, MemoryStore};
 use crate::vector::VectorStore;
 use memcc_core::llm::{ChatModel, ChatRequest};
-use memcc_core::period::{Period, asks_when, named_periods, states_a_date};
+use memcc_core::period::{Period, asks_about_now, asks_when, named_periods, states_a_date};
 use memcc_core::text::{Term, terms};
 
 /// Which retrievers L3 uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchMode {
-    /// Vector + BM25 candidates, fused, recency for ties, KG merge, optional LLM rerank.
+    /// Vector + BM25 candidates, fused, time-aware (period, when, now), KG merge, optional LLM rerank.
     Hybrid,
     /// BM25 only.
     Lexical,
@@ -219,17 +219,21 @@ impl Search<'_> {
             HashSet::new()
         };
         let when_separates = separates(dated.len());
+        // Recency is a prior only for a question about now or the latest: asked of everything,
+        // it pushed what was said early below later small talk (LoCoMo dev: 5 more questions
+        // with all their sessions in the top 5 without it, the prompts unchanged).
         let half_life_ms = self.config.recency_half_life_days * 86_400_000.0;
+        let now_asked = asks_about_now(q.question.text);
         let mut hits: Vec<SearchHit> = records
             .into_iter()
             .map(|r| {
                 let cos = vector_scores.get(&r.id).copied().unwrap_or(0.0).max(0.0);
                 let lex = if max_bm25 > 0.0 { lexical.get(&r.id).copied().unwrap_or(0.0) / max_bm25 } else { 0.0 };
-                // Both signals count; when it was said (a named period) or that it says when
-                // (for a "when" question) count less than the words; recency only separates
-                // near-ties (≤ 0.05).
+                // Both signals count; when it was said (a named period), that it says when
+                // (for a "when" question) or how recent it is (for a question about now) count
+                // less than the words — recency only separates near-ties (≤ 0.05).
                 let age = (now - r.event_time.unwrap_or(r.created_at)).max(0) as f64;
-                let recency = 0.05 * (-age / half_life_ms * std::f64::consts::LN_2).exp();
+                let recency = if now_asked { 0.05 * (-age / half_life_ms * std::f64::consts::LN_2).exp() } else { 0.0 };
                 let mut time = if period_separates && in_period(&r) { IN_PERIOD } else { 0.0 };
                 if when_separates && dated.contains(&r.id) {
                     time += STATES_WHEN;

@@ -696,6 +696,27 @@ fn a_when_question_prefers_the_record_that_says_when() {
 }
 
 #[test]
+fn only_a_question_about_now_prefers_what_was_said_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    // The same words on day 0 and on day 60, asked on day 61.
+    for (id, day) in [("sum_early", 0), ("sum_late", 60)] {
+        let said = format!("Ana rehearses the cello sonata on the d{day}x stage.");
+        rt.ingest_summary(&payload("main", id, day, &[("user", &said), ("assistant", "Lovely.")])).unwrap();
+    }
+    let lead = |q: &str| {
+        let hits =
+            rt.search_with("main", q, Some(T0 + 61 * DAY), None, 6, memcc_memory::SearchMode::Hybrid).unwrap();
+        let score = |needle: &str| hits.iter().find(|h| h.text.contains(needle)).map(|h| h.score).unwrap();
+        score("d60x") - score("d0x")
+    };
+    let (now, plain) = (lead("What does Ana rehearse now?"), lead("What does Ana rehearse?"));
+    // Half-lives of 30 days: 0.05 × (2^(-1/30) − 2^(-61/30)) ≈ 0.036 between the two.
+    assert!(now - plain > 0.03, "a question about now lifts the latest: {plain} → {now}");
+    assert!(plain.abs() < 0.02, "any other question weighs them alike (their words differ by a token): {plain}");
+}
+
+#[test]
 fn a_question_is_searched_for_what_it_is_about() {
     let dir = tempfile::tempdir().unwrap();
     let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
