@@ -267,15 +267,19 @@ fn mat_mul(a: ArrayView2<f32>, b: &Array2<f32>) -> Array2<f32> {
     let (Some(b_rows), true) = (b.as_slice(), a.nrows() < SKINNY_ROWS) else { return a.dot(b) };
     let (m, n) = (a.nrows(), b.ncols());
     let mut out = vec![0.0f32; m * n];
+    skinny_product(a, b_rows, n, &mut out);
+    Array2::from_shape_vec((m, n), out).unwrap_or_else(|_| Array2::zeros((m, n)))
+}
+
+/// [`skinny`] compiled for the CPU it runs on.
+fn skinny_product(a: ArrayView2<f32>, b_rows: &[f32], n: usize, out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, the one feature the function is compiled with (the default
         // x86-64 target stops at SSE2: half the lanes per add).
-        unsafe { skinny_avx2(a, b_rows, n, &mut out) };
-        return Array2::from_shape_vec((m, n), out).unwrap_or_else(|_| Array2::zeros((m, n)));
+        return unsafe { skinny_avx2(a, b_rows, n, out) };
     }
-    skinny(a, b_rows, n, &mut out);
-    Array2::from_shape_vec((m, n), out).unwrap_or_else(|_| Array2::zeros((m, n)))
+    skinny(a, b_rows, n, out)
 }
 
 #[cfg(target_arch = "x86_64")]
