@@ -186,7 +186,8 @@ pub fn footer(source: &str) -> String {
     }
 }
 
-/// Split `block` into scored sentences, each under its line's `[date] role:` prefix.
+/// Split `block` into scored sentences, each under its line's `[date] role:` prefix (and the
+/// speaker's `Name:` when the line starts with one).
 fn split_sentences(
     block: &str,
     max_chars: usize,
@@ -199,10 +200,20 @@ fn split_sentences(
         if line.is_empty() || line.starts_with(EXPAND_FOOTER) {
             continue;
         }
-        let (prefix, body) = match LINE_PREFIX.captures(line) {
+        let (mut prefix, mut body) = match LINE_PREFIX.captures(line) {
             Some(c) => (c.get(1).map_or("", |m| m.as_str()).to_string(), c.get(2).map_or("", |m| m.as_str())),
             None => (String::new(), line),
         };
+        // Who speaks ("Melanie: …" in a role's message) belongs to every sentence kept from the
+        // line, not only to its first: "assistant: I ran a charity race" would say who did not.
+        if let Some(m) = SPEAKER.find(body) {
+            prefix = if prefix.is_empty() {
+                m.as_str().trim_end().to_string()
+            } else {
+                format!("{prefix} {}", m.as_str().trim_end())
+            };
+            body = &body[m.end()..];
+        }
         groups.push(prefix);
         let group = groups.len() - 1;
         let mut start = 0;
@@ -460,6 +471,28 @@ mod tests {
         assert!(score("Melanie: We also bought a present.") < score("Melanie: We also bought a telescope."));
         // A CJK run is not a word said once.
         assert_eq!(content_words("我们买了一个望远镜 telescope").collect::<Vec<_>>(), vec!["telescope".to_string()]);
+    }
+
+    #[test]
+    fn every_sentence_kept_from_a_line_keeps_who_said_it() {
+        let input = "[2023-05-25 13:14] assistant: Melanie: Hey Caroline, good to hear from you. \
+                     Yesterday was long. I ran a charity race for mental health on 20 May.\n\
+                     [2023-05-25 13:15] user: Caroline: That's great! I went to a support group on 7 May 2023.\n";
+        let attributed = |out: &str, words: &str, speaker: &str| {
+            out.lines().filter(|l| l.contains(words)).all(|l| l.starts_with(&format!("- [2023-05-25 {speaker}:")))
+                && out.contains(words)
+        };
+        for target_tokens in [50, 65, 120] {
+            let leaf = SummaryInput { kind: SummaryKind::Leaf, mode: SummaryMode::Normal, text: input, target_tokens };
+            let out = ExtractiveSummarizer.summarize(&leaf).unwrap();
+            assert!(attributed(&out, "charity race", "13:14] assistant: Melanie"), "{out}");
+            // Condensing keeps the attribution, once per line.
+            let condensed =
+                SummaryInput { kind: SummaryKind::Condensed, mode: SummaryMode::Normal, text: &out, target_tokens };
+            let again = ExtractiveSummarizer.summarize(&condensed).unwrap();
+            assert!(attributed(&again, "charity race", "13:14] assistant: Melanie"), "{again}");
+            assert!(!again.contains("Melanie: Melanie:"), "{again}");
+        }
     }
 
     #[test]
