@@ -166,7 +166,7 @@ pub fn run(home: Option<PathBuf>) -> Result<()> {
     println!("   user: {question}");
     println!(
         "   the prompt now carries {} ({} tokens of memory):",
-        assembled.memory_sections.join(", "),
+        assembled.memory_sections.iter().map(|l| l.as_str()).collect::<Vec<_>>().join(", "),
         assembled.memory_tokens
     );
     let memory_text: String = assembled

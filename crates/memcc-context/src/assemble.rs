@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::config::ContextConfig;
 use crate::error::Result;
 use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, Summary};
-use memcc_core::bridge::{MemoryBridge, RecallQuery, RecallSection};
+use memcc_core::bridge::{Layer, MemoryBridge, RecallQuery, RecallSection};
 use memcc_core::estimate_tokens;
 
 /// Added to the system prompt once compacted history exists.
@@ -35,7 +35,7 @@ pub struct Assembled {
     pub raw_messages_included: usize,
     /// Context items left out because they did not fit.
     pub items_dropped: usize,
-    pub memory_sections: Vec<String>,
+    pub memory_sections: Vec<Layer>,
     pub memory_tokens: usize,
     /// The newest message did not fit and was cut (its full text stays in the store).
     pub truncated_latest: bool,
@@ -303,7 +303,7 @@ impl Assembler<'_> {
             summaries_included,
             raw_messages_included: raw_included,
             items_dropped: first_kept.min(items.len()) + usize::from(truncated_latest),
-            memory_sections: sections.iter().map(|s| s.name.clone()).collect(),
+            memory_sections: sections.iter().map(|s| s.name).collect(),
             memory_tokens,
             truncated_latest,
             recalled: sections,

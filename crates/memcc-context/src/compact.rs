@@ -15,7 +15,7 @@ use crate::config::ContextConfig;
 use crate::error::{Result, StoreError};
 use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, NewSummary, StoredMessage, Summary, SummaryKind};
 use crate::summarize::{Summarizer, summarize_escalating};
-use memcc_core::bridge::{BridgeMessage, MemoryBridge, SummaryPayload};
+use memcc_core::bridge::{BridgeMessage, MemoryBridge, Role, SummaryPayload};
 use memcc_core::estimate_tokens;
 use memcc_core::time::now_ms;
 
@@ -406,7 +406,7 @@ fn bridge_message(m: &StoredMessage) -> BridgeMessage {
     BridgeMessage {
         message_id: m.id,
         seq: m.seq,
-        role: m.role.clone(),
+        role: Role::from(m.role.as_str()),
         text: m.content.clone(),
         timestamp: m.timestamp,
         speaker,

@@ -11,13 +11,69 @@ use serde::{Deserialize, Serialize};
 pub struct BridgeMessage {
     pub message_id: i64,
     pub seq: i64,
-    pub role: String,
+    pub role: Role,
     pub text: String,
     /// Milliseconds since the Unix epoch, when known.
     pub timestamp: Option<i64>,
     /// Who said it, when the host names the speaker (a message's `name`); else the role speaks.
     #[serde(default)]
     pub speaker: Option<String>,
+}
+
+/// Who a bridged message is from. On the wire it is the host's own role string, so a kind of
+/// message MemCC does not know (a host's custom entry) passes through by its name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum Role {
+    User,
+    Assistant,
+    /// A tool's output (`toolResult`).
+    ToolResult,
+    /// Any other kind of message, by its own name.
+    Other(String),
+}
+
+impl Role {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::ToolResult => "toolResult",
+            Role::Other(name) => name,
+        }
+    }
+}
+
+impl From<&str> for Role {
+    fn from(name: &str) -> Self {
+        match name {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "toolResult" => Role::ToolResult,
+            other => Role::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<String> for Role {
+    fn from(name: String) -> Self {
+        Role::from(name.as_str())
+    }
+}
+
+impl From<Role> for String {
+    fn from(role: Role) -> Self {
+        match role {
+            Role::Other(name) => name,
+            known => known.as_str().to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What a summary summarises: raw messages (a leaf) or other summaries (condensed).
@@ -71,11 +127,43 @@ pub struct RecallQuery {
     pub as_of: Option<i64>,
 }
 
+/// The recall layer a section comes from; its name (`identity`, …) is the section's tag
+/// (`<memcc-identity>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    /// L0: who the agent is.
+    Identity,
+    /// L1: pinned and weighty records, every turn.
+    Essential,
+    /// L2: the wing the conversation is about.
+    Context,
+    /// L3: deep search for the query.
+    Recall,
+}
+
+impl Layer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Identity => "identity",
+            Layer::Essential => "essential",
+            Layer::Context => "context",
+            Layer::Recall => "recall",
+        }
+    }
+}
+
+impl std::fmt::Display for Layer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One rendered block of recalled memory, e.g. `<memcc-recall>…</memcc-recall>`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecallSection {
-    /// Section name: `identity`, `essential`, `context` or `recall`.
-    pub name: String,
+    /// The layer it comes from, serialised as its name.
+    pub name: Layer,
     /// The full rendered text, tags included, already escaped.
     pub body: String,
     pub tokens: usize,
@@ -124,5 +212,34 @@ impl MemoryBridge for NoopBridge {
 
     fn retrieve(&self, _query: &RecallQuery, _budget: usize) -> Result<Vec<RecallSection>, BridgeError> {
         Ok(Vec::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_role_is_its_hosts_name_on_the_wire_known_or_not() {
+        for (name, role) in [
+            ("user", Role::User),
+            ("assistant", Role::Assistant),
+            ("toolResult", Role::ToolResult),
+            ("bashExecution", Role::Other("bashExecution".into())),
+        ] {
+            assert_eq!(Role::from(name), role);
+            assert_eq!(serde_json::to_value(&role).unwrap(), serde_json::json!(name));
+            assert_eq!(serde_json::from_value::<Role>(serde_json::json!(name)).unwrap(), role);
+        }
+    }
+
+    #[test]
+    fn a_section_is_named_by_its_layer() {
+        let section = RecallSection { name: Layer::Essential, body: String::new(), tokens: 0, items: Vec::new() };
+        assert_eq!(serde_json::to_value(&section).unwrap()["name"], "essential");
+        let layers = [Layer::Identity, Layer::Essential, Layer::Context, Layer::Recall];
+        for layer in layers {
+            assert_eq!(serde_json::to_value(layer).unwrap(), serde_json::json!(layer.as_str()));
+        }
     }
 }

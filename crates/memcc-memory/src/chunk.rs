@@ -7,7 +7,7 @@
 //! half a window), and the first window of a leaf starts with the message before the leaf (its
 //! *lead-in*), so every pair of adjacent messages is whole in at least one record.
 
-use memcc_core::bridge::BridgeMessage;
+use memcc_core::bridge::{BridgeMessage, Role};
 use memcc_core::estimate_tokens;
 use memcc_core::time::{date_header, ground_relative_dates};
 
@@ -28,11 +28,11 @@ pub fn line(m: &BridgeMessage) -> Option<String> {
     if text.is_empty() {
         return None;
     }
-    if m.role == "toolResult" && text.chars().count() > TOOL_CHARS {
+    if m.role == Role::ToolResult && text.chars().count() > TOOL_CHARS {
         text = format!("{}…", text.chars().take(TOOL_CHARS).collect::<String>());
     }
     let text = ground_relative_dates(&text.replace('\n', " "), m.timestamp);
-    let label = m.speaker.as_deref().unwrap_or(&m.role);
+    let label = m.speaker.as_deref().unwrap_or(m.role.as_str());
     // A host that already writes "Name: …" into the text is not repeated.
     Some(if text.strip_prefix(label).is_some_and(|rest| rest.starts_with(':')) {
         text

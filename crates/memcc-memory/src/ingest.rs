@@ -16,7 +16,7 @@ use crate::extract::{PrefCategory, about_speaker, preferences, triples};
 use crate::record::{NewRecord, NewTriple, RecordKind};
 use crate::store::{Insert, Inserted, MemoryStore};
 use crate::vector::VectorStore;
-use memcc_core::bridge::{BridgeMessage, SummaryPayload};
+use memcc_core::bridge::{BridgeMessage, Role, SummaryPayload};
 use memcc_core::llm::ChatModel;
 use memcc_core::time::{date_header, ground_relative_dates};
 
@@ -48,7 +48,7 @@ impl Ingest<'_> {
     /// Triples a chat model finds in the user's messages; empty on any failure (logged).
     fn llm_triples(&self, s: &SummaryPayload) -> Vec<NewTriple> {
         let Some(model) = self.triple_model else { return Vec::new() };
-        let said: Vec<&str> = s.messages.iter().filter(|m| m.role == "user").map(|m| m.text.as_str()).collect();
+        let said: Vec<&str> = s.messages.iter().filter(|m| m.role == Role::User).map(|m| m.text.as_str()).collect();
         if said.is_empty() {
             return Vec::new();
         }
@@ -187,7 +187,7 @@ impl Ingest<'_> {
         batch.push((summary, summary_triples));
         // What people said about themselves: the user's words, and any named speaker's.
         let speaking: Vec<&BridgeMessage> =
-            s.messages.iter().filter(|m| m.role == "user" || m.speaker.is_some()).collect();
+            s.messages.iter().filter(|m| m.role == Role::User || m.speaker.is_some()).collect();
         let mut mined: HashMap<i64, Vec<NewTriple>> = HashMap::new();
         for m in &speaking {
             let subject = m.speaker.as_deref().map(str::to_lowercase);

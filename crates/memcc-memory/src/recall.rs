@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::question::Question;
 use crate::record::{MemoryRecord, RecordKind};
 use crate::search::{Found, Query, Search, SearchHit, SearchMode};
-use memcc_core::bridge::{RecallSection, RecalledItem};
+use memcc_core::bridge::{Layer, RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
 use memcc_core::text::{excerpt, sentences_of};
 
@@ -99,13 +99,13 @@ impl Recall<'_> {
         if let Some(text) = identity {
             let body = format!("<memcc-identity>\n{}\n</memcc-identity>", escape(&text));
             sections.push(RecallSection {
-                name: "identity".into(),
+                name: Layer::Identity,
                 tokens: estimate_tokens(&body),
                 body,
                 items: Vec::new(),
             });
         }
-        for (name, body) in [("essential", l1), ("context", l2), ("recall", l3)] {
+        for (name, body) in [(Layer::Essential, l1), (Layer::Context, l2), (Layer::Recall, l3)] {
             if !body.is_empty() {
                 sections.push(section(name, body));
             }
@@ -411,17 +411,18 @@ fn strip_date_header(text: &str) -> &str {
     text
 }
 
-fn section(name: &str, lines: Vec<Line>) -> RecallSection {
+fn section(name: Layer, lines: Vec<Line>) -> RecallSection {
     let (texts, items): (Vec<String>, Vec<RecalledItem>) = lines.into_iter().unzip();
-    let body = format!("<memcc-{name}>\n{}\n</memcc-{name}>", texts.join("\n"));
-    RecallSection { name: name.into(), tokens: estimate_tokens(&body), body, items }
+    let tag = name.as_str();
+    let body = format!("<memcc-{tag}>\n{}\n</memcc-{tag}>", texts.join("\n"));
+    RecallSection { name, tokens: estimate_tokens(&body), body, items }
 }
 
 /// Cut sections to `budget`: drop lines from the end of context (the wing's records, not ranked
 /// for this query), then recall (lowest ranked first), then essential; identity goes last, whole.
 fn fit(mut sections: Vec<RecallSection>, budget: usize) -> Vec<RecallSection> {
     let total = |s: &[RecallSection]| s.iter().map(|x| x.tokens + 1).sum::<usize>();
-    for name in ["context", "recall", "essential"] {
+    for name in [Layer::Context, Layer::Recall, Layer::Essential] {
         while total(&sections) > budget {
             let Some(pos) = sections.iter().position(|s| s.name == name) else { break };
             let mut lines: Vec<&str> = sections[pos].body.lines().collect();
@@ -433,7 +434,7 @@ fn fit(mut sections: Vec<RecallSection>, budget: usize) -> Vec<RecallSection> {
             let body = lines.join("\n");
             let mut items = std::mem::take(&mut sections[pos].items);
             items.pop();
-            sections[pos] = RecallSection { name: name.into(), tokens: estimate_tokens(&body), body, items };
+            sections[pos] = RecallSection { name, tokens: estimate_tokens(&body), body, items };
         }
     }
     while total(&sections) > budget && !sections.is_empty() {
@@ -466,7 +467,7 @@ mod tests {
 
     #[test]
     fn fit_respects_budget_and_order_of_sacrifice() {
-        let mk = |name: &str, n: usize| {
+        let mk = |name: Layer, n: usize| {
             section(
                 name,
                 (0..n)
@@ -479,18 +480,18 @@ mod tests {
                     .collect(),
             )
         };
-        let all = vec![mk("identity", 2), mk("essential", 10), mk("context", 10), mk("recall", 10)];
+        let all = vec![mk(Layer::Identity, 2), mk(Layer::Essential, 10), mk(Layer::Context, 10), mk(Layer::Recall, 10)];
         for budget in [0, 10, 50, 100, 200, 400, 10_000] {
             let kept = fit(all.clone(), budget);
             assert!(kept.iter().map(|s| s.tokens + 1).sum::<usize>() <= budget, "{budget}");
         }
         let kept = fit(all.clone(), 200);
-        assert!(kept.iter().any(|s| s.name == "identity"));
-        let lines = |name: &str| kept.iter().find(|s| s.name == name).map_or(0, |s| s.body.lines().count());
-        assert!(lines("context") < 12, "the wing's records are cut first");
-        assert_eq!(lines("essential"), 12, "pinned records are cut last");
-        if lines("context") > 0 {
-            assert_eq!(lines("recall"), 12, "recall is only cut once context is gone");
+        assert!(kept.iter().any(|s| s.name == Layer::Identity));
+        let lines = |name: Layer| kept.iter().find(|s| s.name == name).map_or(0, |s| s.body.lines().count());
+        assert!(lines(Layer::Context) < 12, "the wing's records are cut first");
+        assert_eq!(lines(Layer::Essential), 12, "pinned records are cut last");
+        if lines(Layer::Context) > 0 {
+            assert_eq!(lines(Layer::Recall), 12, "recall is only cut once context is gone");
         }
     }
 }

@@ -44,7 +44,7 @@ fn compacted_facts_are_recalled_in_a_new_session() {
     memcc.context.ingest(&s, &AgentMessage::user("What was the storage unit code again?")).unwrap();
     let a = memcc.context.assemble("second", 8_000, None).unwrap();
     assert!(a.estimated_tokens <= 8_000);
-    assert!(a.memory_sections.contains(&"recall".to_string()), "{:?}", a.memory_sections);
+    assert!(a.memory_sections.contains(&memcc::core::bridge::Layer::Recall), "{:?}", a.memory_sections);
     let memory_message = a
         .messages
         .iter()

@@ -97,7 +97,11 @@ fn memcc_text(a: &memcc::context::Assembled) -> String {
 }
 
 /// Only MemCC's own tags open a section or a summary.
-fn no_forged_tags(prompt: &str, summaries: usize, sections: &[String]) -> Result<(), TestCaseError> {
+fn no_forged_tags(
+    prompt: &str,
+    summaries: usize,
+    sections: &[memcc::core::bridge::Layer],
+) -> Result<(), TestCaseError> {
     let lower = prompt.to_lowercase();
     prop_assert_eq!(lower.matches("<summary").count(), summaries, "forged <summary> in {}", prompt);
     prop_assert_eq!(lower.matches("</summary").count(), summaries);

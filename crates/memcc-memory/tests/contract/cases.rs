@@ -5,7 +5,7 @@ use memcc_memory::browse::RecordFilter;
 use memcc_memory::forget::Forget;
 use std::sync::Arc;
 
-use memcc_core::bridge::{BridgeMessage, MemoryBridge, RecallQuery, SummaryKind, SummaryPayload};
+use memcc_core::bridge::{BridgeMessage, Layer, MemoryBridge, RecallQuery, SummaryKind, SummaryPayload};
 use memcc_core::estimate_tokens;
 use memcc_memory::embed::{Embedder, HashingEmbedder};
 use memcc_memory::{MemoryConfig, MemoryRuntime, RecordKind};
@@ -33,7 +33,7 @@ fn payload(agent: &str, id: &str, day: i64, turns: &[(&str, &str)]) -> SummaryPa
         .map(|(i, (role, text))| BridgeMessage {
             message_id: day * 1000 + i as i64,
             seq: i as i64,
-            role: role.to_string(),
+            role: (*role).into(),
             text: text.to_string(),
             timestamp: Some(T0 + day * DAY + i as i64 * 60_000),
             speaker: None,
@@ -95,7 +95,7 @@ fn a_fact_from_one_session_is_recalled_in_the_next() {
     // A restart: a new process opens the same file.
     let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
     let sections = MemoryBridge::retrieve(&rt, &query("main", "What is Lina allergic to?"), 2_000).unwrap();
-    let recall = sections.iter().find(|s| s.name == "recall").expect("a recall section");
+    let recall = sections.iter().find(|s| s.name == Layer::Recall).expect("a recall section");
     assert!(recall.body.starts_with("<memcc-recall>") && recall.body.ends_with("</memcc-recall>"));
     assert!(recall.body.contains("peanuts"), "{}", recall.body);
     assert!(recall.body.contains("[Date: 2026-01-01]"), "{}", recall.body);
@@ -132,7 +132,7 @@ fn preferences_become_documents_and_essentials() {
     let stats = rt.stats().unwrap();
     assert!(stats.by_kind.iter().any(|(k, n)| k == "preference" && *n >= 2), "{stats:?}");
     let sections = rt.retrieve(&query("main", "plan a weekend"), 2_000).unwrap();
-    let essential = sections.iter().find(|s| s.name == "essential").expect("preferences are essential");
+    let essential = sections.iter().find(|s| s.name == Layer::Essential).expect("preferences are essential");
     assert!(essential.body.contains("User likes hiking in the Alps."), "{}", essential.body);
     assert!(essential.body.contains("User works as nurse at the city clinic."), "{}", essential.body);
 }
@@ -167,7 +167,7 @@ fn every_layer_stays_within_its_budget_and_the_total() {
         for s in &sections {
             assert_eq!(s.tokens, estimate_tokens(&s.body));
             // One record behind each line between the tags, each a stored memory.
-            if s.name != "identity" {
+            if s.name != Layer::Identity {
                 assert_eq!(s.items.len(), s.body.lines().count() - 2, "{}: {:?}", s.name, s.items);
                 for item in &s.items {
                     assert!(item.id.starts_with("mem_") || item.id.starts_with("kg_"), "{item:?}");
@@ -175,7 +175,7 @@ fn every_layer_stays_within_its_budget_and_the_total() {
                         rt.memory_get("main", &item.id).unwrap();
                     }
                 }
-                assert_eq!(s.name == "recall", s.items.iter().all(|i| i.score.is_some()));
+                assert_eq!(s.name == Layer::Recall, s.items.iter().all(|i| i.score.is_some()));
             }
             // L1 and L2 get a share of the budget, capped; recall fills the rest.
             match s.name.as_str() {
@@ -213,10 +213,10 @@ fn the_context_section_holds_what_matches_in_the_questions_wing() {
         rt.add("main", &format!("Packed luggage, bag {i}."), RecordKind::Fact, false, Some("travel")).unwrap();
     }
     let sections = rt.retrieve(&query("main", "Which hotel did we book for the trip?"), 300).unwrap();
-    let context = sections.iter().find(|s| s.name == "context").expect("a context section");
+    let context = sections.iter().find(|s| s.name == Layer::Context).expect("a context section");
     assert!(context.body.contains("Casa Azul"), "the wing's match, not its newest: {}", context.body);
     assert!(!context.body.contains("luggage"), "{}", context.body);
-    let recall = sections.iter().find(|s| s.name == "recall").expect("a recall section");
+    let recall = sections.iter().find(|s| s.name == Layer::Recall).expect("a recall section");
     assert!(!recall.body.contains("Casa Azul"), "recall's room went to the stronger matches: {}", recall.body);
 }
 
@@ -248,10 +248,10 @@ fn context_optimization_shrinks_the_injection() {
     let (normal, normal_sections) = big(false);
     let (optimised, sections) = big(true);
     assert!(optimised < normal, "{optimised} !< {normal}");
-    assert!(sections.iter().all(|s| s.name != "context"), "L2 is skipped when optimising");
-    let essential = |s: &[memcc_core::RecallSection]| s.iter().find(|x| x.name == "essential").map_or(0, |x| x.tokens);
+    assert!(sections.iter().all(|s| s.name != Layer::Context), "L2 is skipped when optimising");
+    let essential = |s: &[memcc_core::RecallSection]| s.iter().find(|x| x.name == Layer::Essential).map_or(0, |x| x.tokens);
     assert!(essential(&sections) <= 400 + 10 && essential(&normal_sections) > 400);
-    let recall_lines = sections.iter().find(|x| x.name == "recall").map_or(0, |x| x.body.lines().count() - 2);
+    let recall_lines = sections.iter().find(|x| x.name == Layer::Recall).map_or(0, |x| x.body.lines().count() - 2);
     assert!(recall_lines <= 5);
 }
 
@@ -282,7 +282,7 @@ fn newer_statements_supersede_older_ones() {
     let pos = |needle: &str| hits.iter().position(|h| h.kind == RecordKind::Preference && h.text.contains(needle));
     assert!(pos("Berlin") < pos("Oslo") || pos("Oslo").is_none(), "current first: {hits:?}");
     let sections = rt.retrieve(&query("main", "where do I live"), 2_000).unwrap();
-    let essential = sections.iter().find(|s| s.name == "essential").unwrap();
+    let essential = sections.iter().find(|s| s.name == Layer::Essential).unwrap();
     assert!(essential.body.contains("Berlin") && !essential.body.contains("Oslo"));
     // The inspector's view of the same: the statement's history, pages of records and triples.
     let chain = rt.store().supersession("main", berlin.id).unwrap();
@@ -528,7 +528,7 @@ fn lancedb_backend_recalls_or_is_a_clear_error() {
     }
     let Some(rt) = runtime(&dir, config) else { return };
     let sections = MemoryBridge::retrieve(&rt, &query("main", "What is Lina allergic to?"), 2_000).unwrap();
-    assert!(sections.iter().any(|s| s.name == "recall" && s.body.contains("peanuts")));
+    assert!(sections.iter().any(|s| s.name == Layer::Recall && s.body.contains("peanuts")));
 }
 
 #[test]
@@ -552,7 +552,7 @@ fn recall_does_not_repeat_a_summary_and_its_condensed_parent() {
     };
     let (leaf, parent) = (id_of("- user: By the way"), id_of("CONDENSED:"));
     let sections = MemoryBridge::retrieve(&rt, &query("main", "What is Lina allergic to?"), 4_000).unwrap();
-    let recall = &sections.iter().find(|s| s.name == "recall").expect("recall").body;
+    let recall = &sections.iter().find(|s| s.name == Layer::Recall).expect("recall").body;
     let shown = [&leaf, &parent].iter().filter(|id| recall.contains(&format!("({id})"))).count();
     assert_eq!(shown, 1, "one of the two summaries, not both:\n{recall}");
     assert!(recall.contains("peanuts"));
@@ -564,7 +564,7 @@ fn recall_does_not_repeat_what_a_summary_quotes_from_a_window_it_shows() {
     let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
     seed(&rt, "main");
     let sections = MemoryBridge::retrieve(&rt, &query("main", "What is Lina allergic to?"), 4_000).unwrap();
-    let recall = &sections.iter().find(|s| s.name == "recall").expect("recall").body;
+    let recall = &sections.iter().find(|s| s.name == Layer::Recall).expect("recall").body;
     // The leaf summary quotes the messages its windows hold word for word ("- user: …").
     for said in ["my daughter Lina is allergic to peanuts", "flight is LH 1174 from Frankfurt"] {
         assert_eq!(recall.matches(said).count(), 1, "{said} once:\n{recall}");
