@@ -10,6 +10,8 @@
 use rusqlite::{Connection, Transaction, params};
 
 use crate::error::StoreError;
+use crate::store::{ContextStore, Conversation, conversation_from_row};
+use memcc_core::time::now_ms;
 
 /// Longest wait between two attempts.
 const MAX_BACKOFF_MS: i64 = 3_600_000;
@@ -52,4 +54,45 @@ pub(crate) fn failed(conn: &Connection, summary_id: &str, error: &str, now: i64)
         params![summary_id, error, now, MAX_BACKOFF_MS],
     )?;
     Ok(())
+}
+
+impl ContextStore {
+    /// Hand-offs of `conversation_id` due now, oldest first: (summary id, payload JSON, attempts).
+    pub fn outbox_due(&self, conversation_id: i64, limit: usize) -> Result<Vec<(String, String, i64)>, StoreError> {
+        let conn = self.conn();
+        due(&conn, conversation_id, now_ms(), limit)
+    }
+
+    /// Conversations with summaries waiting for memory.
+    pub fn conversations_with_handoffs(&self) -> Result<Vec<Conversation>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, session_id, session_key, agent_id FROM conversations
+             WHERE id IN (SELECT DISTINCT conversation_id FROM memory_outbox) ORDER BY id",
+        )?;
+        let rows = stmt.query_map([], conversation_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// A hand-off delivered: it leaves the outbox.
+    pub fn outbox_done(&self, summary_id: &str) -> Result<(), StoreError> {
+        self.conn().execute("DELETE FROM memory_outbox WHERE summary_id = ?1", [summary_id])?;
+        Ok(())
+    }
+
+    /// A hand-off that failed: tried again after a back-off that doubles per attempt.
+    pub fn outbox_failed(&self, summary_id: &str, error: &str) -> Result<(), StoreError> {
+        let conn = self.conn();
+        failed(&conn, summary_id, error, now_ms())
+    }
+
+    /// How many hand-offs wait (all conversations, or one).
+    pub fn outbox_pending(&self, conversation_id: Option<i64>) -> Result<usize, StoreError> {
+        let n: i64 = self.conn().query_row(
+            "SELECT COUNT(*) FROM memory_outbox WHERE ?1 IS NULL OR conversation_id = ?1",
+            [conversation_id],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
 }

@@ -6,6 +6,7 @@ use rusqlite::{Transaction, params};
 use serde::Serialize;
 
 use crate::error::StoreError;
+use crate::store::ContextStore;
 use memcc_core::text::fts_document;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -78,4 +79,12 @@ pub(crate) fn purge(tx: &Transaction<'_>, conversation_id: i64) -> Result<(usize
     tx.execute("DELETE FROM turn_advancements WHERE conversation_id = ?1", [conversation_id])?;
     tx.execute("DELETE FROM conversations WHERE id = ?1", [conversation_id])?;
     Ok((messages.len(), summaries.len()))
+}
+
+impl ContextStore {
+    /// Delete a conversation and everything stored for it (see [`crate::purge`]); (messages,
+    /// summaries) deleted.
+    pub fn purge_conversation(&self, conversation_id: i64) -> Result<(usize, usize), StoreError> {
+        self.write(|tx| purge(tx, conversation_id))
+    }
 }

@@ -1,0 +1,121 @@
+//! SQLite persistence of conversations, messages, summaries, the summary DAG and context items:
+//! one submodule per thing stored, each adding its reads and writes to [`ContextStore`]. The
+//! memory hand-off's queue lives in [`crate::outbox`] and purging in [`crate::purge`].
+//!
+//! Policy (what to compact, what to assemble) lives elsewhere; this module only reads and writes,
+//! and every write that belongs together happens in one transaction.
+
+mod conversations;
+mod items;
+mod messages;
+mod search;
+mod summaries;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{Connection, Transaction, params};
+use serde::Serialize;
+
+use crate::error::StoreError;
+use crate::schema;
+
+pub use conversations::Conversation;
+pub(crate) use conversations::conversation_from_row;
+pub use items::{ContextItem, ItemRef};
+pub use messages::{AppendOutcome, LargeFile, NewMessage, NewPart, StoredMessage};
+pub use search::SearchFilter;
+pub use summaries::{NewSummary, Summary, SummaryKind};
+pub(crate) use summaries::{SUMMARY_SELECT, summary_from_row};
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StoreStats {
+    pub conversations: i64,
+    pub messages: i64,
+    pub message_tokens: i64,
+    pub summaries: i64,
+    pub leaf_summaries: i64,
+    pub condensed_summaries: i64,
+    pub max_depth: i64,
+    pub context_items: i64,
+    pub context_tokens: i64,
+    pub large_files: i64,
+    /// Summaries not yet handed to long-term memory (the outbox).
+    pub pending_memory_handoffs: i64,
+}
+
+/// The context store: one SQLite file in WAL mode.
+pub struct ContextStore {
+    conn: Mutex<Connection>,
+    path: Option<PathBuf>,
+}
+
+impl ContextStore {
+    /// Open (creating directories and the file as needed) and migrate.
+    pub fn open(path: &Path) -> Result<Self> {
+        let mut conn = memcc_core::sqlite::open_writer(path)?;
+        schema::migrate(&mut conn)?;
+        Ok(ContextStore { conn: Mutex::new(conn), path: Some(path.to_path_buf()) })
+    }
+
+    pub fn open_in_memory() -> Result<Self> {
+        let mut conn = Connection::open_in_memory()?;
+        memcc_core::sqlite::configure(&conn)?;
+        schema::migrate(&mut conn)?;
+        Ok(ContextStore { conn: Mutex::new(conn), path: None })
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite inconsistent (transactions roll
+        // back on drop), so a poisoned lock is safe to reuse.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Run `f` in one write transaction, begun IMMEDIATE: a deferred one that reads first
+    /// fails at once with SQLITE_BUSY when it upgrades to write beside another process's
+    /// writer, where IMMEDIATE waits (busy timeout) for its turn.
+    pub(crate) fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// `PRAGMA integrity_check` — "ok" when healthy.
+    pub fn integrity_check(&self) -> Result<String> {
+        Ok(self.conn().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+    }
+
+    pub fn stats(&self, conversation_id: Option<i64>) -> Result<StoreStats> {
+        let conn = self.conn();
+        let one = |sql: &str| -> Result<i64> {
+            Ok(conn.query_row(sql, params![conversation_id], |r| r.get::<_, Option<i64>>(0))?.unwrap_or(0))
+        };
+        Ok(StoreStats {
+            conversations: one("SELECT COUNT(*) FROM conversations WHERE ?1 IS NULL OR id = ?1")?,
+            messages: one("SELECT COUNT(*) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            message_tokens: one("SELECT SUM(token_count) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            summaries: one("SELECT COUNT(*) FROM summaries WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            leaf_summaries: one(
+                "SELECT COUNT(*) FROM summaries WHERE kind = 'leaf' AND (?1 IS NULL OR conversation_id = ?1)",
+            )?,
+            condensed_summaries: one(
+                "SELECT COUNT(*) FROM summaries WHERE kind = 'condensed' AND (?1 IS NULL OR conversation_id = ?1)",
+            )?,
+            max_depth: one("SELECT MAX(depth) FROM summaries WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            context_items: one("SELECT COUNT(*) FROM context_items WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            context_tokens: one("SELECT SUM(token_count) FROM context_items WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            large_files: one("SELECT COUNT(*) FROM large_files WHERE ?1 IS NULL OR conversation_id = ?1")?,
+            pending_memory_handoffs: one(
+                "SELECT COUNT(*) FROM memory_outbox WHERE ?1 IS NULL OR conversation_id = ?1",
+            )?,
+        })
+    }
+}

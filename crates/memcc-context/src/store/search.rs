@@ -1,0 +1,96 @@
+//! Finding messages and summaries: full-text (FTS5) and in-order scans, within a scope.
+
+use rusqlite::params;
+
+use super::messages::{MESSAGE_SELECT, message_from_row};
+use super::summaries::{SUMMARY_SELECT, summary_from_row};
+use super::{ContextStore, Result, StoredMessage, Summary};
+
+/// Filters shared by full-text and regex search.
+#[derive(Debug, Clone, Default)]
+pub struct SearchFilter {
+    /// The conversations the search may read (its scope; never "all").
+    pub conversation_ids: Vec<i64>,
+    pub since: Option<i64>,
+    pub before: Option<i64>,
+    pub limit: usize,
+}
+
+impl SearchFilter {
+    fn scope_json(&self) -> String {
+        serde_json::to_string(&self.conversation_ids).unwrap_or_else(|_| "[]".into())
+    }
+}
+
+impl ContextStore {
+    /// Full-text search over messages; `query` must already be a safe FTS5 expression.
+    pub fn search_messages_fts(&self, query: &str, filter: &SearchFilter) -> Result<Vec<StoredMessage>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT m.id, m.conversation_id, m.seq, m.role, m.content, m.raw, m.token_count, m.timestamp
+             FROM messages_fts f JOIN messages m ON m.id = f.rowid
+             WHERE messages_fts MATCH ?1
+               AND m.conversation_id IN (SELECT value FROM json_each(?2))
+               AND (?3 IS NULL OR m.timestamp >= ?3)
+               AND (?4 IS NULL OR m.timestamp < ?4)
+             ORDER BY f.rank LIMIT ?5",
+        )?;
+        let rows = stmt.query_map(
+            params![query, filter.scope_json(), filter.since, filter.before, filter.limit as i64],
+            message_from_row,
+        )?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Full-text search over summaries; `query` must already be a safe FTS5 expression.
+    pub fn search_summaries_fts(&self, query: &str, filter: &SearchFilter) -> Result<Vec<Summary>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT s.id, s.conversation_id, s.kind, s.depth, s.content, s.token_count, s.earliest, s.latest, s.first_seq,
+                    s.last_seq, s.descendant_messages, s.descendant_summaries, s.source_tokens, s.method, s.created_at
+             FROM summaries_fts f JOIN summaries s ON s.rid = f.rowid
+             WHERE summaries_fts MATCH ?1
+               AND s.conversation_id IN (SELECT value FROM json_each(?2))
+               AND (?3 IS NULL OR s.latest >= ?3)
+               AND (?4 IS NULL OR s.earliest < ?4)
+             ORDER BY f.rank LIMIT ?5",
+        )?;
+        let rows = stmt.query_map(
+            params![query, filter.scope_json(), filter.since, filter.before, filter.limit as i64],
+            summary_from_row,
+        )?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Visit messages matching the filter in order, until `visit` returns `false`.
+    pub fn scan_messages(&self, filter: &SearchFilter, mut visit: impl FnMut(StoredMessage) -> bool) -> Result<()> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
+            "{MESSAGE_SELECT} WHERE conversation_id IN (SELECT value FROM json_each(?1))
+               AND (?2 IS NULL OR timestamp >= ?2) AND (?3 IS NULL OR timestamp < ?3) ORDER BY id"
+        ))?;
+        let mut rows = stmt.query(params![filter.scope_json(), filter.since, filter.before])?;
+        while let Some(row) = rows.next()? {
+            if !visit(message_from_row(row)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Visit summaries matching the filter in order, until `visit` returns `false`.
+    pub fn scan_summaries(&self, filter: &SearchFilter, mut visit: impl FnMut(Summary) -> bool) -> Result<()> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
+            "{SUMMARY_SELECT} WHERE conversation_id IN (SELECT value FROM json_each(?1))
+               AND (?2 IS NULL OR latest >= ?2) AND (?3 IS NULL OR earliest < ?3) ORDER BY rid"
+        ))?;
+        let mut rows = stmt.query(params![filter.scope_json(), filter.since, filter.before])?;
+        while let Some(row) = rows.next()? {
+            if !visit(summary_from_row(row)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
