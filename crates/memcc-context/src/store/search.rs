@@ -1,6 +1,6 @@
 //! Finding messages and summaries: full-text (FTS5) and in-order scans, within a scope.
 
-use rusqlite::params;
+use rusqlite::{Row, params};
 
 use super::messages::{MESSAGE_SELECT, message_from_row};
 use super::summaries::{SUMMARY_SELECT, summary_from_row};
@@ -63,31 +63,36 @@ impl ContextStore {
     }
 
     /// Visit messages matching the filter in order, until `visit` returns `false`.
-    pub fn scan_messages(&self, filter: &SearchFilter, mut visit: impl FnMut(StoredMessage) -> bool) -> Result<()> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(&format!(
+    pub fn scan_messages(&self, filter: &SearchFilter, visit: impl FnMut(StoredMessage) -> bool) -> Result<()> {
+        let sql = format!(
             "{MESSAGE_SELECT} WHERE conversation_id IN (SELECT value FROM json_each(?1))
                AND (?2 IS NULL OR timestamp >= ?2) AND (?3 IS NULL OR timestamp < ?3) ORDER BY id"
-        ))?;
-        let mut rows = stmt.query(params![filter.scope_json(), filter.since, filter.before])?;
-        while let Some(row) = rows.next()? {
-            if !visit(message_from_row(row)?) {
-                break;
-            }
-        }
-        Ok(())
+        );
+        self.scan(&sql, filter, message_from_row, visit)
     }
 
     /// Visit summaries matching the filter in order, until `visit` returns `false`.
-    pub fn scan_summaries(&self, filter: &SearchFilter, mut visit: impl FnMut(Summary) -> bool) -> Result<()> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(&format!(
+    pub fn scan_summaries(&self, filter: &SearchFilter, visit: impl FnMut(Summary) -> bool) -> Result<()> {
+        let sql = format!(
             "{SUMMARY_SELECT} WHERE conversation_id IN (SELECT value FROM json_each(?1))
                AND (?2 IS NULL OR latest >= ?2) AND (?3 IS NULL OR earliest < ?3) ORDER BY rid"
-        ))?;
+        );
+        self.scan(&sql, filter, summary_from_row, visit)
+    }
+
+    /// Run `sql` (scope, since, before as ?1–?3) and visit its rows until `visit` returns `false`.
+    fn scan<T>(
+        &self,
+        sql: &str,
+        filter: &SearchFilter,
+        from_row: fn(&Row<'_>) -> rusqlite::Result<T>,
+        mut visit: impl FnMut(T) -> bool,
+    ) -> Result<()> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(sql)?;
         let mut rows = stmt.query(params![filter.scope_json(), filter.since, filter.before])?;
         while let Some(row) = rows.next()? {
-            if !visit(summary_from_row(row)?) {
+            if !visit(from_row(row)?) {
                 break;
             }
         }
