@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::config::ContextConfig;
 use crate::error::Result;
 use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, Summary};
-use memcc_core::bridge::{Layer, MemoryBridge, RecallQuery, RecallSection};
+use memcc_core::bridge::{Layer, MemoryBridge, RecallQuery, RecallSection, Role};
 use memcc_core::estimate_tokens;
 
 /// Added to the system prompt once compacted history exists.
@@ -225,7 +225,7 @@ impl Assembler<'_> {
         let mut summaries_included = 0;
         let mut raw_included = 0;
         let kept = &items[first_kept..];
-        let last_user = kept.iter().rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
+        let last_user = kept.iter().rposition(|i| matches!(&i.item, ItemRef::Message { role: Role::User, .. }));
         let memory_message = (!sections.is_empty()).then(
             || json!({"role": "user", "content": memory_text, "timestamp": as_of.unwrap_or_else(memcc_core::time::now_ms)}),
         );
@@ -336,7 +336,7 @@ impl Assembler<'_> {
         if !pending.trim().is_empty() {
             texts.push(pending);
         }
-        let newest_is_user = !pending.trim().is_empty() || messages.last().is_some_and(|m| m.role == "user");
+        let newest_is_user = !pending.trim().is_empty() || messages.last().is_some_and(|m| m.role == Role::User);
         if newest_is_user && let Some(focus) = texts.last().copied().filter(|t| focused_query(t)) {
             texts = vec![focus];
         }

@@ -88,7 +88,7 @@ pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: usize) -> usize
         Some(first) => message_positions[first],
         None => message_positions.first().copied().unwrap_or(items.len()),
     };
-    let last_user = items.iter().rposition(|i| matches!(&i.item, ItemRef::Message { role, .. } if role == "user"));
+    let last_user = items.iter().rposition(|i| matches!(&i.item, ItemRef::Message { role: Role::User, .. }));
     if let Some(u) = last_user {
         start = start.min(u);
     }
@@ -406,7 +406,7 @@ fn bridge_message(m: &StoredMessage) -> BridgeMessage {
     BridgeMessage {
         message_id: m.id,
         seq: m.seq,
-        role: Role::from(m.role.as_str()),
+        role: m.role.clone(),
         text: m.content.clone(),
         timestamp: m.timestamp,
         speaker,

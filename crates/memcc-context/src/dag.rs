@@ -136,7 +136,7 @@ pub(crate) fn children(store: &ContextStore, scope: &[i64], id: &str) -> Result<
             DagMessage {
                 id: message_ref(m.id),
                 seq: m.seq,
-                role: m.role,
+                role: m.role.to_string(),
                 tokens: m.token_count,
                 timestamp: m.timestamp,
                 text: if cut { m.content.chars().take(MESSAGE_CHARS).collect() } else { m.content },

@@ -1,6 +1,7 @@
 //! Turning a host message into a storable one: identity hash, flattened text, parts, and large
 //! content blocks moved behind pointers before they can pollute the summary tree.
 
+use memcc_core::bridge::Role;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -167,7 +168,7 @@ pub fn prepare(message: &AgentMessage, threshold: usize) -> NewMessage {
         tracing::warn!(error = %e, "message stored without its timestamp");
     }
     NewMessage {
-        role: msg.role(),
+        role: Role::from(msg.role()),
         content: msg.text(),
         raw: msg.to_value().to_string(),
         token_count: msg.token_count(),

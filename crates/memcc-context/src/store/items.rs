@@ -2,11 +2,12 @@
 //! conversation.
 
 use super::{ContextStore, Result};
+use memcc_core::bridge::Role;
 
 /// What a context item stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ItemRef {
-    Message { id: i64, seq: i64, role: String, tool_call_ids: Vec<String>, tool_result_for: Option<String> },
+    Message { id: i64, seq: i64, role: Role, tool_call_ids: Vec<String>, tool_result_for: Option<String> },
     Summary { id: String, depth: u32 },
 }
 
@@ -47,7 +48,7 @@ impl ContextStore {
                     ItemRef::Message {
                         id,
                         seq: r.get(4)?,
-                        role: r.get(5)?,
+                        role: Role::from(r.get::<_, String>(5)?),
                         tool_call_ids: calls.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default(),
                         tool_result_for: r.get(7)?,
                     }

@@ -4,6 +4,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
 use super::{ContextStore, Result};
+use memcc_core::bridge::Role;
 use memcc_core::text::fts_document;
 use memcc_core::time::now_ms;
 
@@ -29,7 +30,7 @@ pub struct NewPart {
 /// A message ready to store (large blocks already replaced by pointers).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewMessage {
-    pub role: String,
+    pub role: Role,
     pub content: String,
     pub raw: String,
     pub token_count: usize,
@@ -46,7 +47,7 @@ pub struct StoredMessage {
     pub id: i64,
     pub conversation_id: i64,
     pub seq: i64,
-    pub role: String,
+    pub role: Role,
     pub content: String,
     pub raw: String,
     pub token_count: usize,
@@ -198,7 +199,7 @@ fn append_in(tx: &Transaction<'_>, conversation_id: i64, messages: &[NewMessage]
             params![
                 conversation_id,
                 seq,
-                m.role,
+                m.role.as_str(),
                 m.content,
                 m.raw,
                 m.token_count as i64,
@@ -239,7 +240,7 @@ pub(super) fn message_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Stored
         id: r.get(0)?,
         conversation_id: r.get(1)?,
         seq: r.get(2)?,
-        role: r.get(3)?,
+        role: Role::from(r.get::<_, String>(3)?),
         content: r.get(4)?,
         raw: r.get(5)?,
         token_count: r.get::<_, i64>(6)? as usize,
