@@ -174,7 +174,7 @@ impl Ingest<'_> {
         let content: String =
             s.content.lines().filter(|l| !l.starts_with("Expand for details about:")).collect::<Vec<_>>().join("\n");
         let mut batch: Vec<(NewRecord, Vec<NewTriple>)> = Vec::new();
-        let summary_ids = s.messages.iter().map(|m| m.message_id).collect();
+        let summary_ids = quoted_first(&s.messages, &content);
         let summary_triples = self.llm_triples(s);
         let mut summary = base(
             RecordKind::Summary,
@@ -251,5 +251,47 @@ impl Ingest<'_> {
             progress(done, total);
         }
         Ok(done)
+    }
+}
+
+/// The ids of `messages`, those whose words `summary` quotes first (each group in conversation
+/// order): a summary rests on what it kept, and a reader following its evidence should meet that
+/// before the messages it left out. A sentence counts as quoted when its first 60 characters are
+/// in the summary (the extractive summariser keeps sentences whole, or cut with "…").
+fn quoted_first(messages: &[BridgeMessage], summary: &str) -> Vec<i64> {
+    let quoted = |m: &BridgeMessage| {
+        memcc_core::text::sentences_of(&m.text).any(|sentence| {
+            let head: String = sentence.trim().chars().take(60).collect();
+            head.chars().count() >= 12 && summary.contains(head.as_str())
+        })
+    };
+    let (kept, left): (Vec<&BridgeMessage>, Vec<&BridgeMessage>) = messages.iter().partition(|m| quoted(m));
+    kept.into_iter().chain(left).map(|m| m.message_id).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(id: i64, text: &str) -> BridgeMessage {
+        BridgeMessage { message_id: id, seq: id, role: Role::User, text: text.into(), timestamp: None, speaker: None }
+    }
+
+    #[test]
+    fn a_summary_rests_first_on_the_messages_it_quotes() {
+        let messages = [
+            message(1, "Hey, good to see you! How was the week?"),
+            message(2, "Busy. I ran a charity race for mental health on Saturday. It was rewarding."),
+            message(3, "Nice."),
+            message(4, "We adopted a dog from the shelter in May, her name is Luna."),
+        ];
+        let summary = "- [2023-05-25 13:14] user: I ran a charity race for mental health on Saturday.\n\
+                       - [2023-05-25 13:16] user: We adopted a dog from the shelter in May, her name is Luna.";
+        assert_eq!(quoted_first(&messages, summary), vec![2, 4, 1, 3]);
+        // A summary in its own words (a model's) quotes nothing: conversation order.
+        assert_eq!(
+            quoted_first(&messages, "They caught up; one ran a race, the other adopted a dog."),
+            vec![1, 2, 3, 4]
+        );
     }
 }
