@@ -25,8 +25,7 @@ impl SearchFilter {
 impl ContextStore {
     /// Full-text search over messages; `query` must already be a safe FTS5 expression.
     pub fn search_messages_fts(&self, query: &str, filter: &SearchFilter) -> Result<Vec<StoredMessage>> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
+        self.matching(
             "SELECT m.id, m.conversation_id, m.seq, m.role, m.content, m.raw, m.token_count, m.timestamp
              FROM messages_fts f JOIN messages m ON m.id = f.rowid
              WHERE messages_fts MATCH ?1
@@ -34,18 +33,15 @@ impl ContextStore {
                AND (?3 IS NULL OR m.timestamp >= ?3)
                AND (?4 IS NULL OR m.timestamp < ?4)
              ORDER BY f.rank LIMIT ?5",
-        )?;
-        let rows = stmt.query_map(
-            params![query, filter.scope_json(), filter.since, filter.before, filter.limit as i64],
+            query,
+            filter,
             message_from_row,
-        )?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
+        )
     }
 
     /// Full-text search over summaries; `query` must already be a safe FTS5 expression.
     pub fn search_summaries_fts(&self, query: &str, filter: &SearchFilter) -> Result<Vec<Summary>> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
+        self.matching(
             "SELECT s.id, s.conversation_id, s.kind, s.depth, s.content, s.token_count, s.earliest, s.latest, s.first_seq,
                     s.last_seq, s.descendant_messages, s.descendant_summaries, s.source_tokens, s.method, s.created_at
              FROM summaries_fts f JOIN summaries s ON s.rid = f.rowid
@@ -54,11 +50,24 @@ impl ContextStore {
                AND (?3 IS NULL OR s.latest >= ?3)
                AND (?4 IS NULL OR s.earliest < ?4)
              ORDER BY f.rank LIMIT ?5",
-        )?;
-        let rows = stmt.query_map(
-            params![query, filter.scope_json(), filter.since, filter.before, filter.limit as i64],
+            query,
+            filter,
             summary_from_row,
-        )?;
+        )
+    }
+
+    /// Run the full-text `sql` (query, scope, since, before, limit as ?1–?5), best first.
+    fn matching<T>(
+        &self,
+        sql: &str,
+        query: &str,
+        filter: &SearchFilter,
+        from_row: fn(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(sql)?;
+        let params = params![query, filter.scope_json(), filter.since, filter.before, filter.limit as i64];
+        let rows = stmt.query_map(params, from_row)?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
