@@ -130,7 +130,7 @@ impl ContextStore {
     /// stored once, however many conversations hold it).
     pub fn large_file_in(&self, id: &str, conversation_ids: &[i64]) -> Result<bool> {
         let conn = self.conn();
-        let scope = serde_json::to_string(conversation_ids).unwrap_or_else(|_| "[]".into());
+        let scope = super::scope_json(conversation_ids);
         Ok(conn
             .query_row(
                 "SELECT 1 FROM message_parts p JOIN messages m ON m.id = p.message_id

@@ -30,6 +30,12 @@ pub(crate) use summaries::{SUMMARY_SELECT, summary_from_row};
 
 type Result<T> = std::result::Result<T, StoreError>;
 
+/// Conversation ids as the JSON array `json_each(?)` reads: how every scoped query names its
+/// scope in one bound parameter.
+fn scope_json(conversation_ids: &[i64]) -> String {
+    serde_json::to_string(conversation_ids).unwrap_or_else(|_| "[]".into())
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct StoreStats {
     pub conversations: i64,

@@ -18,7 +18,7 @@ pub struct SearchFilter {
 
 impl SearchFilter {
     fn scope_json(&self) -> String {
-        serde_json::to_string(&self.conversation_ids).unwrap_or_else(|_| "[]".into())
+        super::scope_json(&self.conversation_ids)
     }
 }
 
