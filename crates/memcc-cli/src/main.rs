@@ -13,6 +13,8 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use memcc::{Memcc, MemccConfig};
+use tracing_subscriber::filter::{LevelFilter, filter_fn};
+use tracing_subscriber::prelude::*;
 
 #[derive(Parser)]
 #[command(name = "memcc", version, about = "MemCC: lossless context compaction and long-term memory for LLM agents")]
@@ -111,6 +113,9 @@ impl Cli {
         config.memory_enabled &= with_memory;
         let dir = config.data_dir();
         let memcc = Memcc::open(config).with_context(|| format!("opening MemCC in {}", dir.display()))?;
+        for w in memcc.warnings() {
+            eprintln!("memcc: warning: {w}");
+        }
         if with_memory {
             // Summaries an earlier process committed but could not hand to memory.
             let delivered = memcc.context.hand_off_all().context("handing waiting summaries to memory")?;
@@ -151,7 +156,17 @@ fn main() -> std::process::ExitCode {
         1 => tracing::Level::INFO,
         _ => tracing::Level::DEBUG,
     };
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
+    // Servers learn of late warnings (memory opens in the background) from the log; every other
+    // command prints `Memcc::warnings` itself once it has opened.
+    let server = matches!(cli.command, Command::Mcp(_) | Command::Ui(_));
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_filter(LevelFilter::from_level(level))
+                .with_filter(filter_fn(move |m| server || m.target() != memcc::WARNING_TARGET)),
+        )
+        .init();
     let result = match &cli.command {
         Command::Context(c) => context_cmd::run(&cli, c),
         Command::Memory(c) => memory_cmd::run(&cli, c),

@@ -227,8 +227,5 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
             emit(cli, &serde_json::json!({"embedded": done}), || format!("embedded {done} records"))?;
         }
     }
-    for w in &memcc.warnings() {
-        eprintln!("memcc: warning: {w}");
-    }
     Ok(())
 }

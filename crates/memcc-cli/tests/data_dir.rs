@@ -48,3 +48,19 @@ fn data_follows_memcc_home_then_the_openclaw_state_dir_then_home() {
     assert!(first.contains(&format!("data in {}", state.join("memcc").display())), "{text}");
     assert!(first.contains(&format!("{} (missing)", state.join("memcc/models/usem3").display())), "{text}");
 }
+
+#[test]
+fn a_missing_local_model_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(common::BIN)
+        .env_remove("MEMCC_MODEL_DIR")
+        .arg("--home")
+        .arg(dir.path())
+        .args(["memory", "search", "pottery"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    common::ok(out);
+    assert_eq!(stderr.matches("local embedding model unavailable").count(), 1, "{stderr}");
+    assert!(stderr.starts_with("memcc: warning: "), "{stderr}");
+}

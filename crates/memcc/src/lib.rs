@@ -152,6 +152,10 @@ impl MemccConfig {
     }
 }
 
+/// The `tracing` target of the warnings [`Memcc::warnings`] also keeps: a host that prints that
+/// list itself (the CLI) leaves these events out rather than show each warning twice.
+pub const WARNING_TARGET: &str = "memcc::warning";
+
 /// What the model is told about long-term memory when memory is on: hosts put it in the system
 /// prompt (OpenClaw's memory prompt builder, and [`Memcc::assemble_for`]).
 pub const MEMORY_PROMPT: &str = "Long-term memory (MemCC): facts from earlier sessions appear in <memcc-*> blocks. Use \
@@ -288,7 +292,7 @@ impl Memcc {
                             let mut found = Vec::new();
                             let e = Self::embedder(&config, &mut found);
                             for w in &found {
-                                tracing::warn!("{w}");
+                                tracing::warn!(target: WARNING_TARGET, "{w}");
                             }
                             warnings.lock().unwrap_or_else(|p| p.into_inner()).extend(found);
                             let e = e?;
