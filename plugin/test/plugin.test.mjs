@@ -117,8 +117,9 @@ const notFound = (name) => {
   throw Object.assign(new Error(`Cannot find module '${name}'`), { code: "MODULE_NOT_FOUND" });
 };
 
-test("the addon comes from this platform's package; a missing, broken or mismatched one is a clear error", () => {
+test("the addon comes from this platform's package; a missing, broken or mismatched one is a clear error", (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "memcc-addon-"));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const loaded = [];
   const fake = { version: () => "0.1.0" };
   const load = (name) => {
@@ -137,6 +138,7 @@ test("the addon comes from this platform's package; a missing, broken or mismatc
   assert.throws(() => loadAddon({ dir, pkg: PKG, suffix: "linux-x64-gnu", load: () => ({}) }), /\[addon_version\] .*version unknown \(built before addons reported their version\) but/);
   // A linked checkout without a build is told to build, not to reinstall.
   const checkout = fs.mkdtempSync(path.join(os.tmpdir(), "memcc-checkout-"));
+  t.after(() => fs.rmSync(checkout, { recursive: true, force: true }));
   fs.mkdirSync(path.join(checkout, "crates", "memcc-node"), { recursive: true });
   fs.writeFileSync(path.join(checkout, "crates", "memcc-node", "Cargo.toml"), "");
   fs.mkdirSync(path.join(checkout, "plugin"));
