@@ -26,6 +26,12 @@ const platformTgz = process.env.MEMCC_PLATFORM_TGZ;
 const nodeBin = process.env.NODE24_BIN_DIR;
 
 const state = fs.mkdtempSync(path.join(os.tmpdir(), "memcc-e2e-"));
+// The host's state (its npm tree, ~75 MB) goes when this file's process ends, after every
+// server the tests started was stopped; MEMCC_KEEP_E2E_STATE=1 keeps it to look into.
+process.on("exit", () => {
+  if (process.env.MEMCC_KEEP_E2E_STATE === "1") console.error(`e2e: OpenClaw state kept in ${state}`);
+  else fs.rmSync(state, { recursive: true, force: true });
+});
 const log = path.join(state, "mock.jsonl");
 const registryLog = path.join(state, "registry.jsonl");
 // MemCC's data, where the plugin puts it by default: memcc/ in the host's state dir.
@@ -95,11 +101,6 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
   mock = spawn(path.join(nodeBin, "node"), [path.join(here, "mock-llm.mjs")], { env: { ...env, MOCK_LOG: log, MOCK_FLAGS: flags } });
   port = await listening(mock, "MOCK_LISTENING");
   t.after(() => mock.kill());
-  // The host's state (its npm tree, ~75 MB) goes with the run; MEMCC_KEEP_E2E_STATE=1 keeps it to look into.
-  t.after(() => {
-    if (process.env.MEMCC_KEEP_E2E_STATE === "1") console.error(`e2e: OpenClaw state kept in ${state}`);
-    else fs.rmSync(state, { recursive: true, force: true });
-  });
   fs.writeFileSync(env.OPENCLAW_CONFIG_PATH, "{}");
 
   await t.test("without its platform package on the registry, the plugin fails to load and says why", async () => {
