@@ -404,11 +404,42 @@ pub fn truncate_summary(source: &str, max_tokens: usize) -> String {
     }
 }
 
-/// A summary and how it was obtained (`normal`, `aggressive`, `extractive-fallback`, `truncated`).
+/// Which step of [`summarize_escalating`] produced a summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escalation {
+    /// The summariser's normal prompt.
+    Normal,
+    /// Its aggressive prompt, the normal one's output not being smaller than the source.
+    Aggressive,
+    /// The extractive summariser, after the configured one failed.
+    ExtractiveFallback,
+    /// Head and tail of the source: nothing else was smaller.
+    Truncated,
+}
+
+impl Escalation {
+    /// The name stored after the summariser's label in a summary's `method` (`extractive:normal`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Escalation::Normal => "normal",
+            Escalation::Aggressive => "aggressive",
+            Escalation::ExtractiveFallback => "extractive-fallback",
+            Escalation::Truncated => "truncated",
+        }
+    }
+}
+
+impl std::fmt::Display for Escalation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A summary and how it was obtained.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Produced {
     pub text: String,
-    pub method: String,
+    pub method: Escalation,
 }
 
 /// Summarise `source` (of `source_tokens`) so that the result is smaller than the source:
@@ -424,10 +455,11 @@ pub fn summarize_escalating(
     let fits = |t: &str| !t.trim().is_empty() && estimate_tokens(t) < source_tokens;
     let input = |mode| SummaryInput { kind, mode, text: source, target_tokens };
     let mut broken = false;
-    for (mode, method) in [(SummaryMode::Normal, "normal"), (SummaryMode::Aggressive, "aggressive")] {
+    for (mode, method) in [(SummaryMode::Normal, Escalation::Normal), (SummaryMode::Aggressive, Escalation::Aggressive)]
+    {
         match primary.summarize(&input(mode)) {
             Ok(text) if fits(&text) => {
-                return Produced { text, method: method.into() };
+                return Produced { text, method };
             }
             Ok(_) => {}
             Err(e) => {
@@ -441,10 +473,10 @@ pub fn summarize_escalating(
         && let Ok(text) = ExtractiveSummarizer.summarize(&input(SummaryMode::Normal))
         && fits(&text)
     {
-        return Produced { text, method: "extractive-fallback".into() };
+        return Produced { text, method: Escalation::ExtractiveFallback };
     }
     let max = target_tokens.min(source_tokens.saturating_sub(1)).max(1);
-    Produced { text: truncate_summary(source, max), method: "truncated".into() }
+    Produced { text: truncate_summary(source, max), method: Escalation::Truncated }
 }
 
 #[cfg(test)]
@@ -558,10 +590,10 @@ mod tests {
     fn escalation_ends_smaller_than_source() {
         let tokens = estimate_tokens(SOURCE);
         let p = summarize_escalating(&Echo, SummaryKind::Leaf, SOURCE, tokens, 40);
-        assert_eq!(p.method, "truncated");
+        assert_eq!(p.method, Escalation::Truncated);
         assert!(estimate_tokens(&p.text) < tokens);
         let p = summarize_escalating(&Broken, SummaryKind::Leaf, SOURCE, tokens, 60);
-        assert_eq!(p.method, "extractive-fallback");
+        assert_eq!(p.method, Escalation::ExtractiveFallback);
         assert!(p.text.contains("Hope Adoption"));
     }
 }
