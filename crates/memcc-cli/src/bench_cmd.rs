@@ -208,12 +208,7 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
         BenchCommand::Speed { sizes, bulk_sizes, samples, out } => {
             let sizes = list(sizes, "size (at least 10)", |s| s.parse::<usize>().ok().filter(|&n| n >= 10))?;
             let bulk_sizes = list(bulk_sizes, "size (at least 10)", |s| s.parse::<usize>().ok().filter(|&n| n >= 10))?;
-            let settings = cli.settings()?;
-            let mut warnings = Vec::new();
-            let embedder = memcc::Memcc::embedder(&settings, &mut warnings)?;
-            for w in warnings {
-                eprintln!("memcc: warning: {w}");
-            }
+            let embedder = cli.embedder()?;
             let report = memcc_bench::speed::run(embedder, &sizes, &bulk_sizes, (*samples).max(1), &mut |stage| {
                 bar.set_message(stage.to_string())
             })?;
@@ -226,12 +221,7 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
             let url = postgres_url.clone().or_else(|| std::env::var(memcc::memory::config::PG_URL_ENV).ok()).context(
                 "bench backends needs --postgres-url or $MEMCC_PG_URL (scripts/pg-server.sh starts a server)",
             )?;
-            let settings = cli.settings()?;
-            let mut warnings = Vec::new();
-            let embedder = memcc::Memcc::embedder(&settings, &mut warnings)?;
-            for w in warnings {
-                eprintln!("memcc: warning: {w}");
-            }
+            let embedder = cli.embedder()?;
             let report = memcc_bench::backends::run(embedder, &sizes, (*samples).max(1), &url, &mut |stage| {
                 bar.set_message(stage.to_string())
             })?;

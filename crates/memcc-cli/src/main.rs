@@ -113,9 +113,7 @@ impl Cli {
         config.memory_enabled &= with_memory;
         let dir = config.data_dir();
         let memcc = Memcc::open(config).with_context(|| format!("opening MemCC in {}", dir.display()))?;
-        for w in memcc.warnings() {
-            eprintln!("memcc: warning: {w}");
-        }
+        print_warnings(&memcc.warnings());
         if with_memory {
             // Summaries an earlier process committed but could not hand to memory.
             let delivered = memcc.context.hand_off_all().context("handing waiting summaries to memory")?;
@@ -126,12 +124,27 @@ impl Cli {
         Ok(memcc)
     }
 
+    /// The embedder the settings ask for, for a bench that builds its own stores; its warnings printed.
+    pub fn embedder(&self) -> Result<std::sync::Arc<dyn memcc::memory::embed::Embedder>> {
+        let mut warnings = Vec::new();
+        let embedder = Memcc::embedder(&self.settings()?, &mut warnings)?;
+        print_warnings(&warnings);
+        Ok(embedder)
+    }
+
     /// Open MemCC for a server (`mcp`, `ui`): memory opens in the background, so the first
     /// request that needs it waits, not the start-up.
     pub fn open_background(&self) -> Result<Memcc> {
         let settings = self.settings()?;
         let dir = settings.data_dir();
         Memcc::open_background(settings, None).with_context(|| format!("opening MemCC in {}", dir.display()))
+    }
+}
+
+/// What a user should know ([`Memcc::warnings`]), one `memcc: warning:` line each on stderr.
+fn print_warnings(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("memcc: warning: {w}");
     }
 }
 
