@@ -34,8 +34,8 @@ pub trait Summarizer: Send + Sync {
     fn label(&self) -> String;
 }
 
-/// The marker every summary ends with.
-pub const EXPAND_FOOTER: &str = "Expand for details about:";
+/// The marker every summary ends with (the bridge's, which memory reads).
+pub use memcc_core::bridge::EXPAND_FOOTER;
 
 // ---------------------------------------------------------------------------------------------
 // Extractive

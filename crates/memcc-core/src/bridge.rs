@@ -93,6 +93,12 @@ impl SummaryKind {
     }
 }
 
+/// The line every summary ends with: "Expand for details about: <keywords>." — a pointer for a
+/// reader of the prompt to the `lcm_*` tools, part of the bridge's text contract: the context
+/// side writes it, the memory side leaves it out of what it stores (it says nothing about the
+/// past).
+pub const EXPAND_FOOTER: &str = "Expand for details about:";
+
 /// A summary that the compactor has just committed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SummaryPayload {
@@ -114,6 +120,13 @@ pub struct SummaryPayload {
     pub lead_in: Vec<BridgeMessage>,
     /// Child summary ids of a condensed summary.
     pub child_summary_ids: Vec<String>,
+}
+
+impl SummaryPayload {
+    /// The summary's text without its [`EXPAND_FOOTER`] line.
+    pub fn content_without_footer(&self) -> String {
+        self.content.lines().filter(|l| !l.starts_with(EXPAND_FOOTER)).collect::<Vec<_>>().join("\n")
+    }
 }
 
 /// What the assembler asks memory for.
@@ -218,6 +231,30 @@ impl MemoryBridge for NoopBridge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_expand_footer_is_left_out_of_a_summarys_content_and_only_it() {
+        let payload = SummaryPayload {
+            summary_id: "sum_1".into(),
+            session_id: "s".into(),
+            session_key: None,
+            agent_id: "main".into(),
+            kind: SummaryKind::Leaf,
+            depth: 0,
+            content: format!(
+                "- Ada: the launch moved to Friday.\n- Bo: Expand the tests first.\n{EXPAND_FOOTER} launch, Friday."
+            ),
+            earliest: None,
+            latest: None,
+            messages: Vec::new(),
+            lead_in: Vec::new(),
+            child_summary_ids: Vec::new(),
+        };
+        assert_eq!(
+            payload.content_without_footer(),
+            "- Ada: the launch moved to Friday.\n- Bo: Expand the tests first."
+        );
+    }
 
     #[test]
     fn a_role_is_its_hosts_name_on_the_wire_known_or_not() {

@@ -171,8 +171,7 @@ impl Ingest<'_> {
                 ..NewRecord::default()
             }
         };
-        let content: String =
-            s.content.lines().filter(|l| !l.starts_with("Expand for details about:")).collect::<Vec<_>>().join("\n");
+        let content = s.content_without_footer();
         let mut batch: Vec<(NewRecord, Vec<NewTriple>)> = Vec::new();
         let summary_ids = quoted_first(&s.messages, &content);
         let summary_triples = self.llm_triples(s);
