@@ -3,6 +3,7 @@
 //! measured in the same run (so ratios carry across machines better than milliseconds).
 //! Run with `memcc bench speed` (or `cargo bench -p memcc-bench`).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,7 @@ use serde::Serialize;
 use memcc::context::message::{AgentMessage, ContentPart};
 use memcc::context::{ContextConfig, ContextEngine, ContextStore, GrepRequest, SessionRef};
 use memcc::core::bridge::{BridgeMessage, RecallQuery, SummaryKind, SummaryPayload};
+use memcc::memory::browse::RecordFilter;
 use memcc::memory::embed::Embedder;
 use memcc::memory::record::{NewRecord, RecordKind};
 use memcc::memory::store::{Insert, MemoryStore, SqliteStore};
@@ -317,13 +319,18 @@ pub fn run(
         records += rt.ingest_summary(&payload)?.records;
     }
     let memory_ingest_records_per_s = records as f64 / t.elapsed().as_secs_f64();
-    let texts: Vec<String> = (0..records)
-        .map(|i| format!("[Date: 2023-11-14 22:13]\nuser: {}\nassistant: {}", text(i), text(i + 1)))
-        .collect();
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    // The baseline embeds exactly what ingestion embedded (the summary record is as long as its
+    // leaf, the windows a few lines), one batch per leaf as ingestion does.
+    let stored = rt.store().list_records(&RecordFilter::default(), 0, records + 1)?.items;
+    let mut per_leaf: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for r in &stored {
+        per_leaf.entry(r.source_summary_ids.first().cloned().unwrap_or_default()).or_default().push(&r.text);
+    }
     let t = Instant::now();
-    embedder.embed(&refs)?;
-    let embedder_alone_per_s = records as f64 / t.elapsed().as_secs_f64();
+    for texts in per_leaf.values() {
+        embedder.embed(texts)?;
+    }
+    let embedder_alone_per_s = stored.len() as f64 / t.elapsed().as_secs_f64();
 
     let mut memory = Vec::new();
     for &n in sizes {
