@@ -7,7 +7,7 @@
 //! module leaves them out; function words go as everywhere ([`memcc_core::text::is_stop_word`]).
 //! Time words are read elsewhere ([`memcc_core::period`]), from the question's own text.
 
-use memcc_core::text::{MAX_QUERY_TERMS, Term, is_cjk_letter as is_cjk, is_stop_word, terms};
+use memcc_core::text::{MAX_QUERY_TERMS, Term, irregular_forms, is_cjk_letter as is_cjk, is_stop_word, terms};
 
 use crate::extract::predicate_cues;
 use crate::record::Triple;
@@ -15,7 +15,9 @@ use crate::record::Triple;
 /// A question as search and recall read it, worked out once per retrieve.
 pub struct Question<'a> {
     pub text: &'a str,
-    /// What it is about ([`content_terms`]).
+    /// What it is about ([`content_terms`]), and the other forms of its irregular verbs
+    /// ([`memcc_core::text::irregular_forms`]: asked "buy", told "bought") — a stemmer
+    /// joins "paint" and "painted", not these.
     pub content: Vec<Term>,
     /// Of those, the words worth finding in a hit's text (lowercase, as every term is): longer
     /// than three letters and not function words, and CJK character pairs. Excerpts are cut around them; they tell which
@@ -25,7 +27,21 @@ pub struct Question<'a> {
 
 impl<'a> Question<'a> {
     pub fn new(text: &'a str) -> Self {
-        let content = content_terms(text);
+        let mut content = content_terms(text);
+        let forms: Vec<Term> = content
+            .iter()
+            .filter_map(|t| match t {
+                Term::Word(w) => Some(w),
+                Term::Cjk(_) => None,
+            })
+            .flat_map(|w| irregular_forms(w))
+            .map(|form| Term::Word(form.to_string()))
+            .collect();
+        for form in forms {
+            if content.len() < MAX_QUERY_TERMS && !content.contains(&form) {
+                content.push(form);
+            }
+        }
         let needles = content
             .iter()
             .filter_map(|t| match t {
@@ -267,6 +283,20 @@ mod tests {
             superseded_by: None,
             source_record: None,
         }
+    }
+
+    #[test]
+    fn a_question_also_searches_the_other_forms_of_its_irregular_verbs() {
+        let q = Question::new("When did Nate win his third tournament?");
+        let words: Vec<&str> =
+            q.content.iter().filter_map(|t| if let Term::Word(w) = t { Some(w.as_str()) } else { None }).collect();
+        assert!(words.contains(&"win") && words.contains(&"won"), "{words:?}");
+        // Needles are words longer than three letters: "won" finds its record, not its line.
+        let q = Question::new("What did Dave buy?");
+        assert!(q.needles.contains(&"bought".to_string()), "{:?}", q.needles);
+        // A light verb stays as asked.
+        let q = Question::new("What did Melanie make?");
+        assert!(!q.content.contains(&Term::Word("made".into())), "{:?}", q.content);
     }
 
     #[test]

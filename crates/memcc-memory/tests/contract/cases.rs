@@ -125,6 +125,33 @@ fn a_hit_names_the_turn_holding_the_match_first() {
 }
 
 #[test]
+fn a_question_in_the_base_form_finds_what_was_told_in_the_past_tense() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    seed(&rt, "main");
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_c",
+        5,
+        &[("user", "Finally bought a vintage camera at the flea market."), ("assistant", "Nice find!")],
+    ))
+    .unwrap();
+    // Shares the question's other words, and nothing it asks about.
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_d",
+        6,
+        &[("user", "What did I tell you about the museum?"), ("assistant", "That it opens at nine.")],
+    ))
+    .unwrap();
+    // "buy" is in no record, and a stemmer does not reach "bought" from it.
+    let hits = rt.memory_search("main", "What did I buy?", 3, 0.0, None).unwrap();
+    let first = hits.first().expect("a hit");
+    assert!(first.text.contains("bought a vintage camera"), "{hits:?}");
+    assert_eq!(first.evidence.first(), Some(&5000), "the turn that says it: {first:?}");
+}
+
+#[test]
 fn preferences_become_documents_and_essentials() {
     let dir = tempfile::tempdir().unwrap();
     let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
