@@ -26,6 +26,7 @@ use memcc_core::text::Term;
 
 #[cfg(feature = "postgres")]
 pub mod postgres;
+pub(crate) mod rows;
 pub mod sqlite;
 pub(crate) mod sqlite_schema;
 

@@ -379,30 +379,7 @@ const RECORD_SELECT: &str = "SELECT id, agent_id, wing, room, kind, text, source
     superseded_by, weight, pinned, forgotten_at, subject, predicate, embed_status FROM records";
 
 fn record_from_row(r: &Row) -> Result<MemoryRecord> {
-    let kind: String = r.try_get(4)?;
-    let list = |i: usize| -> Result<String> { Ok(r.try_get(i)?) };
-    Ok(MemoryRecord {
-        id: r.try_get(0)?,
-        agent_id: r.try_get(1)?,
-        wing: r.try_get(2)?,
-        room: r.try_get(3)?,
-        kind: RecordKind::parse(&kind).unwrap_or(RecordKind::Fact),
-        text: r.try_get(5)?,
-        source_summary_ids: serde_json::from_str(&list(6)?).unwrap_or_default(),
-        source_session_ids: serde_json::from_str(&list(7)?).unwrap_or_default(),
-        source_message_ids: serde_json::from_str(&list(8)?).unwrap_or_default(),
-        created_at: r.try_get(9)?,
-        event_time: r.try_get(10)?,
-        valid_from: r.try_get(11)?,
-        valid_until: r.try_get(12)?,
-        superseded_by: r.try_get(13)?,
-        weight: r.try_get(14)?,
-        pinned: r.try_get(15)?,
-        forgotten: r.try_get::<_, Option<i64>>(16)?.is_some(),
-        subject: r.try_get(17)?,
-        predicate: r.try_get(18)?,
-        embedded: r.try_get::<_, String>(19)? == "embedded",
-    })
+    Ok(super::rows::record_from(r)?)
 }
 
 fn records(rows: Vec<Row>) -> Result<Vec<MemoryRecord>> {
@@ -412,17 +389,7 @@ fn records(rows: Vec<Row>) -> Result<Vec<MemoryRecord>> {
 const TRIPLE_SELECT: &str = "SELECT id, agent_id, subject, predicate, object, valid_from, valid_until, superseded_by, source_record FROM triples";
 
 fn triple_from_row(r: &Row) -> Result<Triple> {
-    Ok(Triple {
-        id: r.try_get(0)?,
-        agent_id: r.try_get(1)?,
-        subject: r.try_get(2)?,
-        predicate: r.try_get(3)?,
-        object: r.try_get(4)?,
-        valid_from: r.try_get(5)?,
-        valid_until: r.try_get(6)?,
-        superseded_by: r.try_get(7)?,
-        source_record: r.try_get(8)?,
-    })
+    Ok(super::rows::triple_from(r)?)
 }
 
 fn triples(rows: Vec<Row>) -> Result<Vec<Triple>> {

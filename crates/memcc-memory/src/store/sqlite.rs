@@ -697,46 +697,13 @@ pub(crate) const RECORD_SELECT: &str =
     subject, predicate, embed_status FROM records";
 
 pub(crate) fn record_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryRecord> {
-    let kind: String = r.get(4)?;
-    let list = |i: usize| -> rusqlite::Result<String> { r.get(i) };
-    Ok(MemoryRecord {
-        id: r.get(0)?,
-        agent_id: r.get(1)?,
-        wing: r.get(2)?,
-        room: r.get(3)?,
-        kind: RecordKind::parse(&kind).unwrap_or(RecordKind::Fact),
-        text: r.get(5)?,
-        source_summary_ids: serde_json::from_str(&list(6)?).unwrap_or_default(),
-        source_session_ids: serde_json::from_str(&list(7)?).unwrap_or_default(),
-        source_message_ids: serde_json::from_str(&list(8)?).unwrap_or_default(),
-        created_at: r.get(9)?,
-        event_time: r.get(10)?,
-        valid_from: r.get(11)?,
-        valid_until: r.get(12)?,
-        superseded_by: r.get(13)?,
-        weight: r.get(14)?,
-        pinned: r.get(15)?,
-        forgotten: r.get::<_, Option<i64>>(16)?.is_some(),
-        subject: r.get(17)?,
-        predicate: r.get(18)?,
-        embedded: r.get::<_, String>(19)? == "embedded",
-    })
+    super::rows::record_from(r)
 }
 
 pub(crate) const TRIPLE_SELECT: &str = "SELECT id, agent_id, subject, predicate, object, valid_from, valid_until, superseded_by, source_record FROM triples";
 
 pub(crate) fn triple_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Triple> {
-    Ok(Triple {
-        id: r.get(0)?,
-        agent_id: r.get(1)?,
-        subject: r.get(2)?,
-        predicate: r.get(3)?,
-        object: r.get(4)?,
-        valid_from: r.get(5)?,
-        valid_until: r.get(6)?,
-        superseded_by: r.get(7)?,
-        source_record: r.get(8)?,
-    })
+    super::rows::triple_from(r)
 }
 
 /// Every full-text match of the safe `MATCH` expression, with its BM25 (higher = better), in
