@@ -14,7 +14,6 @@ pub mod expand;
 pub mod import;
 pub mod large_file;
 pub mod message;
-mod outbox;
 pub mod purge;
 mod schema;
 pub mod store;

@@ -89,7 +89,7 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
                 out.removed.push(r.id);
             }
             RecordKind::Verbatim => match without_lines(&r, &said) {
-                Some((text, ids, dropped)) if !tx.hash_taken(agent, &crate::store::content_hash(&text), r.id)? => {
+                Some((text, ids, dropped)) if !tx.hash_taken(agent, &crate::record::content_hash(&text), r.id)? => {
                     tx.rewrite(r.id, &text, &ids, &dropped)?;
                     out.rewritten.push(r.id);
                 }

@@ -1,6 +1,7 @@
 //! Memory records and knowledge-graph triples.
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -78,6 +79,13 @@ impl MemoryRecord {
     pub fn is_current(&self) -> bool {
         !self.forgotten && self.superseded_by.is_none() && self.valid_until.is_none()
     }
+}
+
+/// How records are keyed for exact-duplicate detection (with their agent): the text with its
+/// whitespace collapsed, lowercase — the same words said again are the same record.
+pub fn content_hash(text: &str) -> String {
+    let norm: String = text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    hex::encode(Sha256::digest(norm.as_bytes()))[..32].to_string()
 }
 
 pub fn parse_ref(id: &str) -> Option<i64> {

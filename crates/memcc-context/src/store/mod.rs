@@ -1,6 +1,7 @@
 //! SQLite persistence of conversations, messages, summaries, the summary DAG and context items:
-//! one submodule per thing stored, each adding its reads and writes to [`ContextStore`]. The
-//! memory hand-off's queue lives in [`crate::outbox`] and purging in [`crate::purge`].
+//! one submodule per thing stored, each adding its reads and writes to [`ContextStore`] — the
+//! memory hand-off's queue (`outbox`) among them. Purging, the one place raw messages are
+//! deleted, lives in [`crate::purge`].
 //!
 //! Policy (what to compact, what to assemble) lives elsewhere; this module only reads and writes,
 //! and every write that belongs together happens in one transaction.
@@ -8,6 +9,7 @@
 mod conversations;
 mod items;
 mod messages;
+mod outbox;
 mod search;
 mod summaries;
 

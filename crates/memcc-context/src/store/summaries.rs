@@ -149,7 +149,7 @@ impl ContextStore {
             params![s.conversation_id, first, s.id, s.token_count as i64],
         )?;
         if let Some(payload) = outbox {
-            crate::outbox::enqueue(&tx, &s.id, s.conversation_id, payload)?;
+            super::outbox::enqueue(&tx, &s.id, s.conversation_id, payload)?;
         }
         tx.commit()?;
         Ok(true)

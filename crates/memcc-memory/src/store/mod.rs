@@ -13,7 +13,6 @@
 use std::sync::Arc;
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::config::{MemoryConfig, StoreBackend};
@@ -31,12 +30,6 @@ pub mod sqlite;
 pub(crate) mod sqlite_schema;
 
 pub use sqlite::SqliteStore;
-
-/// How records are keyed for exact-duplicate detection: agent + normalised text.
-pub fn content_hash(text: &str) -> String {
-    let norm: String = text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
-    hex::encode(Sha256::digest(norm.as_bytes()))[..32].to_string()
-}
 
 /// The result of inserting one record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

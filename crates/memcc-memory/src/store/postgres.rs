@@ -22,11 +22,11 @@ use postgres::{Client, GenericClient, NoTls, Row, Transaction};
 use sha2::{Digest, Sha256};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json};
+use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json};
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
-use crate::record::{MemoryRecord, RecordKind, Triple};
+use crate::record::{MemoryRecord, RecordKind, Triple, content_hash};
 use crate::vector::{VectorHit, VectorRow, VectorStore};
 use memcc_core::period::Period;
 use memcc_core::text::{Term, fts_document, rendered_terms};

@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 
-use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, content_hash, json};
+use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json};
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
-use crate::record::{MemoryRecord, RecordKind, Triple};
+use crate::record::{MemoryRecord, RecordKind, Triple, content_hash};
 use crate::vector::VectorStore;
 use memcc_core::period::Period;
 use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};

@@ -9,8 +9,8 @@
 
 use rusqlite::{Connection, Transaction, params};
 
+use super::{ContextStore, Conversation, conversation_from_row};
 use crate::error::StoreError;
-use crate::store::{ContextStore, Conversation, conversation_from_row};
 use memcc_core::time::now_ms;
 
 /// Longest wait between two attempts.
