@@ -175,8 +175,16 @@ pub fn run(home: Option<PathBuf>) -> Result<()> {
         .map(|m| AgentMessage::from_value(m.clone()).text())
         .filter(|t| t.starts_with("<memcc-"))
         .collect();
-    for line in memory_text.lines().filter(|l| l.contains("Lina") || l.starts_with("<memcc-")).take(8) {
-        println!("   │ {line}");
+    // Each section's opening, its first lines, and any line about Lina.
+    let mut in_section = 0;
+    for line in memory_text.lines() {
+        in_section = if line.starts_with("<memcc-") { 0 } else { in_section + 1 };
+        if line.starts_with("</memcc-") {
+            continue;
+        }
+        if in_section <= 2 || line.contains("Lina") {
+            println!("   │ {line}");
+        }
     }
     let hits = memory.memory_search("main", "which train do we take to Madrid", 3, 0.0, None)?;
     if let Some(h) = hits.first() {
