@@ -213,3 +213,34 @@ fn tls_is_used_and_the_servers_certificate_is_checked() {
     let err = open(&required, Some(&bad)).err().expect("a CA file without certificates");
     assert!(err.to_string().contains("postgresCaFile"), "{err}");
 }
+
+#[test]
+fn a_database_of_the_first_schema_is_upgraded_and_its_records_lengths_filled() {
+    let key = tempfile::tempdir().unwrap();
+    let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let rt = open(&url, &dir);
+        rt.add("main", "Lisbon, Lisbon, Lisbon: the trip is booked", RecordKind::Fact, false, None).unwrap();
+        rt.add("main", "The train to Madrid leaves at nine", RecordKind::Fact, false, None).unwrap();
+    }
+    // Back to schema v1, as a database written by an earlier MemCC is.
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "ALTER TABLE records DROP COLUMN fts_words; DROP FUNCTION memcc_fts_words(tsvector);
+             UPDATE memcc_schema SET version = 1",
+        )
+        .unwrap();
+    let rt = open(&url, &dir);
+    let rows = admin.query("SELECT text, fts_words FROM records ORDER BY id", &[]).unwrap();
+    let words: Vec<(String, i32)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(words.len(), 2, "{words:?}");
+    // English stop words are not indexed; a word said three times counts three times.
+    assert_eq!(words[0].1, 5, "lisbon ×3, trip, booked: {words:?}");
+    assert_eq!(words[1].1, 4, "train, madrid, leaves, nine: {words:?}");
+    let hits = rt.memory_search("main", "which trip is booked to Lisbon", 5, 0.0, None).unwrap();
+    assert!(hits.first().is_some_and(|h| h.text.contains("Lisbon")), "{hits:?}");
+    let version: i64 = admin.query_one("SELECT version FROM memcc_schema", &[]).unwrap().get(0);
+    assert_eq!(version, memcc_memory::store::postgres::PG_SCHEMA_VERSION);
+}
