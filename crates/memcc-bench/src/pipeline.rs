@@ -48,9 +48,26 @@ pub fn turn_time(session_time: Option<i64>, k: usize) -> i64 {
     session_time.unwrap_or(0) + k as i64 * 30_000
 }
 
+/// Refuse to pour haystack `h` into a memory that already holds records: its questions would
+/// find another haystack's records. A temporary directory is always empty; a PostgreSQL backend
+/// is one database that every run and haystack shares unless each is given its own.
+pub fn ensure_empty(memcc: &Memcc, h: &Haystack) -> Result<(), BenchError> {
+    let records = memcc.memory()?.stats()?.records;
+    if records > 0 {
+        return Err(BenchError::Input(format!(
+            "memory already holds {records} records before {} is replayed: a benchmark needs an empty store per \
+             conversation, and a PostgreSQL backend (memory.backend \"postgres\") is one database every run \
+             shares — give each run a fresh database and one conversation (a file of one, or --limit 1)",
+            h.id
+        )));
+    }
+    Ok(())
+}
+
 /// Replay a haystack session by session, as separate host sessions: compaction after every
 /// turn, a flush at each session's end so everything reaches memory.
 pub fn replay(memcc: &Memcc, h: &Haystack, budget: usize, ids: &mut Provenance) -> Result<(), BenchError> {
+    ensure_empty(memcc, h)?;
     for s in &h.sessions {
         let session_id = format!("{}/{}", h.id, s.unit);
         let sref = SessionRef::new(&session_id);
@@ -76,6 +93,7 @@ pub fn replay_as_one_session(
     budget: usize,
     ids: &mut Provenance,
 ) -> Result<(), BenchError> {
+    ensure_empty(memcc, h)?;
     let sref = SessionRef::new(session_id);
     for s in &h.sessions {
         for (k, t) in s.turns.iter().enumerate() {

@@ -237,6 +237,7 @@ fn aggregate<'a>(results: impl Iterator<Item = &'a QuestionResult>) -> Aggregate
 
 /// Index a haystack's turns as one record each (modes bm25 / dense / hybrid).
 fn index_turns(memcc: &Memcc, h: &Haystack, ids: &mut Provenance) -> Result<(), BenchError> {
+    crate::pipeline::ensure_empty(memcc, h)?;
     let mut lines = String::new();
     let mut next = 1i64;
     for s in &h.sessions {

@@ -256,3 +256,22 @@ fn explain_lists_a_questions_hits_and_the_turns_they_are_traced_to() {
         memcc_bench::run(&fixture(), &options(Dataset::Longmemeval, vec![Mode::Bm25]), &mut |_, _, _| {}).unwrap();
     assert!(plain.explained.is_empty() && !memcc_bench::markdown(&plain).contains("####"));
 }
+
+#[test]
+fn conversations_sharing_one_postgres_database_are_refused_not_mixed() {
+    let key = tempfile::tempdir().unwrap();
+    let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
+    let mut opts = options(Dataset::Longmemeval, vec![Mode::Full]);
+    opts.settings.memory.backend = memcc::memory::StoreBackend::Postgres;
+    opts.settings.memory.postgres_url = Some(url);
+    // The fixture's first haystack fills the database; the second must not search among its records.
+    let err = memcc_bench::run(&fixture(), &opts, &mut |_, _, _| {}).unwrap_err().to_string();
+    assert!(err.contains("already holds") && err.contains("fresh database"), "{err}");
+    // One haystack to one fresh database runs.
+    let key = tempfile::tempdir().unwrap();
+    let url = memcc_testkit::postgres_database(&key.path().to_string_lossy()).unwrap();
+    opts.settings.memory.postgres_url = Some(url);
+    opts.limit = Some(1);
+    let report = memcc_bench::run(&fixture(), &opts, &mut |_, _, _| {}).unwrap();
+    assert_eq!(report.haystacks, 1);
+}
