@@ -58,13 +58,27 @@ fn crates_depend_only_down_the_layers() {
     }
 }
 
-/// The code of a source file without comments and without its `#[cfg(test)]` tail (a test
-/// module may reach anywhere), one entry per line.
+/// The code of a source file without comments and without its `#[cfg(test)]` items (a test
+/// module may reach anywhere), one entry per line (a skipped line stays, empty, so that line
+/// numbers hold).
 fn code_lines(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    // Inside a `#[cfg(test)]` item: the braces it has opened, and whether it opened any.
+    let mut skipping: Option<(i64, bool)> = None;
     for line in text.lines() {
         if line.trim_start().starts_with("#[cfg(test)]") {
-            break;
+            skipping = Some((0, false));
+            out.push(String::new());
+            continue;
+        }
+        if let Some((depth, opened)) = skipping.as_mut() {
+            *depth += line.matches('{').count() as i64 - line.matches('}').count() as i64;
+            *opened |= line.contains('{');
+            if (*opened && *depth <= 0) || (!*opened && line.trim_end().ends_with(';')) {
+                skipping = None;
+            }
+            out.push(String::new());
+            continue;
         }
         // The first `//` that is not a URL's `://` (inside a string) starts a comment.
         let comment = line.match_indices("//").map(|(i, _)| i).find(|&i| !line[..i].ends_with(':'));
@@ -149,7 +163,12 @@ fn module_graph(src: &Path) -> ModuleGraph {
             names.extend(named_modules(&joined, "super::"));
         }
         for to in names.into_iter().filter(|m| *m != from && modules.contains(m)) {
-            let line = lines.iter().position(|l| l.contains(to.as_str())).map_or(0, |i| i + 1);
+            // The first line naming it as a path, else (in a `use crate::{…}` group) by name.
+            let line = lines
+                .iter()
+                .position(|l| l.contains(&format!("crate::{to}")) || l.contains(&format!("{to}::")))
+                .or_else(|| lines.iter().position(|l| l.contains(to.as_str())))
+                .map_or(0, |i| i + 1);
             graph.entry(from.clone()).or_default().entry(to).or_insert_with(|| format!("{}:{line}", rel.display()));
         }
     }
@@ -218,10 +237,11 @@ fn no_crate_has_a_module_cycle() {
 fn the_checker_sees_imports_and_cycles() {
     let code = code_lines(
         "use crate::{a::X, b::{Y, Z}, self};\nlet u = \"http://x\"; // crate::c in a comment\nuse crate::d;\n\
-         xcrate::e();\n#[cfg(test)]\nuse crate::f;",
+         xcrate::e();\n#[cfg(test)]\nuse crate::f;\n#[cfg(test)]\nmod tests {\n    fn t() { crate::g(); }\n}\n\
+         fn after() { crate::h::x(); }",
     )
     .join("\n");
-    assert_eq!(named_modules(&code, "crate::"), ["a", "b", "d"]);
+    assert_eq!(named_modules(&code, "crate::"), ["a", "b", "d", "h"]);
     let mut graph = ModuleGraph::new();
     graph.entry("a".into()).or_default().insert("b".into(), "a.rs:1".into());
     assert_eq!(find_cycle(&graph), None);
