@@ -163,13 +163,15 @@ fn module_graph(src: &Path) -> ModuleGraph {
             names.extend(named_modules(&joined, "super::"));
         }
         for to in names.into_iter().filter(|m| *m != from && modules.contains(m)) {
-            // The first line naming it as a path, else (in a `use crate::{…}` group) by name.
-            let line = lines
-                .iter()
-                .position(|l| l.contains(&format!("crate::{to}")) || l.contains(&format!("{to}::")))
-                .or_else(|| lines.iter().position(|l| l.contains(to.as_str())))
-                .map_or(0, |i| i + 1);
-            graph.entry(from.clone()).or_default().entry(to).or_insert_with(|| format!("{}:{line}", rel.display()));
+            graph.entry(from.clone()).or_default().entry(to.clone()).or_insert_with(|| {
+                // The first line naming it as a path, else (in a `use crate::{…}` group) by name.
+                let line = lines
+                    .iter()
+                    .position(|l| l.contains(&format!("crate::{to}")) || l.contains(&format!("{to}::")))
+                    .or_else(|| lines.iter().position(|l| l.contains(to.as_str())))
+                    .map_or(0, |i| i + 1);
+                format!("{}:{line}", rel.display())
+            });
         }
     }
     graph
