@@ -163,9 +163,26 @@ pub struct PromptReport {
     pub memory_sizes: Vec<usize>,
     pub scenarios: Vec<Scenario>,
     pub rows: Vec<Row>,
+    /// The same per conversation: pooled rows hide how far a result holds from one to the next.
+    pub per_haystack: Vec<HaystackRow>,
     pub wall_seconds: f64,
     #[serde(skip)]
     pub per_question: Vec<QuestionLine>,
+}
+
+/// One conversation (haystack) in a scenario at a memory size, categories 1–4, strict.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HaystackRow {
+    pub scenario: Scenario,
+    pub memory_tokens: usize,
+    pub haystack: String,
+    pub questions: usize,
+    pub memcc: f64,
+    /// The best of the baselines given MemCC's characters ([`System::same_size`]), and its score.
+    pub best_same_size: (System, f64),
+    pub bm25_sessions_fill: f64,
+    pub ceiling: f64,
 }
 
 /// Per question, scenario and size: what each system scored (for tracing a regression).
@@ -173,6 +190,8 @@ pub struct PromptReport {
 #[serde(rename_all = "camelCase")]
 pub struct QuestionLine {
     pub id: String,
+    /// The conversation (haystack) the question is asked of.
+    pub haystack: String,
     pub category: String,
     pub question: String,
     pub gold: String,
@@ -236,6 +255,8 @@ struct Run<'a> {
     tallies: BTreeMap<Key, Tally>,
     lines: Vec<QuestionLine>,
     keep_prompts: bool,
+    /// The haystack being scored.
+    haystack: String,
 }
 
 impl Run<'_> {
@@ -275,6 +296,7 @@ impl Run<'_> {
         }
         self.lines.push(QuestionLine {
             id: q.id.clone(),
+            haystack: self.haystack.clone(),
             category: q.category.clone(),
             question: q.text.clone(),
             gold: answer.to_string(),
@@ -368,10 +390,12 @@ pub fn run(
         tallies: BTreeMap::new(),
         lines: Vec::new(),
         keep_prompts,
+        haystack: String::new(),
     };
     let steps = haystacks.len() * scenarios.len();
     for (hi, h) in haystacks.iter().enumerate() {
         let corpus = Corpus::new(h)?;
+        run.haystack = h.id.clone();
         for (si, &scenario) in scenarios.iter().enumerate() {
             progress(hi * scenarios.len() + si, steps, &format!("{scenario:?} {}", h.id));
             match scenario {
@@ -389,6 +413,7 @@ pub fn run(
         memory_sizes: sizes.to_vec(),
         scenarios: scenarios.to_vec(),
         rows,
+        per_haystack: per_haystack(&run.lines),
         wall_seconds: started.elapsed().as_secs_f64(),
         per_question: run.lines,
     })
@@ -420,6 +445,41 @@ fn rows(tallies: &BTreeMap<Key, Tally>, exact: bool) -> Vec<Row> {
                 mean_chars: all.mean(all.chars),
                 mean_tokens: all.mean(all.tokens),
                 mean_cl100k: (exact && system == System::Memcc).then(|| all.mean(all.cl100k)),
+            }
+        })
+        .collect()
+}
+
+/// Categories 1–4 of each haystack, from the per-question lines.
+fn per_haystack(lines: &[QuestionLine]) -> Vec<HaystackRow> {
+    type Counts = (usize, BTreeMap<System, usize>);
+    let mut counts: BTreeMap<(Scenario, usize, &str), Counts> = BTreeMap::new();
+    for l in lines.iter().filter(|l| l.category != "5") {
+        let (n, strict) = counts.entry((l.scenario, l.memory_tokens, l.haystack.as_str())).or_default();
+        *n += 1;
+        for &(system, found, _) in &l.results {
+            *strict.entry(system).or_default() += usize::from(found);
+        }
+    }
+    counts
+        .into_iter()
+        .map(|((scenario, memory_tokens, haystack), (n, strict))| {
+            let share = |s: System| strict.get(&s).map_or(0.0, |&k| k as f64 / n as f64);
+            let best_same_size = strict
+                .keys()
+                .filter(|s| s.same_size())
+                .map(|&s| (s, share(s)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap_or((System::Recency, 0.0));
+            HaystackRow {
+                scenario,
+                memory_tokens,
+                haystack: haystack.to_string(),
+                questions: n,
+                memcc: share(System::Memcc),
+                best_same_size,
+                bm25_sessions_fill: share(System::Bm25SessionsFill),
+                ceiling: share(System::Ceiling),
             }
         })
         .collect()
@@ -483,10 +543,11 @@ pub fn markdown(report: &PromptReport) -> String {
     s
 }
 
-/// MemCC beside the best same-size baseline, and beside the ceiling, per memory size.
+/// MemCC beside the best same-size baseline, BM25 sessions filling the size and the ceiling, per
+/// memory size; then the same per conversation.
 fn margins(report: &PromptReport, scenario: Scenario) -> String {
     let mut s = String::from(
-        "\n| memory | MemCC strict 1–4 | best same-size baseline | margin | MemCC / ceiling |\n|---|---|---|---|---|\n",
+        "\n| memory | MemCC strict 1–4 | best same-size baseline | margin | margin over BM25 sessions, full | MemCC / ceiling |\n|---|---|---|---|---|---|\n",
     );
     for &m in &report.memory_sizes {
         let here: Vec<&Row> = report.rows.iter().filter(|r| r.scenario == scenario && r.memory_tokens == m).collect();
@@ -494,16 +555,42 @@ fn margins(report: &PromptReport, scenario: Scenario) -> String {
         let best =
             here.iter().filter(|r| r.system.same_size()).max_by(|a, b| a.cats_1_4.strict.total_cmp(&b.cats_1_4.strict));
         let ceiling = here.iter().find(|r| r.system == System::Ceiling).map_or(0.0, |r| r.cats_1_4.strict);
+        let fill = here.iter().find(|r| r.system == System::Bm25SessionsFill).map_or(0.0, |r| r.cats_1_4.strict);
         if let Some(best) = best {
             s.push_str(&format!(
-                "| {m} | {:.3} | {:.3} ({}) | {:+.3} | {:.2} |\n",
+                "| {m} | {:.3} | {:.3} ({}) | {:+.3} | {:+.3} | {:.2} |\n",
                 memcc.cats_1_4.strict,
                 best.cats_1_4.strict,
                 best.system.label(),
                 memcc.cats_1_4.strict - best.cats_1_4.strict,
-                if ceiling > 0.0 { memcc.cats_1_4.strict / ceiling } else { 0.0 }
+                memcc.cats_1_4.strict - fill,
+                ratio(memcc.cats_1_4.strict, ceiling)
+            ));
+        }
+    }
+    let rows: Vec<&HaystackRow> = report.per_haystack.iter().filter(|r| r.scenario == scenario).collect();
+    if report.haystacks > 1 && !rows.is_empty() {
+        s.push_str(
+            "\nPer conversation (strict 1–4):\n\n| memory | conversation | questions | MemCC | margin over best same-size | \
+             margin over BM25 sessions, full | MemCC / ceiling |\n|---|---|---|---|---|---|---|\n",
+        );
+        for r in rows {
+            s.push_str(&format!(
+                "| {} | {} | {} | {:.3} | {:+.3} ({}) | {:+.3} | {:.2} |\n",
+                r.memory_tokens,
+                r.haystack,
+                r.questions,
+                r.memcc,
+                r.memcc - r.best_same_size.1,
+                r.best_same_size.0.label(),
+                r.memcc - r.bm25_sessions_fill,
+                ratio(r.memcc, r.ceiling)
             ));
         }
     }
     s
+}
+
+fn ratio(x: f64, of: f64) -> f64 {
+    if of > 0.0 { x / of } else { 0.0 }
 }

@@ -215,6 +215,19 @@ fn prompt_bench_scores_memcc_beside_same_size_baselines() {
             }
             assert!(row(System::Bm25SessionsFill).is_some());
             assert_eq!(row(System::MemccExpand).is_some(), scenario == Scenario::LongSession);
+            // Per conversation, the figures add up to the pooled row, weighted by questions.
+            let per: Vec<_> =
+                report.per_haystack.iter().filter(|r| r.scenario == scenario && r.memory_tokens == size).collect();
+            assert!(per.len() > 1, "one row per haystack");
+            let pooled = |f: &dyn Fn(&memcc_bench::prompt::HaystackRow) -> f64| {
+                per.iter().map(|r| f(r) * r.questions as f64).sum::<f64>()
+                    / per.iter().map(|r| r.questions).sum::<usize>() as f64
+            };
+            assert!((pooled(&|r| r.memcc) - memcc.cats_1_4.strict).abs() < 1e-9);
+            assert!((pooled(&|r| r.ceiling) - ceiling.cats_1_4.strict).abs() < 1e-9);
+            let fill = row(System::Bm25SessionsFill).expect("fill row").cats_1_4.strict;
+            assert!((pooled(&|r| r.bm25_sessions_fill) - fill).abs() < 1e-9);
+            assert!(per.iter().all(|r| r.best_same_size.0.same_size()));
         }
     }
     // An earlier session's answer reaches a new session's prompt through memory: the cello
@@ -233,6 +246,7 @@ fn prompt_bench_scores_memcc_beside_same_size_baselines() {
     );
     let md = memcc_bench::prompt::markdown(&report);
     assert!(md.contains("best same-size baseline") && md.contains("ceiling"), "{md}");
+    assert!(md.contains("Per conversation") && md.contains("margin over BM25 sessions, full"), "{md}");
 }
 
 #[test]
