@@ -559,6 +559,33 @@ fn lancedb_backend_recalls_or_is_a_clear_error() {
 }
 
 #[test]
+fn recall_leaves_room_unused_rather_than_show_what_does_not_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    seed(&rt, "main");
+    let filler: Vec<(&str, &str)> = [
+        "The weather in Oslo turned grey again.",
+        "My bicycle chain squeaks on cold mornings.",
+        "We repainted the garden fence last spring.",
+        "The bakery downtown sells rye bread on Tuesdays.",
+        "Our neighbour plays the trombone badly.",
+        "The train to Bergen runs through long tunnels.",
+    ]
+    .iter()
+    .flat_map(|t| [("user", *t), ("assistant", "I see.")])
+    .collect();
+    rt.ingest_summary(&payload("main", "sum_f", 7, &filler)).unwrap();
+    let sections = MemoryBridge::retrieve(&rt, &query("main", "What is Lina allergic to?"), 8_000).unwrap();
+    let recall = &sections.iter().find(|s| s.name == Layer::Recall).expect("recall").body;
+    assert!(recall.contains("peanuts"), "{recall}");
+    // Plenty of room is left, yet records sharing nothing with the question stay out.
+    assert!(estimate_tokens(recall) < 1_000, "{recall}");
+    for unrelated in ["Oslo", "trombone", "Bergen", "rye bread"] {
+        assert!(!recall.contains(unrelated), "{unrelated} shown:\n{recall}");
+    }
+}
+
+#[test]
 fn recall_does_not_repeat_a_summary_and_its_condensed_parent() {
     let dir = tempfile::tempdir().unwrap();
     let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
