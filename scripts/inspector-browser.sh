@@ -5,7 +5,7 @@
 # $CARGO_TARGET_DIR/inspector-screens (or $MEMCC_SCREENSHOTS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/memcc/target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 PLAYWRIGHT_VERSION=1.64.1
 CACHE="$HOME/.cache/memcc/browser"
 CHROMIUM="${MEMCC_CHROMIUM:-$(command -v chromium || true)}"
@@ -17,8 +17,13 @@ if [ ! -d "$CACHE/node_modules/playwright-core" ]; then
   mkdir -p "$CACHE"
   (cd "$CACHE" && npm install --silent --no-audit --no-fund "playwright-core@$PLAYWRIGHT_VERSION")
 fi
-cargo build --locked -q -p memcc-cli
-BIN="$CARGO_TARGET_DIR/debug/memcc"
+# The binary scripts/test.sh's test build made, else one built here.
+if [ -n "${MEMCC_CLI_BIN:-}" ] && [ -x "$MEMCC_CLI_BIN" ]; then
+  BIN="$MEMCC_CLI_BIN"
+else
+  cargo build --locked -q -p memcc-cli
+  BIN="$CARGO_TARGET_DIR/debug/memcc"
+fi
 SHOTS="${MEMCC_SCREENSHOTS:-$CARGO_TARGET_DIR/inspector-screens}"
 mkdir -p "$SHOTS"
 WORK=$(mktemp -d)

@@ -10,6 +10,8 @@
 # with MEMCC_INSTALL_CHECK=1) it also installs the CLI with `cargo install` as the README says.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One target dir for every step below (the scripts they call default to it too).
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # The official Python MCP client for the MCP test (a venv from PyPI, made once).
@@ -36,6 +38,10 @@ if timeout -k 30s "$test_limit" cargo test --workspace --locked; then :; else
   [ "$rc" = 124 ] && echo "FAIL: cargo test ran past $test_limit (MEMCC_TEST_TIMEOUT); a test hangs" >&2
   exit "$rc"
 fi
+# The CLI that build made, for the inspector's test: building `-p memcc-cli` alone resolves
+# features differently from the workspace and would compile MemCC's crates (cold: some
+# registry crates too) a second time.
+export MEMCC_CLI_BIN="$CARGO_TARGET_DIR/debug/memcc"
 # Under CI=true nothing skips: a missing prerequisite fails the run.
 skip() {
   if [ "${CI:-}" = "true" ]; then
