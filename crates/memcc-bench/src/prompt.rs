@@ -178,11 +178,47 @@ pub struct HaystackRow {
     pub memory_tokens: usize,
     pub haystack: String,
     pub questions: usize,
+    #[serde(flatten)]
+    pub standing: Standing,
+}
+
+/// MemCC's strict 1–4 score beside the baselines it is measured against.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Standing {
     pub memcc: f64,
     /// The best of the baselines given MemCC's characters ([`System::same_size`]), and its score.
     pub best_same_size: (System, f64),
     pub bm25_sessions_fill: f64,
     pub ceiling: f64,
+}
+
+impl Standing {
+    /// From each system's score; `None` without MemCC's or any same-size baseline's.
+    fn of(scores: impl IntoIterator<Item = (System, f64)>) -> Option<Self> {
+        let scores: BTreeMap<System, f64> = scores.into_iter().collect();
+        let best_same_size =
+            scores.iter().filter(|(s, _)| s.same_size()).map(|(&s, &x)| (s, x)).max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let score = |s: System| scores.get(&s).copied().unwrap_or(0.0);
+        Some(Standing {
+            memcc: *scores.get(&System::Memcc)?,
+            best_same_size,
+            bm25_sessions_fill: score(System::Bm25SessionsFill),
+            ceiling: score(System::Ceiling),
+        })
+    }
+
+    fn margin(&self) -> f64 {
+        self.memcc - self.best_same_size.1
+    }
+
+    fn margin_over_fill(&self) -> f64 {
+        self.memcc - self.bm25_sessions_fill
+    }
+
+    fn of_ceiling(&self) -> f64 {
+        if self.ceiling > 0.0 { self.memcc / self.ceiling } else { 0.0 }
+    }
 }
 
 /// Per question, scenario and size: what each system scored (for tracing a regression).
@@ -463,24 +499,9 @@ fn per_haystack(lines: &[QuestionLine]) -> Vec<HaystackRow> {
     }
     counts
         .into_iter()
-        .map(|((scenario, memory_tokens, haystack), (n, strict))| {
-            let share = |s: System| strict.get(&s).map_or(0.0, |&k| k as f64 / n as f64);
-            let best_same_size = strict
-                .keys()
-                .filter(|s| s.same_size())
-                .map(|&s| (s, share(s)))
-                .max_by(|a, b| a.1.total_cmp(&b.1))
-                .unwrap_or((System::Recency, 0.0));
-            HaystackRow {
-                scenario,
-                memory_tokens,
-                haystack: haystack.to_string(),
-                questions: n,
-                memcc: share(System::Memcc),
-                best_same_size,
-                bm25_sessions_fill: share(System::Bm25SessionsFill),
-                ceiling: share(System::Ceiling),
-            }
+        .filter_map(|((scenario, memory_tokens, haystack), (n, strict))| {
+            let standing = Standing::of(strict.into_iter().map(|(s, k)| (s, k as f64 / n as f64)))?;
+            Some(HaystackRow { scenario, memory_tokens, haystack: haystack.to_string(), questions: n, standing })
         })
         .collect()
 }
@@ -550,21 +571,16 @@ fn margins(report: &PromptReport, scenario: Scenario) -> String {
         "\n| memory | MemCC strict 1–4 | best same-size baseline | margin | margin over BM25 sessions, full | MemCC / ceiling |\n|---|---|---|---|---|---|\n",
     );
     for &m in &report.memory_sizes {
-        let here: Vec<&Row> = report.rows.iter().filter(|r| r.scenario == scenario && r.memory_tokens == m).collect();
-        let Some(memcc) = here.iter().find(|r| r.system == System::Memcc) else { continue };
-        let best =
-            here.iter().filter(|r| r.system.same_size()).max_by(|a, b| a.cats_1_4.strict.total_cmp(&b.cats_1_4.strict));
-        let ceiling = here.iter().find(|r| r.system == System::Ceiling).map_or(0.0, |r| r.cats_1_4.strict);
-        let fill = here.iter().find(|r| r.system == System::Bm25SessionsFill).map_or(0.0, |r| r.cats_1_4.strict);
-        if let Some(best) = best {
+        let here = report.rows.iter().filter(|r| r.scenario == scenario && r.memory_tokens == m);
+        if let Some(st) = Standing::of(here.map(|r| (r.system, r.cats_1_4.strict))) {
             s.push_str(&format!(
                 "| {m} | {:.3} | {:.3} ({}) | {:+.3} | {:+.3} | {:.2} |\n",
-                memcc.cats_1_4.strict,
-                best.cats_1_4.strict,
-                best.system.label(),
-                memcc.cats_1_4.strict - best.cats_1_4.strict,
-                memcc.cats_1_4.strict - fill,
-                ratio(memcc.cats_1_4.strict, ceiling)
+                st.memcc,
+                st.best_same_size.1,
+                st.best_same_size.0.label(),
+                st.margin(),
+                st.margin_over_fill(),
+                st.of_ceiling()
             ));
         }
     }
@@ -575,22 +591,19 @@ fn margins(report: &PromptReport, scenario: Scenario) -> String {
              margin over BM25 sessions, full | MemCC / ceiling |\n|---|---|---|---|---|---|---|\n",
         );
         for r in rows {
+            let st = &r.standing;
             s.push_str(&format!(
                 "| {} | {} | {} | {:.3} | {:+.3} ({}) | {:+.3} | {:.2} |\n",
                 r.memory_tokens,
                 r.haystack,
                 r.questions,
-                r.memcc,
-                r.memcc - r.best_same_size.1,
-                r.best_same_size.0.label(),
-                r.memcc - r.bm25_sessions_fill,
-                ratio(r.memcc, r.ceiling)
+                st.memcc,
+                st.margin(),
+                st.best_same_size.0.label(),
+                st.margin_over_fill(),
+                st.of_ceiling()
             ));
         }
     }
     s
-}
-
-fn ratio(x: f64, of: f64) -> f64 {
-    if of > 0.0 { x / of } else { 0.0 }
 }

@@ -223,11 +223,11 @@ fn prompt_bench_scores_memcc_beside_same_size_baselines() {
                 per.iter().map(|r| f(r) * r.questions as f64).sum::<f64>()
                     / per.iter().map(|r| r.questions).sum::<usize>() as f64
             };
-            assert!((pooled(&|r| r.memcc) - memcc.cats_1_4.strict).abs() < 1e-9);
-            assert!((pooled(&|r| r.ceiling) - ceiling.cats_1_4.strict).abs() < 1e-9);
+            assert!((pooled(&|r| r.standing.memcc) - memcc.cats_1_4.strict).abs() < 1e-9);
+            assert!((pooled(&|r| r.standing.ceiling) - ceiling.cats_1_4.strict).abs() < 1e-9);
             let fill = row(System::Bm25SessionsFill).expect("fill row").cats_1_4.strict;
-            assert!((pooled(&|r| r.bm25_sessions_fill) - fill).abs() < 1e-9);
-            assert!(per.iter().all(|r| r.best_same_size.0.same_size()));
+            assert!((pooled(&|r| r.standing.bm25_sessions_fill) - fill).abs() < 1e-9);
+            assert!(per.iter().all(|r| r.standing.best_same_size.0.same_size()));
         }
     }
     // An earlier session's answer reaches a new session's prompt through memory: the cello
