@@ -12,14 +12,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # One target dir for every step below (the scripts they call default to it too).
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+# Each step says how long it took, so a slow CI run shows where its time went.
+step_start=$SECONDS
+took() {
+  echo "==> $1: $((SECONDS - step_start)) s (${SECONDS} s in all)"
+  step_start=$SECONDS
+}
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+took "fmt and clippy"
 # The official Python MCP client for the MCP test (a venv from PyPI, made once).
 if MCP_PY=$(bash scripts/mcp-client.sh); then
   export MEMCC_MCP_PYTHON="$MCP_PY"
 else
   echo "WARN: no Python MCP client; the MCP test will skip (and fail under CI=true)" >&2
 fi
+took "the MCP client"
 # A throwaway PostgreSQL with pgvector for the PostgreSQL backend's tests.
 if [ -z "${MEMCC_TEST_PG_URL:-}" ]; then
   pg_dir="$(mktemp -d)"
@@ -30,6 +38,7 @@ if [ -z "${MEMCC_TEST_PG_URL:-}" ]; then
     echo "WARN: no PostgreSQL server; the PostgreSQL tests will skip (and fail under CI=true)" >&2
   fi
 fi
+took "PostgreSQL"
 # A test that hangs (a server gone silent) fails the run with a message instead of holding it
 # until CI's limit; the bound covers compiling too (about 10 minutes on a clean 2-core machine).
 test_limit="${MEMCC_TEST_TIMEOUT:-45m}"
@@ -38,6 +47,7 @@ if timeout -k 30s "$test_limit" cargo test --workspace --locked; then :; else
   [ "$rc" = 124 ] && echo "FAIL: cargo test ran past $test_limit (MEMCC_TEST_TIMEOUT); a test hangs" >&2
   exit "$rc"
 fi
+took "cargo test (build and run)"
 # The CLI that build made, for the inspector's test: building `-p memcc-cli` alone resolves
 # features differently from the workspace and would compile MemCC's crates (cold: some
 # registry crates too) a second time.
@@ -60,6 +70,7 @@ if [ "${CI:-}" = "true" ] || [ "${MEMCC_INSTALL_CHECK:-0}" = "1" ]; then
   "$root/bin/memcc" --home "$root/home" --embedding-model hashing demo >"$root/demo.txt"
   grep -q "LH 1174" "$root/demo.txt" || { echo "FAIL: the cargo-installed memcc did not run its demo" >&2; exit 1; }
   rm -rf "$root"
+  took "cargo install check"
 else
   echo "SKIP: cargo install check (CI=true or MEMCC_INSTALL_CHECK=1 runs it)"
 fi
@@ -69,6 +80,7 @@ elif ! command -v npm >/dev/null 2>&1; then
   skip "OpenClaw end-to-end test (npm not found; it installs Node 24 and openclaw from npm)"
 else
   bash scripts/e2e-openclaw.sh
+  took "OpenClaw end to end (addon build included)"
 fi
 # The inspector (memcc ui) in a real headless Chromium.
 if ! command -v chromium >/dev/null 2>&1; then
@@ -77,4 +89,5 @@ elif ! command -v npm >/dev/null 2>&1; then
   skip "inspector browser test (npm not found; it installs playwright-core from npm)"
 else
   bash scripts/inspector-browser.sh
+  took "inspector in Chromium"
 fi
