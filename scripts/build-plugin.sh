@@ -2,10 +2,9 @@
 # Build the native addon (release, debug info stripped: ~9 MB instead of ~54 MB) into
 # plugin/memcc.node, so the plugin directory is installable from source:
 #   openclaw plugins install -l plugin --force --accept-capabilities
-# `--with-cli` builds the memcc CLI in the same cargo invocation. Cargo compiles dependencies
-# once per feature set, and the addon's set differs from the CLI's (serde, http, tracing…), so
-# two separate release builds compile most dependencies twice (~20 min on 2 cores instead of
-# ~10); one invocation shares them.
+# `--with-cli` builds the memcc CLI in the same cargo invocation. (Cargo compiles a dependency
+# once per feature set; crates/memcc-workspace-hack pins one set for every crate, so a later
+# CLI build, `cargo install` included, reuses what this one compiled.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"

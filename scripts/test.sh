@@ -78,9 +78,9 @@ else
   took "inspector in Chromium"
 fi
 # The CLI as a user installs it: `cargo install --path crates/memcc-cli` into a throwaway root,
-# then the demo. Last, in the target dir the addon's release build used: the registry crates
-# whose features the CLI and the addon resolve alike (SQLite's C build among them) are reused
-# (clean 2-core machine: 391 s instead of 603 s in a target dir of its own).
+# then the demo. Last, in the target dir the addon's release build used: crates/memcc-workspace-hack
+# makes the CLI and the addon resolve the same dependency features, so it compiles only what the
+# CLI adds (its servers, the bench, clap) and reuses the rest, MemCC's library crates included.
 if [ "${CI:-}" = "true" ] || [ "${MEMCC_INSTALL_CHECK:-0}" = "1" ]; then
   root="$(mktemp -d)"
   CARGO_TARGET_DIR="${MEMCC_INSTALL_TARGET:-$CARGO_TARGET_DIR}" \
