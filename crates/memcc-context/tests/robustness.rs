@@ -428,10 +428,19 @@ fn summaries_memory_missed_are_delivered_from_the_outbox() {
     assert!(bridge.got.lock().unwrap().is_empty());
     let waiting = engine.stats(Some("o".into())).unwrap().pending_memory_handoffs;
     assert_eq!(waiting as usize, summaries.len(), "every committed summary waits in the outbox");
-    // Memory is back; the next compaction, once the back-off has passed, delivers them all.
+    // Memory is back; a compaction once the back-off has passed delivers them all. The back-off
+    // doubles with each failed try of the oldest hand-off, so how long it is depends on how long
+    // the loop above took (seconds on a loaded machine): compact until it is past, within a bound.
     bridge.down.store(false, Ordering::SeqCst);
-    std::thread::sleep(std::time::Duration::from_millis(1_100));
-    engine.compact("o", 2_000, false).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        engine.compact("o", 2_000, false).unwrap();
+        let pending = engine.stats(Some("o".into())).unwrap().pending_memory_handoffs;
+        if pending == 0 || std::time::Instant::now() > deadline {
+            break;
+        }
+    }
     let mut got = bridge.got.lock().unwrap().clone();
     let delivered = got.len();
     got.sort();
