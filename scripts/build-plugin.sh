@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the native addon (release, debug info stripped: ~9 MB instead of ~54 MB) into
+# Build the native addon (release, debug info stripped: ~14 MB instead of ~70 MB) into
 # plugin/memcc.node, so the plugin directory is installable from source:
 #   openclaw plugins install -l plugin --force --accept-capabilities
 # `--with-cli` builds the memcc CLI in the same cargo invocation. (Cargo compiles a dependency
