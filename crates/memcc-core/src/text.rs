@@ -19,10 +19,19 @@ pub fn is_cjk_letter(c: char) -> bool {
 }
 
 /// The string to store in an FTS5 column for `text`.
+///
+/// A word written with hyphens is also stored joined (`de-stress` → `de-stress destress`), since
+/// people write compounds either way ("destress", "roadtrip") and the tokenizer splits at the
+/// hyphen. The joined form follows the parts, so a phrase query for the parts still matches.
 pub fn fts_document(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 2);
     let mut run: Vec<char> = Vec::new();
-    for c in text.chars() {
+    let mut compound = Compound::default();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if let Some(joined) = compound.step(c, chars.peek().copied()) {
+            push_word(&mut out, &joined);
+        }
         if is_cjk_letter(c) {
             run.push(c);
         } else {
@@ -31,7 +40,66 @@ pub fn fts_document(text: &str) -> String {
         }
     }
     flush_run(&mut run, &mut out);
+    if let Some(joined) = compound.finish() {
+        push_word(&mut out, &joined);
+    }
     out
+}
+
+/// Whether `c` separates words wherever it stands: a joined form can be written before it.
+fn ends_word(c: char) -> bool {
+    c.is_whitespace()
+        || c.is_ascii_punctuation()
+        || is_cjk_letter(c)
+        // General, CJK and full-width punctuation (curly quotes, dashes, "，", "。").
+        || matches!(c as u32, 0x2000..=0x206F | 0x3000..=0x303F | 0xFF00..=0xFF0F | 0xFF1A..=0xFF20)
+}
+
+fn push_word(out: &mut String, word: &str) {
+    out.push(' ');
+    out.push_str(word);
+    out.push(' ');
+}
+
+/// A hyphenated word being read, character by character: letters (not CJK) joined by single
+/// hyphens. Digits, doubled or dangling hyphens end it (`covid-19` and `2023-05-08` are not
+/// compounds of words).
+#[derive(Default)]
+struct Compound {
+    letters: String,
+    hyphens: usize,
+    /// The last character was a letter of this word (not its hyphen).
+    in_letters: bool,
+}
+
+impl Compound {
+    /// Read `c` (followed by `next`); the joined word when `c` ends a hyphenated one.
+    fn step(&mut self, c: char, next: Option<char>) -> Option<String> {
+        let letter = |c: char| c.is_alphabetic() && !is_cjk_letter(c);
+        if letter(c) {
+            self.letters.push(c);
+            self.in_letters = true;
+            None
+        } else if c == '-' && self.in_letters && next.is_some_and(letter) {
+            self.hyphens += 1;
+            self.in_letters = false;
+            None
+        } else if ends_word(c) {
+            self.finish()
+        } else {
+            // A digit or a mark inside the word: not a compound of words, and writing the
+            // joined form here would split the token it is in.
+            *self = Compound::default();
+            None
+        }
+    }
+
+    /// The word ended: its joined form when it had hyphens; reading starts afresh.
+    fn finish(&mut self) -> Option<String> {
+        let joined = (self.hyphens > 0).then(|| std::mem::take(&mut self.letters));
+        *self = Compound::default();
+        joined
+    }
 }
 
 fn flush_run(run: &mut Vec<char>, out: &mut String) {
@@ -438,6 +506,34 @@ mod tests {
     fn cjk_runs_become_bigrams_plus_last_char() {
         assert_eq!(fts_document("北京大学").trim(), "北京 京大 大学 学");
         assert_eq!(fts_document("I live in 北京.").trim(), "I live in  北京 京 .");
+    }
+
+    #[test]
+    fn hyphenated_words_are_also_stored_joined() {
+        assert_eq!(fts_document("time to de-stress!"), "time to de-stress destress !");
+        assert_eq!(fts_document("my mother-in-law"), "my mother-in-law motherinlaw ");
+        // Numbers, dangling and doubled hyphens are not compounds of words.
+        assert_eq!(fts_document("covid-19 on 2023-05-08"), "covid-19 on 2023-05-08");
+        assert_eq!(fts_document("pre- and post--war"), "pre- and post--war");
+        assert_eq!(fts_document("A-a0 x-y’s"), "A-a0 x-y xy ’s");
+        // A CJK run ends the word before it.
+        assert_eq!(fts_document("e-mail北京").trim(), "e-mail email  北京 京");
+    }
+
+    proptest::proptest! {
+        /// Indexing only adds: the words of a text are, in order, among the words of its
+        /// document, and a hyphenated word's joined form is there too.
+        #[test]
+        fn the_document_keeps_every_word(text in "[a-zA-Z0-9 ,.'’é\u{301}北京-]{0,60}") {
+            let words = |t: &str| -> Vec<String> {
+                terms(t).into_iter().filter_map(|t| match t { Term::Word(w) => Some(w), Term::Cjk(_) => None }).collect()
+            };
+            let doc = words(&fts_document(&text));
+            let mut rest = doc.iter();
+            for w in words(&text) {
+                proptest::prop_assert!(rest.any(|d| *d == w), "{w:?} of {text:?} missing from {doc:?}");
+            }
+        }
     }
 
     #[test]
