@@ -65,6 +65,10 @@ pub struct QuestionResult {
     pub gold_turns: Vec<String>,
     pub ranked_sessions: Vec<String>,
     pub ranked_turns: Vec<String>,
+    /// Per gold session (in `gold_sessions` order), its place among the distinct sessions of all
+    /// the hits (1 = first), or `None` when no hit reaches it: a miss that reordering the hits
+    /// could mend, or one that needs other candidates.
+    pub gold_session_ranks: Vec<Option<usize>>,
     /// (k, [session recall_all, session recall_any, session ndcg, turn recall_all, turn recall_any, turn ndcg])
     pub scores: Vec<(usize, [f64; 6])>,
 }
@@ -181,6 +185,8 @@ pub struct Report {
     /// (see [`best_of_retrievers`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub best_of_retrievers: Option<Aggregate>,
+    /// Per mode, where the gold sessions of its session R_all@5 misses stand (see [`SessionMisses`]).
+    pub session_misses: Vec<(Mode, SessionMisses)>,
     pub wall_seconds: f64,
     #[serde(skip)]
     pub per_question: Vec<QuestionResult>,
@@ -359,6 +365,7 @@ fn ask(
             form: QuestionForm::of(&q.text, q.as_of),
             gold_sessions: gs.iter().cloned().collect(),
             gold_turns: gt.iter().cloned().collect(),
+            gold_session_ranks: gs.iter().map(|g| sessions.iter().position(|s| s == g).map(|i| i + 1)).collect(),
             ranked_sessions: sessions.into_iter().take(10).collect(),
             ranked_turns: turns.into_iter().take(10).collect(),
             scores,
@@ -471,9 +478,42 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
         skipped_modes,
         modes: mode_reports,
         best_of_retrievers: best_of_retrievers(&per_question),
+        session_misses: modes.iter().map(|&m| (m, SessionMisses::of(m, &per_question))).collect(),
         wall_seconds: started.elapsed().as_secs_f64(),
         per_question,
     })
+}
+
+/// The questions a mode missed at session R_all@5, by where the worst-placed gold session stands
+/// among the distinct sessions of the hits: just past the cut (6–10: a better order of the same
+/// hits would mend them), further down, or in no hit (other candidates are needed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SessionMisses {
+    pub misses: usize,
+    pub within_10: usize,
+    pub beyond_10: usize,
+    pub not_found: usize,
+    /// Misses with more gold sessions than the cut holds: no ranking can mend them.
+    pub more_than_5_gold: usize,
+}
+
+impl SessionMisses {
+    pub fn of(mode: Mode, per_question: &[QuestionResult]) -> Self {
+        let mut out = SessionMisses::default();
+        let missed = |r: &&QuestionResult| r.scores.iter().any(|(k, s)| *k == 5 && s[0] < 1.0);
+        for r in per_question.iter().filter(|r| r.mode == mode).filter(missed) {
+            out.misses += 1;
+            if r.gold_sessions.len() > 5 {
+                out.more_than_5_gold += 1;
+            }
+            match r.gold_session_ranks.iter().try_fold(0, |worst, rank| rank.map(|r| r.max(worst))) {
+                None => out.not_found += 1,
+                Some(worst) if worst <= 10 => out.within_10 += 1,
+                Some(_) => out.beyond_10 += 1,
+            }
+        }
+        out
+    }
 }
 
 /// Per question, each score the best that `full`, `full-bm25` or `full-dense` reached; `None`
@@ -595,6 +635,17 @@ pub fn markdown(report: &Report) -> String {
             a.at(10, 4)
         ));
     }
+    s.push_str(
+        "\nSession R_all@5 misses by where the worst-placed gold session stands among the hits' sessions \
+         (6–10: the same hits in a better order would mend them; none: no hit reaches it)\n\n\
+         | mode | misses | at 6–10 | beyond 10 | in no hit | more than 5 gold sessions |\n|---|---|---|---|---|---|\n",
+    );
+    for (mode, m) in &report.session_misses {
+        s.push_str(&format!(
+            "| {mode:?} | {} | {} | {} | {} | {} |\n",
+            m.misses, m.within_10, m.beyond_10, m.not_found, m.more_than_5_gold
+        ));
+    }
     for skipped in &report.skipped_modes {
         s.push_str(&format!("\nskipped: {skipped}"));
     }
@@ -623,4 +674,41 @@ pub fn markdown(report: &Report) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(id: &str, mode: Mode, gold: &[&str], ranks: &[Option<usize>], hit_at_5: bool) -> QuestionResult {
+        let all = if hit_at_5 { 1.0 } else { 0.0 };
+        QuestionResult {
+            id: id.into(),
+            category: "1".into(),
+            mode,
+            form: QuestionForm::Other,
+            gold_sessions: gold.iter().map(|s| s.to_string()).collect(),
+            gold_turns: Vec::new(),
+            ranked_sessions: Vec::new(),
+            ranked_turns: Vec::new(),
+            gold_session_ranks: ranks.to_vec(),
+            scores: vec![(5, [all, 1.0, 1.0, 0.0, 0.0, 0.0])],
+        }
+    }
+
+    #[test]
+    fn session_misses_are_split_by_where_the_worst_gold_session_stands() {
+        let rows = [
+            result("hit", Mode::Full, &["S1", "S2"], &[Some(1), Some(3)], true),
+            result("near", Mode::Full, &["S1", "S2"], &[Some(2), Some(7)], false),
+            result("far", Mode::Full, &["S1", "S2"], &[Some(12), Some(1)], false),
+            result("lost", Mode::Full, &["S1", "S2"], &[Some(1), None], false),
+            result("wide", Mode::Full, &["S1", "S2", "S3", "S4", "S5", "S6"], &[Some(1); 6], false),
+            result("other mode", Mode::FullBm25, &["S1"], &[None], false),
+        ];
+        let m = SessionMisses::of(Mode::Full, &rows);
+        assert_eq!(m, SessionMisses { misses: 4, within_10: 2, beyond_10: 1, not_found: 1, more_than_5_gold: 1 });
+        assert_eq!(SessionMisses::of(Mode::FullBm25, &rows).not_found, 1);
+        assert_eq!(SessionMisses::of(Mode::Dense, &rows), SessionMisses::default());
+    }
 }
