@@ -500,15 +500,19 @@ pub struct SessionMisses {
 impl SessionMisses {
     pub fn of(mode: Mode, per_question: &[QuestionResult]) -> Self {
         let mut out = SessionMisses::default();
-        let missed = |r: &&QuestionResult| r.scores.iter().any(|(k, s)| *k == 5 && s[0] < 1.0);
-        for r in per_question.iter().filter(|r| r.mode == mode).filter(missed) {
+        for r in per_question.iter().filter(|r| r.mode == mode) {
+            // The worst gold session's place decides session R_all@5 too: a miss is one past 5th.
+            let worst = r.gold_session_ranks.iter().try_fold(0, |worst, rank| rank.map(|r| r.max(worst)));
+            if worst.is_some_and(|w| w <= 5) {
+                continue;
+            }
             out.misses += 1;
             if r.gold_sessions.len() > 5 {
                 out.more_than_5_gold += 1;
             }
-            match r.gold_session_ranks.iter().try_fold(0, |worst, rank| rank.map(|r| r.max(worst))) {
+            match worst {
                 None => out.not_found += 1,
-                Some(worst) if worst <= 10 => out.within_10 += 1,
+                Some(w) if w <= 10 => out.within_10 += 1,
                 Some(_) => out.beyond_10 += 1,
             }
         }
@@ -680,8 +684,7 @@ pub fn markdown(report: &Report) -> String {
 mod tests {
     use super::*;
 
-    fn result(id: &str, mode: Mode, gold: &[&str], ranks: &[Option<usize>], hit_at_5: bool) -> QuestionResult {
-        let all = if hit_at_5 { 1.0 } else { 0.0 };
+    fn result(id: &str, mode: Mode, gold: &[&str], ranks: &[Option<usize>]) -> QuestionResult {
         QuestionResult {
             id: id.into(),
             category: "1".into(),
@@ -692,19 +695,19 @@ mod tests {
             ranked_sessions: Vec::new(),
             ranked_turns: Vec::new(),
             gold_session_ranks: ranks.to_vec(),
-            scores: vec![(5, [all, 1.0, 1.0, 0.0, 0.0, 0.0])],
+            scores: Vec::new(),
         }
     }
 
     #[test]
     fn session_misses_are_split_by_where_the_worst_gold_session_stands() {
         let rows = [
-            result("hit", Mode::Full, &["S1", "S2"], &[Some(1), Some(3)], true),
-            result("near", Mode::Full, &["S1", "S2"], &[Some(2), Some(7)], false),
-            result("far", Mode::Full, &["S1", "S2"], &[Some(12), Some(1)], false),
-            result("lost", Mode::Full, &["S1", "S2"], &[Some(1), None], false),
-            result("wide", Mode::Full, &["S1", "S2", "S3", "S4", "S5", "S6"], &[Some(1); 6], false),
-            result("other mode", Mode::FullBm25, &["S1"], &[None], false),
+            result("hit", Mode::Full, &["S1", "S2"], &[Some(1), Some(5)]),
+            result("near", Mode::Full, &["S1", "S2"], &[Some(2), Some(7)]),
+            result("far", Mode::Full, &["S1", "S2"], &[Some(12), Some(1)]),
+            result("lost", Mode::Full, &["S1", "S2"], &[Some(1), None]),
+            result("wide", Mode::Full, &["S1", "S2", "S3", "S4", "S5", "S6"], &[1, 2, 3, 4, 5, 6].map(Some)),
+            result("other mode", Mode::FullBm25, &["S1"], &[None]),
         ];
         let m = SessionMisses::of(Mode::Full, &rows);
         assert_eq!(m, SessionMisses { misses: 4, within_10: 2, beyond_10: 1, not_found: 1, more_than_5_gold: 1 });
