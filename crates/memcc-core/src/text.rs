@@ -67,7 +67,7 @@ fn push_word(out: &mut String, word: &str) {
 #[derive(Default)]
 struct Compound {
     letters: String,
-    hyphens: usize,
+    hyphenated: bool,
     /// The last character was a letter of this word (not its hyphen).
     in_letters: bool,
 }
@@ -81,7 +81,7 @@ impl Compound {
             self.in_letters = true;
             None
         } else if c == '-' && self.in_letters && next.is_some_and(letter) {
-            self.hyphens += 1;
+            self.hyphenated = true;
             self.in_letters = false;
             None
         } else if ends_word(c) {
@@ -96,7 +96,7 @@ impl Compound {
 
     /// The word ended: its joined form when it had hyphens; reading starts afresh.
     fn finish(&mut self) -> Option<String> {
-        let joined = (self.hyphens > 0).then(|| std::mem::take(&mut self.letters));
+        let joined = self.hyphenated.then(|| std::mem::take(&mut self.letters));
         *self = Compound::default();
         joined
     }
