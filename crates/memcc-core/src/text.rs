@@ -18,6 +18,11 @@ pub fn is_cjk_letter(c: char) -> bool {
         | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
+/// Which rules [`fts_document`] follows. Bump it whenever they change what is stored: a store
+/// whose full-text index was written under another version rebuilds it when opened, so an
+/// upgrade reaches the records written before it (1: hyphenated words also stored joined).
+pub const FTS_DOCUMENT_VERSION: u32 = 1;
+
 /// The string to store in an FTS5 column for `text`.
 ///
 /// A word written with hyphens is also stored joined (`de-stress` → `de-stress destress`), since

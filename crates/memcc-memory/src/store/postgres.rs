@@ -29,7 +29,7 @@ use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::record::{MemoryRecord, RecordKind, Triple, content_hash};
 use crate::vector::{VectorHit, VectorRow, VectorStore};
 use memcc_core::period::Period;
-use memcc_core::text::{Term, fts_document, rendered_terms};
+use memcc_core::text::{FTS_DOCUMENT_VERSION, Term, fts_document, rendered_terms};
 use memcc_core::time::now_ms;
 
 /// Connections kept open: the retrieval layers run side by side.
@@ -410,7 +410,42 @@ fn migrate(tx: &mut Transaction<'_>) -> Result<()> {
         tx.execute("DELETE FROM memcc_schema", &[])?;
         tx.execute("INSERT INTO memcc_schema (version) VALUES ($1)", &[&PG_SCHEMA_VERSION])?;
     }
+    refresh_full_text(tx)?;
     Ok(())
+}
+
+/// Rewrite every record's `fts` when it was written under another [`FTS_DOCUMENT_VERSION`] (a
+/// database from before the version was kept counts as older), inside the migration's
+/// transaction and lock, so concurrent openers do it once and readers see old or new.
+fn refresh_full_text(tx: &mut Transaction<'_>) -> Result<usize> {
+    let current = FTS_DOCUMENT_VERSION.to_string();
+    let written: Option<String> =
+        tx.query_opt("SELECT value FROM meta WHERE key = 'fts_document'", &[])?.map(|r| r.try_get(0)).transpose()?;
+    if written.as_deref() == Some(current.as_str()) {
+        return Ok(0);
+    }
+    let rows = tx.query("SELECT id, text FROM records ORDER BY id", &[])?;
+    let update = tx.prepare(
+        "UPDATE records r SET fts = to_tsvector($1::text::regconfig, u.doc)
+           FROM unnest($2::bigint[], $3::text[]) AS u(id, doc) WHERE r.id = u.id",
+    )?;
+    for batch in rows.chunks(500) {
+        let mut ids = Vec::with_capacity(batch.len());
+        let mut docs = Vec::with_capacity(batch.len());
+        for row in batch {
+            ids.push(row.try_get::<_, i64>(0)?);
+            docs.push(fts_document(row.try_get::<_, &str>(1)?));
+        }
+        tx.execute(&update, &[&TS_CONFIG, &ids, &docs])?;
+    }
+    tx.execute(
+        "INSERT INTO meta (key, value) VALUES ('fts_document', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        &[&current],
+    )?;
+    if !rows.is_empty() {
+        tracing::info!(records = rows.len(), version = FTS_DOCUMENT_VERSION, "full-text index rebuilt");
+    }
+    Ok(rows.len())
 }
 
 const RECORD_SELECT: &str = "SELECT id, agent_id, wing, room, kind, text, source_summary_ids::text,

@@ -41,6 +41,7 @@ impl SqliteStore {
     pub fn open(path: &Path) -> Result<Self> {
         let mut writer = memcc_core::sqlite::open_writer(path)?;
         schema::migrate(&mut writer)?;
+        schema::refresh_full_text(&mut writer)?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
             let r =

@@ -952,3 +952,65 @@ fn a_chinese_question_finds_its_words_in_any_order() {
         assert!(hits.first().is_some_and(|h| h.text.contains(want)), "{question}: {hits:#?}");
     }
 }
+
+/// Rewrite the full-text index of `dir`'s store as a MemCC from before the index kept its
+/// version would have (the raw text, no joined compounds), optionally forgetting the version.
+/// Returns how many records "roadtrip" then matches in the index itself.
+fn index_as_older_rules_did(dir: &tempfile::TempDir, forget_version: bool) -> i64 {
+    match BACKEND {
+        Backend::Sqlite => {
+            let db = rusqlite::Connection::open(dir.path().join("memory.db")).unwrap();
+            db.execute_batch(
+                "INSERT INTO records_fts (records_fts) VALUES ('delete-all');
+                 INSERT INTO records_fts (rowid, body) SELECT id, text FROM records;",
+            )
+            .unwrap();
+            if forget_version {
+                db.execute("DELETE FROM meta WHERE key = 'fts_document'", []).unwrap();
+            }
+            db.query_row("SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH 'roadtrip'", [], |r| r.get(0))
+                .unwrap()
+        }
+        Backend::Postgres => {
+            let config = super::configure(BACKEND, dir, MemoryConfig::default()).unwrap();
+            let mut db = postgres::Client::connect(config.postgres_url.as_deref().unwrap(), postgres::NoTls).unwrap();
+            db.batch_execute("UPDATE records SET fts = to_tsvector('english', text)").unwrap();
+            if forget_version {
+                db.batch_execute("DELETE FROM meta WHERE key = 'fts_document'").unwrap();
+            }
+            db.query_one("SELECT COUNT(*) FROM records WHERE fts @@ to_tsquery('english', 'roadtrip')", &[])
+                .unwrap()
+                .get(0)
+        }
+    }
+}
+
+#[test]
+fn a_store_indexed_under_older_full_text_rules_is_reindexed_when_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let said = "We planned a road-trip along the coast for May.";
+    let finds = |rt: &MemoryRuntime, q: &str| -> bool {
+        rt.search_with("main", q, None, None, 5, memcc_memory::SearchMode::Lexical)
+            .unwrap()
+            .iter()
+            .any(|h| h.text == said)
+    };
+    {
+        let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+        rt.add("main", said, RecordKind::Fact, false, None).unwrap();
+        rt.add("main", "Another note about the coast.", RecordKind::Fact, false, None).unwrap();
+        assert!(finds(&rt, "roadtrip"), "written under today's rules, the compound is found joined");
+    }
+    // An index already current is not rebuilt on open (that would cost every start).
+    assert_eq!(index_as_older_rules_did(&dir, false), 0);
+    {
+        let rt = runtime(&dir, MemoryConfig::default()).unwrap();
+        assert!(!finds(&rt, "roadtrip"), "the version said current, so the index was left as it was");
+    }
+    // A store from before the version was kept is reindexed once, losing nothing.
+    assert_eq!(index_as_older_rules_did(&dir, true), 0);
+    let rt = runtime(&dir, MemoryConfig::default()).unwrap();
+    assert!(finds(&rt, "roadtrip"), "reindexed under today's rules");
+    assert!(finds(&rt, "road trip"), "the parts still match");
+    assert_eq!(rt.stats().unwrap().records, 2);
+}
