@@ -424,28 +424,34 @@ fn refresh_full_text(tx: &mut Transaction<'_>) -> Result<usize> {
     if written.as_deref() == Some(current.as_str()) {
         return Ok(0);
     }
-    let rows = tx.query("SELECT id, text FROM records ORDER BY id", &[])?;
+    // A page at a time, so a large store is never held in memory whole.
+    let page = tx.prepare("SELECT id, text FROM records WHERE id > $1 ORDER BY id LIMIT 500")?;
     let update = tx.prepare(
         "UPDATE records r SET fts = to_tsvector($1::text::regconfig, u.doc)
            FROM unnest($2::bigint[], $3::text[]) AS u(id, doc) WHERE r.id = u.id",
     )?;
-    for batch in rows.chunks(500) {
-        let mut ids = Vec::with_capacity(batch.len());
-        let mut docs = Vec::with_capacity(batch.len());
-        for row in batch {
+    let (mut after, mut indexed) = (0_i64, 0_usize);
+    loop {
+        let rows = tx.query(&page, &[&after])?;
+        let Some(last) = rows.last() else { break };
+        after = last.try_get(0)?;
+        let mut ids = Vec::with_capacity(rows.len());
+        let mut docs = Vec::with_capacity(rows.len());
+        for row in &rows {
             ids.push(row.try_get::<_, i64>(0)?);
             docs.push(fts_document(row.try_get::<_, &str>(1)?));
         }
         tx.execute(&update, &[&TS_CONFIG, &ids, &docs])?;
+        indexed += rows.len();
     }
     tx.execute(
         "INSERT INTO meta (key, value) VALUES ('fts_document', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
         &[&current],
     )?;
-    if !rows.is_empty() {
-        tracing::info!(records = rows.len(), version = FTS_DOCUMENT_VERSION, "full-text index rebuilt");
+    if indexed > 0 {
+        tracing::info!(records = indexed, version = FTS_DOCUMENT_VERSION, "full-text index rebuilt");
     }
-    Ok(rows.len())
+    Ok(indexed)
 }
 
 const RECORD_SELECT: &str = "SELECT id, agent_id, wing, room, kind, text, source_summary_ids::text,

@@ -996,9 +996,24 @@ fn a_store_indexed_under_older_full_text_rules_is_reindexed_when_opened() {
             .any(|h| h.text == said)
     };
     {
+        use memcc_memory::record::NewRecord;
+        use memcc_memory::store::Insert;
         let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+        // Enough records before it that the rebuild reads the store in several pages.
+        let bulk: Vec<NewRecord> = (0..1200)
+            .map(|i| NewRecord {
+                agent_id: "main".into(),
+                wing: "general".into(),
+                room: "general".into(),
+                kind: RecordKind::Fact,
+                text: format!("A day-trip note number {i}."),
+                weight: 1.0,
+                ..NewRecord::default()
+            })
+            .collect();
+        let inserts: Vec<Insert<'_>> = bulk.iter().map(|r| Insert { record: r, vector: None, triples: &[] }).collect();
+        rt.store().insert_many(&inserts).unwrap();
         rt.add("main", said, RecordKind::Fact, false, None).unwrap();
-        rt.add("main", "Another note about the coast.", RecordKind::Fact, false, None).unwrap();
         assert!(finds(&rt, "roadtrip"), "written under today's rules, the compound is found joined");
     }
     // An index already current is not rebuilt on open (that would cost every start).
@@ -1012,5 +1027,7 @@ fn a_store_indexed_under_older_full_text_rules_is_reindexed_when_opened() {
     let rt = runtime(&dir, MemoryConfig::default()).unwrap();
     assert!(finds(&rt, "roadtrip"), "reindexed under today's rules");
     assert!(finds(&rt, "road trip"), "the parts still match");
-    assert_eq!(rt.stats().unwrap().records, 2);
+    assert_eq!(rt.stats().unwrap().records, 1201);
+    let daytrip = rt.search_with("main", "daytrip", None, None, 2000, memcc_memory::SearchMode::Lexical).unwrap();
+    assert_eq!(daytrip.len(), 1200, "every page was reindexed");
 }
