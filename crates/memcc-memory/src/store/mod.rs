@@ -25,6 +25,8 @@ use memcc_core::text::Term;
 
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "postgres")]
+mod postgres_schema;
 pub(crate) mod rows;
 pub mod sqlite;
 pub(crate) mod sqlite_schema;
