@@ -26,6 +26,8 @@ use memcc_core::text::Term;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "postgres")]
+mod postgres_pool;
+#[cfg(feature = "postgres")]
 mod postgres_schema;
 pub(crate) mod rows;
 pub mod sqlite;

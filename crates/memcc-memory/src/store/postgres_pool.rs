@@ -1,0 +1,134 @@
+//! The PostgreSQL store's connections: a few, each (re)opened on demand, TLS as the URL's
+//! `sslmode` says; an operation whose connection fails runs again, whole, on a new one.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use postgres::{Client, NoTls, Transaction};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use crate::error::{MemoryError, Result};
+
+/// Connections kept open: the retrieval layers run side by side.
+pub(super) const CONNECTIONS: usize = 4;
+/// Tries of one operation when its connection fails.
+const ATTEMPTS: u32 = 5;
+
+/// A few connections, each (re)opened on demand.
+pub(super) struct Pool {
+    pub(super) config: postgres::Config,
+    /// TLS unless the URL says `sslmode=disable`.
+    pub(super) tls: Option<MakeRustlsConnect>,
+    pub(super) slots: Vec<Mutex<Option<Client>>>,
+}
+
+/// The TLS connector: the server's certificate must chain to a public (Mozilla) root or to a CA
+/// of `ca_file`, and name the host.
+pub(super) fn tls_connector(ca_file: Option<&std::path::Path>) -> Result<MakeRustlsConnect> {
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    if let Some(path) = ca_file {
+        let bad =
+            |e: &dyn std::fmt::Display| MemoryError::Config(format!("memory.postgresCaFile {}: {e}", path.display()));
+        let mut added = 0;
+        for cert in rustls_pki_types::CertificateDer::pem_file_iter(path).map_err(|e| bad(&e))? {
+            roots.add(cert.map_err(|e| bad(&e))?).map_err(|e| bad(&e))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(bad(&"no certificate in the file"));
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| MemoryError::Config(format!("TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(config))
+}
+
+/// Whether `e` means the connection (not the statement) failed, or the server asks to try again.
+pub(super) fn transient(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    match e.code() {
+        Some(code) => {
+            let c = code.code();
+            // connection exceptions, operator intervention (a terminated backend, shutdown),
+            // serialization failures and deadlocks
+            c.starts_with("08") || c.starts_with("57P") || c == "40001" || c == "40P01"
+        }
+        None => std::error::Error::source(e).is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some()),
+    }
+}
+
+impl Pool {
+    fn slot(&self) -> MutexGuard<'_, Option<Client>> {
+        for s in &self.slots {
+            if let Ok(guard) = s.try_lock() {
+                return guard;
+            }
+        }
+        self.slots[0].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn connect(&self) -> std::result::Result<Client, postgres::Error> {
+        let mut client = match &self.tls {
+            Some(tls) => self.config.connect(tls.clone())?,
+            None => self.config.connect(NoTls)?,
+        };
+        // Filtered vector queries keep scanning the HNSW graph until they have their k rows.
+        client.batch_execute("SET hnsw.ef_search = 100; SET hnsw.iterative_scan = relaxed_order")?;
+        Ok(client)
+    }
+
+    /// Run `op` on a connection; when the connection fails, run it again on a new one.
+    pub(super) fn run<T>(&self, op: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
+        self.run_tries(ATTEMPTS, op)
+    }
+
+    pub(super) fn run_tries<T>(&self, tries: u32, mut op: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut slot = self.slot();
+            let outcome = match slot.as_mut().filter(|c| !c.is_closed()) {
+                Some(client) => op(client),
+                None => match self.connect() {
+                    Ok(client) => op(slot.insert(client)),
+                    Err(e) => Err(e.into()),
+                },
+            };
+            match outcome {
+                Err(MemoryError::Postgres(e)) if transient(&e) && attempt < tries => {
+                    let error = crate::error::pg_message(&e);
+                    tracing::warn!(error, attempt, "PostgreSQL connection failed; retrying on a new one");
+                    *slot = None;
+                    drop(slot);
+                    std::thread::sleep(Duration::from_millis(100 << (2 * (attempt - 1)).min(10)));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Run `op` in one transaction (retried whole, see [`Pool::run`]).
+    pub(super) fn write<T>(&self, op: impl FnMut(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.write_tries(ATTEMPTS, op)
+    }
+
+    pub(super) fn write_tries<T>(
+        &self,
+        tries: u32,
+        mut op: impl FnMut(&mut Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.run_tries(tries, |client| {
+            let mut tx = client.transaction()?;
+            let out = op(&mut tx)?;
+            tx.commit()?;
+            Ok(out)
+        })
+    }
+}
