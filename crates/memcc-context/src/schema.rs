@@ -1,8 +1,10 @@
-//! Schema migrations, applied on open and tracked by `PRAGMA user_version`.
+//! Schema migrations, applied on open and tracked by `PRAGMA user_version`, and the rebuild of
+//! the full-text indexes when the rules that write them change.
 
 use rusqlite::Connection;
 
 use crate::error::StoreError;
+use memcc_core::sqlite::FullTextTable;
 
 /// Each entry upgrades the schema by one version; never edit a released entry, append a new one.
 const MIGRATIONS: &[&str] = &[
@@ -117,6 +119,10 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX memory_outbox_due ON memory_outbox (conversation_id, next_attempt_at);
     "#,
+    // v3: facts about the file itself; `fts_document` is the text version its indexes follow.
+    r#"
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -124,4 +130,15 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     Ok(memcc_core::sqlite::migrate(conn, MIGRATIONS)?)
+}
+
+/// Rebuild `messages_fts` and `summaries_fts` when they were written under another text version
+/// (see [`memcc_core::sqlite::refresh_full_text`]): `lcm_grep` then finds old messages as it
+/// finds new ones, and a purge, which deletes an entry by naming its words, removes them all.
+pub fn refresh_full_text(conn: &mut Connection) -> Result<usize, StoreError> {
+    let tables = [
+        FullTextTable { table: "messages_fts", rows: "SELECT id, content FROM messages ORDER BY id" },
+        FullTextTable { table: "summaries_fts", rows: "SELECT rid, content FROM summaries ORDER BY rid" },
+    ];
+    Ok(memcc_core::sqlite::refresh_full_text(conn, &tables)?)
 }

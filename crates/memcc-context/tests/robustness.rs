@@ -467,3 +467,38 @@ fn summaries_memory_missed_are_delivered_from_the_outbox() {
     assert_eq!(bridge.got.lock().unwrap().len(), waiting);
     assert_eq!(engine.stats(None).unwrap().pending_memory_handoffs, 0);
 }
+
+#[test]
+fn a_store_indexed_under_older_full_text_rules_is_reindexed_and_then_purged_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let grep = |engine: &memcc_context::ContextEngine, pattern: &str| -> usize {
+        engine.grep(&GrepRequest { pattern: pattern.into(), ..Default::default() }).unwrap().len()
+    };
+    {
+        let engine = engine_at(&dir);
+        engine.ingest(&SessionRef::new("gone"), &AgentMessage::user("We planned a road-trip to Porto.")).unwrap();
+        engine.ingest(&SessionRef::new("kept"), &AgentMessage::user("Another road, another day.")).unwrap();
+        assert_eq!(grep(&engine, "roadtrip"), 1, "today's rules store the compound joined");
+    }
+    // The index as a MemCC from before the text version was kept wrote it: the raw text.
+    let db = rusqlite::Connection::open(dir.path().join("context.db")).unwrap();
+    db.execute_batch(
+        "INSERT INTO messages_fts (messages_fts) VALUES ('delete-all');
+         INSERT INTO messages_fts (rowid, body) SELECT id, content FROM messages;
+         DELETE FROM meta WHERE key = 'fts_document';",
+    )
+    .unwrap();
+    let old: i64 = db
+        .query_row("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'roadtrip'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(old, 0);
+    let engine = engine_at(&dir);
+    assert_eq!(grep(&engine, "roadtrip"), 1, "reindexed when opened");
+    assert_eq!(grep(&engine, "road"), 2);
+    // A purge names the words it indexed; after the rebuild those are today's, so none is left.
+    engine.purge("gone").unwrap();
+    db.execute_batch("CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, messages_fts, 'row')").unwrap();
+    let mut stmt = db.prepare("SELECT term FROM temp.words ORDER BY term").unwrap();
+    let words: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(|w| w.unwrap()).collect();
+    assert_eq!(words, ["another", "day", "road"], "only the kept session's words");
+}

@@ -3,7 +3,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::text::{FTS_DOCUMENT_VERSION, fts_document};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SqliteError {
@@ -82,6 +84,57 @@ pub fn migrate(conn: &mut Connection, migrations: &[&str]) -> Result<(), SqliteE
                 let _ = conn.execute_batch("ROLLBACK");
                 return Err(e);
             }
+        }
+    }
+}
+
+/// A full-text table and what it indexes: `rows` selects `(rowid, text)`, each row stored as
+/// [`fts_document`] of its text.
+pub struct FullTextTable<'a> {
+    pub table: &'a str,
+    pub rows: &'a str,
+}
+
+/// Rebuild `tables` when the file's `meta.fts_document` is not [`FTS_DOCUMENT_VERSION`] (a file
+/// from before the version was kept counts as older), in one IMMEDIATE transaction: a reader
+/// sees the old index or the new one, and a second process opening at once finds it done.
+/// Searches, and deletions from a contentless table (which name the text that was indexed),
+/// rely on every entry being today's document of its row. Returns how many rows it indexed.
+pub fn refresh_full_text(conn: &mut Connection, tables: &[FullTextTable<'_>]) -> Result<usize, SqliteError> {
+    retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
+    let outcome = (|| -> Result<usize, SqliteError> {
+        let current = FTS_DOCUMENT_VERSION.to_string();
+        let written: Option<String> =
+            conn.query_row("SELECT value FROM meta WHERE key = 'fts_document'", [], |r| r.get(0)).optional()?;
+        if written.as_deref() == Some(current.as_str()) {
+            return Ok(0);
+        }
+        let mut indexed = 0;
+        for t in tables {
+            conn.execute(&format!("INSERT INTO {0} ({0}) VALUES ('delete-all')", t.table), [])?;
+            let mut select = conn.prepare(t.rows)?;
+            let mut insert = conn.prepare(&format!("INSERT INTO {} (rowid, body) VALUES (?1, ?2)", t.table))?;
+            let mut rows = select.query([])?;
+            while let Some(row) = rows.next()? {
+                let (id, text): (i64, String) = (row.get(0)?, row.get(1)?);
+                insert.execute(params![id, fts_document(&text)])?;
+                indexed += 1;
+            }
+        }
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('fts_document', ?1)", [&current])?;
+        Ok(indexed)
+    })();
+    match outcome {
+        Ok(indexed) => {
+            conn.execute_batch("COMMIT")?;
+            if indexed > 0 {
+                tracing::info!(rows = indexed, version = FTS_DOCUMENT_VERSION, "full-text index rebuilt");
+            }
+            Ok(indexed)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
         }
     }
 }

@@ -65,6 +65,7 @@ impl ContextStore {
     pub fn open(path: &Path) -> Result<Self> {
         let mut conn = memcc_core::sqlite::open_writer(path)?;
         schema::migrate(&mut conn)?;
+        schema::refresh_full_text(&mut conn)?;
         Ok(ContextStore { conn: Mutex::new(conn), path: Some(path.to_path_buf()) })
     }
 
@@ -72,6 +73,7 @@ impl ContextStore {
         let mut conn = Connection::open_in_memory()?;
         memcc_core::sqlite::configure(&conn)?;
         schema::migrate(&mut conn)?;
+        schema::refresh_full_text(&mut conn)?;
         Ok(ContextStore { conn: Mutex::new(conn), path: None })
     }
 

@@ -1,10 +1,10 @@
 //! Schema migrations of `memory.db`, tracked by `PRAGMA user_version`, and the rebuild of its
 //! full-text index when the rules that write it change.
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::Connection;
 
 use crate::error::MemoryError;
-use memcc_core::text::{FTS_DOCUMENT_VERSION, fts_document};
+use memcc_core::sqlite::FullTextTable;
 
 const MIGRATIONS: &[&str] = &[
     // v1
@@ -99,35 +99,10 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MemoryError> {
     Ok(memcc_core::sqlite::migrate(conn, MIGRATIONS)?)
 }
 
-/// Rebuild `records_fts` from the records when it was written under another
-/// [`FTS_DOCUMENT_VERSION`] (a store from before the version was kept counts as older), in one
-/// transaction: a reader sees the old index or the new one. Returns how many records it indexed.
+/// Rebuild `records_fts` when it was written under another text version (see
+/// [`memcc_core::sqlite::refresh_full_text`]). Soft-forgotten records keep their entry (searches
+/// filter them), so every record is indexed.
 pub fn refresh_full_text(conn: &mut Connection) -> Result<usize, MemoryError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let written: Option<String> =
-        tx.query_row("SELECT value FROM meta WHERE key = 'fts_document'", [], |r| r.get(0)).optional()?;
-    let current = FTS_DOCUMENT_VERSION.to_string();
-    if written.as_deref() == Some(current.as_str()) {
-        return Ok(0);
-    }
-    // Soft-forgotten records keep their entry (searches filter them), so every record is indexed.
-    tx.execute("INSERT INTO records_fts (records_fts) VALUES ('delete-all')", [])?;
-    let mut indexed = 0;
-    {
-        let mut select = tx.prepare("SELECT id, text FROM records ORDER BY id")?;
-        let mut insert = tx.prepare("INSERT INTO records_fts (rowid, body) VALUES (?1, ?2)")?;
-        let mut rows = select.query([])?;
-        while let Some(row) = rows.next()? {
-            let id: i64 = row.get(0)?;
-            let text: String = row.get(1)?;
-            insert.execute(params![id, fts_document(&text)])?;
-            indexed += 1;
-        }
-    }
-    tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('fts_document', ?1)", [&current])?;
-    tx.commit()?;
-    if indexed > 0 {
-        tracing::info!(records = indexed, version = FTS_DOCUMENT_VERSION, "full-text index rebuilt");
-    }
-    Ok(indexed)
+    let records = FullTextTable { table: "records_fts", rows: "SELECT id, text FROM records ORDER BY id" };
+    Ok(memcc_core::sqlite::refresh_full_text(conn, &[records])?)
 }
