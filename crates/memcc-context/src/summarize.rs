@@ -379,29 +379,59 @@ impl Summarizer for LlmSummarizer {
 // ---------------------------------------------------------------------------------------------
 // Escalation
 
-/// Deterministic last resort: head and tail of the source, strictly under `max_tokens`.
+/// Deterministic last resort: head and tail of the source, strictly under `max_tokens`, cut
+/// between words. The footer comes along only when it leaves two thirds of the room to the text: in a
+/// small budget (a short span folded by a flush) a few words of what was said are worth more than
+/// the list of what to expand, and a head and tail of a few characters each say nothing.
 pub fn truncate_summary(source: &str, max_tokens: usize) -> String {
     let foot = footer(source);
-    let budget_tokens = max_tokens.saturating_sub(estimate_tokens(&foot) + 12).max(8);
-    // ~4 chars per token for Latin; CJK is denser, so shrink until it fits.
+    let foot_tokens = estimate_tokens(&foot);
+    let foot = (foot_tokens * 3 <= max_tokens).then_some(foot);
+    // Room for the footer and the omission marker; ~4 chars per token for Latin (CJK is denser,
+    // so the loop shrinks until it fits). A head alone needs no marker's room.
+    let reserved = foot.as_ref().map_or(0, |_| foot_tokens) + 12;
+    let roomy = max_tokens.saturating_sub(reserved) * 4;
     let chars: Vec<char> = source.chars().collect();
-    let mut keep = (budget_tokens * 4).min(chars.len());
+    let mut keep = if roomy >= HEAD_AND_TAIL_MIN_CHARS { roomy } else { max_tokens * 4 }.min(chars.len());
     loop {
-        let head_n = keep * 2 / 3;
-        let tail_n = keep - head_n;
-        let head: String = chars[..head_n.min(chars.len())].iter().collect();
-        let tail: String = chars[chars.len().saturating_sub(tail_n)..].iter().collect();
-        let omitted = chars.len().saturating_sub(head_n + tail_n);
-        let text = if omitted == 0 {
-            format!("{source}\n{foot}")
-        } else {
-            format!("{head}\n[… {omitted} characters omitted …]\n{tail}\n{foot}")
-        };
+        let text = truncated(&chars, keep, foot.as_deref());
         if estimate_tokens(&text) <= max_tokens || keep == 0 {
             return text;
         }
         keep = keep * 3 / 4;
     }
+}
+
+/// Below this many characters kept, the head alone: a tail and the omission marker would take
+/// most of the room.
+const HEAD_AND_TAIL_MIN_CHARS: usize = 160;
+
+/// About `keep` characters of `chars`, two thirds from the head and the rest from the tail (the
+/// head alone when little is kept), each cut at a word boundary, the cut marked; then `foot`.
+fn truncated(chars: &[char], keep: usize, foot: Option<&str>) -> String {
+    let mut out = if keep >= chars.len() {
+        chars.iter().collect::<String>()
+    } else {
+        let head_n = if keep >= HEAD_AND_TAIL_MIN_CHARS { keep * 2 / 3 } else { keep };
+        let tail_n = keep - head_n;
+        // Back to the last space within the head, forward past the first one within the tail.
+        let head_end = (1..=head_n).rev().find(|&i| chars[i].is_whitespace()).unwrap_or(head_n);
+        let tail_from = chars.len() - tail_n;
+        let tail_start = (tail_from..chars.len()).find(|&i| chars[i].is_whitespace()).map_or(tail_from, |i| i + 1);
+        let head: String = chars[..head_end].iter().collect();
+        let head = head.trim_end();
+        if tail_n == 0 {
+            format!("{head} […]")
+        } else {
+            let tail: String = chars[tail_start..].iter().collect();
+            format!("{head}\n[… {} characters omitted …]\n{}", tail_start - head_end, tail.trim_start())
+        }
+    };
+    if let Some(foot) = foot {
+        out.push('\n');
+        out.push_str(foot);
+    }
+    out
 }
 
 /// Which step of [`summarize_escalating`] produced a summary.
@@ -559,11 +589,30 @@ mod tests {
             let tokens = estimate_tokens(&src);
             let out = truncate_summary(&src, tokens / 2);
             assert!(estimate_tokens(&out) <= (tokens / 2).max(1) || tokens < 40, "n={n}");
-            assert!(out.contains(EXPAND_FOOTER));
+            assert_eq!(out.contains(EXPAND_FOOTER), n >= 100, "the footer when there is room for it: {out}");
+            assert!(!out.contains("wor\n") && !out.contains("\nord"), "cut between words: {out}");
         }
         let cjk = "我住在北京，我喜欢喝茶。".repeat(300);
         let out = truncate_summary(&cjk, 200);
         assert!(estimate_tokens(&out) <= 200);
+    }
+
+    #[test]
+    fn a_short_span_truncated_keeps_whole_words_of_what_was_said() {
+        // What a flush of a four-message session must fold into fewer tokens than its source.
+        let src = "[2026-01-01 10:00] user: We planned a road-trip along the coast for May, with a stop in Porto.\n\
+                   [2026-01-01 10:01] assistant: A road-trip sounds great; Porto in May is lovely.\n\
+                   [2026-01-01 10:02] user: Also my sister-in-law Ana joins us.\n\
+                   [2026-01-01 10:03] assistant: Noted, Ana comes along.\n";
+        for max in [16, 22, 30] {
+            let whole = truncate_summary(src, max);
+            assert!(estimate_tokens(&whole) <= max, "{max}: {whole}");
+            let out = whole.split(&format!("\n{EXPAND_FOOTER}")).next().unwrap();
+            assert!(out.starts_with("[2026-01-01 10:00] user: We planned"), "{max}: {out}");
+            assert!(out.ends_with(" […]"), "the cut is marked: {out}");
+            let words = out.trim_end_matches(" […]").split_whitespace().count();
+            assert!(src.split_whitespace().take(words).eq(out.trim_end_matches(" […]").split_whitespace()), "{out}");
+        }
     }
 
     struct Echo;
