@@ -421,7 +421,7 @@ fn truncated(chars: &[char], keep: usize, foot: Option<&str>) -> String {
         let head: String = chars[..head_end].iter().collect();
         let head = head.trim_end();
         if tail_n == 0 {
-            format!("{head} […]")
+            if head.is_empty() { "[…]".to_string() } else { format!("{head} […]") }
         } else {
             let tail: String = chars[tail_start..].iter().collect();
             format!("{head}\n[… {} characters omitted …]\n{}", tail_start - head_end, tail.trim_start())
@@ -613,6 +613,8 @@ mod tests {
             let words = out.trim_end_matches(" […]").split_whitespace().count();
             assert!(src.split_whitespace().take(words).eq(out.trim_end_matches(" […]").split_whitespace()), "{out}");
         }
+        // Too small for a word: the mark alone.
+        assert_eq!(truncate_summary(src, 1), "[…]");
     }
 
     struct Echo;
