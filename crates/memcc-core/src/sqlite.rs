@@ -101,12 +101,20 @@ pub struct FullTextTable<'a> {
 /// Searches, and deletions from a contentless table (which name the text that was indexed),
 /// rely on every entry being today's document of its row. Returns how many rows it indexed.
 pub fn refresh_full_text(conn: &mut Connection, tables: &[FullTextTable<'_>]) -> Result<usize, SqliteError> {
-    retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
-    let outcome = (|| -> Result<usize, SqliteError> {
-        let current = FTS_DOCUMENT_VERSION.to_string();
+    let current = FTS_DOCUMENT_VERSION.to_string();
+    let is_current = |conn: &Connection| -> Result<bool, SqliteError> {
         let written: Option<String> =
             conn.query_row("SELECT value FROM meta WHERE key = 'fts_document'", [], |r| r.get(0)).optional()?;
-        if written.as_deref() == Some(current.as_str()) {
+        Ok(written.as_deref() == Some(current.as_str()))
+    };
+    // The common case, an index already current, is a read: no write lock on every open.
+    if is_current(conn)? {
+        return Ok(0);
+    }
+    retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
+    let outcome = (|| -> Result<usize, SqliteError> {
+        // Another process may have rebuilt it while this one waited for the lock.
+        if is_current(conn)? {
             return Ok(0);
         }
         let mut indexed = 0;
