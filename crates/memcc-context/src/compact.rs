@@ -14,7 +14,7 @@ use crate::assemble::render_summary;
 use crate::config::ContextConfig;
 use crate::error::{Result, StoreError};
 use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, NewSummary, StoredMessage, Summary, SummaryKind};
-use crate::summarize::{Summarizer, summarize_escalating};
+use crate::summarize::{Escalation, Produced, Summarizer, summarize_escalating};
 use memcc_core::bridge::{BridgeMessage, MemoryBridge, Role, SummaryPayload};
 use memcc_core::estimate_tokens;
 use memcc_core::time::now_ms;
@@ -221,13 +221,20 @@ impl Compactor<'_> {
         let messages = self.store.messages(&ids)?;
         let source = render_messages(&messages);
         let source_tokens: usize = chunk.iter().map(|i| i.tokens).sum();
-        let produced = summarize_escalating(
-            self.summarizer,
-            SummaryKind::Leaf,
-            &source,
-            source_tokens.saturating_sub(SUMMARY_FRAME_TOKENS),
-            self.config.leaf_target(budget),
-        );
+        let produced = if self.mode == Mode::Flush && source_tokens <= SUMMARY_FRAME_TOKENS {
+            // A span its summary's frame outweighs cannot shrink, and the truncation that fits
+            // under it keeps no word ("[…]"): kept whole, what was said still reaches grep,
+            // describe and memory, for the frame's few tokens either way.
+            Produced { text: source.clone(), method: Escalation::Whole }
+        } else {
+            summarize_escalating(
+                self.summarizer,
+                SummaryKind::Leaf,
+                &source,
+                source_tokens.saturating_sub(SUMMARY_FRAME_TOKENS),
+                self.config.leaf_target(budget),
+            )
+        };
         let summary = Summary {
             id: summary_id(conversation.id, "leaf", ids.iter().map(|i| i.to_string())),
             conversation_id: conversation.id,

@@ -445,6 +445,9 @@ pub enum Escalation {
     ExtractiveFallback,
     /// Head and tail of the source: nothing else was smaller.
     Truncated,
+    /// The source itself: a flush's span so short that the summary's frame outweighs it, where a
+    /// truncation would keep no word.
+    Whole,
 }
 
 impl Escalation {
@@ -455,6 +458,7 @@ impl Escalation {
             Escalation::Aggressive => "aggressive",
             Escalation::ExtractiveFallback => "extractive-fallback",
             Escalation::Truncated => "truncated",
+            Escalation::Whole => "whole",
         }
     }
 }

@@ -183,7 +183,17 @@ impl Ingest<'_> {
         );
         // Recall uses these to show a summary or its condensed parent, not both.
         summary.source_summary_ids.extend(s.child_summary_ids.iter().cloned());
-        batch.push((summary, summary_triples));
+        // The windows below hold every message whole, so a summary adds a record only when it
+        // says something of its own: not when it kept no word (a truncation with no room for
+        // one: "[…]"), which only its date and a meaningless vector could match, nor when it
+        // quotes every message whole (a flush's span too short to shrink), which repeats them.
+        let quotes_all = !s.messages.is_empty() && s.messages.iter().all(|m| content.contains(m.text.trim()));
+        let mut unplaced = Vec::new();
+        if quotes_all || memcc_core::text::terms(&content).is_empty() {
+            unplaced = summary_triples;
+        } else {
+            batch.push((summary, summary_triples));
+        }
         // What people said about themselves: the user's words, and any named speaker's.
         let speaking: Vec<&BridgeMessage> =
             s.messages.iter().filter(|m| m.role == Role::User || m.speaker.is_some()).collect();
@@ -200,7 +210,10 @@ impl Ingest<'_> {
         }
         for chunk in windows(&s.lead_in, &s.messages, self.config.chunk_tokens) {
             // A message's triples go with the first window that holds it.
-            let found: Vec<NewTriple> = chunk.message_ids.iter().filter_map(|id| mined.remove(id)).flatten().collect();
+            let mut found: Vec<NewTriple> =
+                chunk.message_ids.iter().filter_map(|id| mined.remove(id)).flatten().collect();
+            // Facts a model read from the messages of a summary not kept go with the first window.
+            found.append(&mut unplaced);
             batch.push((base(RecordKind::Verbatim, chunk.text, chunk.event_time, chunk.message_ids), found));
         }
         for m in &speaking {

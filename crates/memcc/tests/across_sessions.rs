@@ -155,3 +155,27 @@ fn background_open_never_holds_up_the_context_side() {
     assert_eq!(memcc.memory().unwrap().embedder_model(), "hashing-256");
     assert!(memcc.warnings().iter().any(|w| w.contains("hashing")), "the late warning is kept: {:?}", memcc.warnings());
 }
+
+#[test]
+fn a_flushed_short_exchange_keeps_its_words_in_the_summary_and_in_memory() {
+    // Two short messages are fewer tokens than a summary's frame: the truncation that would fit
+    // under them kept no word ("[…]"), shown by grep and describe and stored as a memory record.
+    let dir = tempfile::tempdir().unwrap();
+    let memcc = Memcc::open(config(&dir)).unwrap();
+    let s = SessionRef::new("short");
+    memcc.context.ingest(&s, &AgentMessage::user("ok").with_timestamp(1_767_261_600_000)).unwrap();
+    let reply = AgentMessage::assistant(vec![ContentPart::text("Sure, parcel code 7731.")]);
+    memcc.context.ingest(&s, &reply.with_timestamp(1_767_261_660_000)).unwrap();
+    assert!(memcc.context.flush("short", 4_000).unwrap().compacted);
+    let conv = memcc.context.store().find_conversation("short").unwrap().unwrap();
+    let summaries = memcc.context.store().summaries(conv.id).unwrap();
+    assert_eq!(summaries.len(), 1, "{summaries:?}");
+    assert!(summaries[0].content.contains("Sure, parcel code 7731."), "{:?}", summaries[0].content);
+    assert!(summaries[0].method.ends_with(":whole"), "{}", summaries[0].method);
+    let memory = memcc.memory().unwrap();
+    let hits = memory.memory_search("main", "parcel code", 5, 0.0, None).unwrap();
+    assert!(hits.first().is_some_and(|h| h.text.contains("7731")), "{hits:?}");
+    assert!(hits.iter().all(|h| !h.text.contains('…')), "{hits:?}");
+    // The summary quotes both messages whole: the window holding them is the one record.
+    assert_eq!(hits.iter().filter(|h| h.text.contains("7731")).count(), 1, "{hits:?}");
+}

@@ -59,8 +59,17 @@ fn query(agent: &str, text: &str) -> RecallQuery {
     RecallQuery { agent_id: agent.into(), session_id: "new".into(), text: text.into(), as_of: Some(T0 + 30 * DAY) }
 }
 
+/// `p` as a summariser leaves it: the last line, a pleasantry, dropped (a summary that quotes
+/// every message whole adds no record beside its windows).
+fn summarised(mut p: SummaryPayload) -> SummaryPayload {
+    if let Some((kept, _)) = p.content.rsplit_once('\n') {
+        p.content = kept.to_string();
+    }
+    p
+}
+
 fn seed(rt: &MemoryRuntime, agent: &str) {
-    rt.ingest_summary(&payload(
+    rt.ingest_summary(&summarised(payload(
         agent,
         "sum_a",
         0,
@@ -70,9 +79,9 @@ fn seed(rt: &MemoryRuntime, agent: &str) {
             ("user", "Our flight is LH 1174 from Frankfurt on 14 March."),
             ("assistant", "Great, flight LH 1174 it is."),
         ],
-    ))
+    )))
     .unwrap();
-    rt.ingest_summary(&payload(
+    rt.ingest_summary(&summarised(payload(
         agent,
         "sum_b",
         3,
@@ -82,7 +91,7 @@ fn seed(rt: &MemoryRuntime, agent: &str) {
             ("user", "I work as a nurse at the city clinic."),
             ("assistant", "That must be demanding."),
         ],
-    ))
+    )))
     .unwrap();
 }
 
@@ -1030,4 +1039,40 @@ fn a_store_indexed_under_older_full_text_rules_is_reindexed_when_opened() {
     assert_eq!(rt.stats().unwrap().records, 1201);
     let daytrip = rt.search_with("main", "daytrip", None, None, 2000, memcc_memory::SearchMode::Lexical).unwrap();
     assert_eq!(daytrip.len(), 1200, "every page was reindexed");
+}
+
+#[test]
+fn a_summary_that_kept_no_word_is_no_record_but_its_messages_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let mut empty = payload("main", "sum_empty", 0, &[("user", "ok"), ("assistant", "Sure, noted the parcel code 7731.")]);
+    empty.content = "[…]".into();
+    rt.ingest_summary(&empty).unwrap();
+    let stats = rt.stats().unwrap();
+    assert!(!stats.by_kind.iter().any(|(k, _)| k == "summary"), "{stats:?}");
+    let hits = rt.memory_search("main", "parcel code", 5, 0.0, None).unwrap();
+    assert!(hits.iter().all(|h| h.kind == RecordKind::Verbatim && !h.text.contains('…')), "{hits:?}");
+    assert!(hits.first().is_some_and(|h| h.text.contains("7731")), "{hits:?}");
+    // Delivered again (from the outbox), it is still a duplicate, not a second try.
+    assert_eq!(rt.ingest_summary(&empty).unwrap().duplicates, 1);
+}
+
+#[test]
+fn a_summary_quoting_every_message_whole_adds_no_second_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let turns = [("user", "Where is the spare key?"), ("assistant", "Under the blue flowerpot.")];
+    rt.ingest_summary(&payload("main", "sum_whole", 0, &turns)).unwrap();
+    let mut quoting_one = payload("main", "sum_one", 1, &[("user", "We repainted the shed green."), ("assistant", "Nice!")]);
+    quoting_one.content = "- user: We repainted the shed green.".into();
+    rt.ingest_summary(&quoting_one).unwrap();
+    let summaries: Vec<String> = rt
+        .memory_search("main", "spare key flowerpot shed green", 20, 0.0, None)
+        .unwrap()
+        .into_iter()
+        .filter(|h| h.kind == RecordKind::Summary)
+        .map(|h| h.text)
+        .collect();
+    assert_eq!(summaries.len(), 1, "only the summary that leaves a message out is a record: {summaries:?}");
+    assert!(summaries[0].contains("shed green"), "{summaries:?}");
 }
