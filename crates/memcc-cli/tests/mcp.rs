@@ -59,6 +59,8 @@ fn check_write(w: &Value) {
 }
 
 fn check_read(r: &Value) {
+    // The server names itself, not the MCP library it is built on.
+    assert_eq!(r["server"], serde_json::json!(["memcc", env!("CARGO_PKG_VERSION")]), "{r}");
     assert_eq!(r["found"], true, "a second client process finds the memory: {r}");
     assert_eq!(r["got"], "The canoe rental code is 7781.");
     assert_eq!(r["found_after_forget"], false, "forgotten through MCP");

@@ -96,15 +96,17 @@ async def main():
         params = StdioServerParameters(command=sys.argv[3], args=["--home", sys.argv[4], "--embedding-model", "hashing", "mcp"])
         async with stdio_client(params) as (r, w):
             async with ClientSession(r, w) as session:
-                await session.initialize()
+                init = await session.initialize()
                 out = await run(session)
     else:
         url, token = sys.argv[3], sys.argv[4]
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as client:
             async with streamable_http_client(url, http_client=client) as (r, w, *_):
                 async with ClientSession(r, w) as session:
-                    await session.initialize()
+                    init = await session.initialize()
                     out = await run(session)
+    info = getattr(init, "server_info", None) or getattr(init, "serverInfo")
+    out["server"] = [info.name, info.version]
     print(json.dumps(out))
 
 
