@@ -2,6 +2,7 @@
 //! real [`MemoryBridge`]; and the API behind `memory_search` / `memory_get`, forget and recall.
 //! What a summary becomes is [`crate::ingest`]'s; export and import are [`crate::portable`]'s.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -17,7 +18,7 @@ use crate::portable::ImportReport;
 use crate::question::Question;
 use crate::recall::Recall;
 use crate::record::{MAX_WEIGHT, MemoryRecord, NewRecord, RecordKind, parse_ref};
-use crate::search::{Query, Search, SearchHit, SearchMode};
+use crate::search::{Query, SEARCH_POOL, Search, SearchHit, SearchMode, WIDE_POOL};
 use crate::store::{Inserted, MemoryStats, MemoryStore};
 use crate::vector::{FlatScan, VectorStore};
 use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
@@ -253,7 +254,9 @@ impl MemoryRuntime {
     }
 
     /// L3 deep search for `agent` (plus shared agents), with a choice of retrievers: `Hybrid`
-    /// is what recall uses; the benchmark compares the others on the same store.
+    /// is what recall uses; the benchmark compares the others on the same store. The first
+    /// [`SEARCH_POOL`] hits are the same for every `top`, and so are those up to [`WIDE_POOL`]:
+    /// they come from a wider search and follow the first, whatever their scores.
     pub fn search_with(
         &self,
         agent: &str,
@@ -266,16 +269,31 @@ impl MemoryRuntime {
         let agents = self.readable_agents(agent);
         self.catch_up()?;
         let question = Question::new(query);
-        self.search().run(&Query {
-            agents: &agents,
-            question: &question,
-            as_of,
-            wing,
-            top,
-            candidates: top,
-            mode,
-            also_in_wing: None,
-        })
+        let search = |top: usize, candidates: usize| {
+            self.search().run(&Query {
+                agents: &agents,
+                question: &question,
+                as_of,
+                wing,
+                top,
+                candidates,
+                mode,
+                also_in_wing: None,
+            })
+        };
+        // The first hits must not depend on how many are asked for, yet a record's score does
+        // depend on the candidates it is ranked among (its cosine counts only within the vector
+        // side's best). So the first SEARCH_POOL always come from a search among that many per
+        // retriever, and more hits follow from one among WIDE_POOL (or `top`, if more).
+        let mut hits = search(top.min(SEARCH_POOL), SEARCH_POOL)?;
+        if top > SEARCH_POOL {
+            let wide = top.max(WIDE_POOL);
+            let first: HashSet<String> = hits.iter().map(|h| h.id.clone()).collect();
+            let more: Vec<SearchHit> =
+                search(wide, wide)?.into_iter().filter(|h| !first.contains(&h.id)).take(top - hits.len()).collect();
+            hits.extend(more);
+        }
+        Ok(hits)
     }
 
     /// Add a record by hand (`memcc memory add`, or a host's "remember this").
@@ -313,7 +331,7 @@ impl MemoryRuntime {
         if query.trim().is_empty() {
             return Err(MemoryError::Input("memory_search needs a query".into()));
         }
-        let hits = self.search_with(agent, query, None, wing, max_results.clamp(1, 100), SearchMode::Hybrid)?;
+        let hits = self.search_with(agent, query, None, wing, max_results.clamp(1, WIDE_POOL), SearchMode::Hybrid)?;
         Ok(hits.into_iter().filter(|h| h.score >= min_score).collect())
     }
 

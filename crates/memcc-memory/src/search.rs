@@ -89,6 +89,14 @@ pub const STATES_WHEN: f64 = 0.1;
 /// Candidates taken from each retriever before fusion, at least.
 pub const MIN_CANDIDATES: usize = 20;
 
+/// Candidates per retriever behind the first hits of `memory_search` (and the retrieval bench's
+/// 30), whatever the limit: a limit of 5 gives the first 5 of a limit of 30.
+pub const SEARCH_POOL: usize = 30;
+
+/// Candidates per retriever behind the hits that follow the first [`SEARCH_POOL`]: the most
+/// `memory_search` returns, so every limit gets the same hits in the same order.
+pub const WIDE_POOL: usize = 100;
+
 /// What a search reads.
 pub(crate) struct Search<'a> {
     pub store: &'a dyn MemoryStore,

@@ -1076,3 +1076,34 @@ fn a_summary_quoting_every_message_whole_adds_no_second_record() {
     assert_eq!(summaries.len(), 1, "only the summary that leaves a message out is a record: {summaries:?}");
     assert!(summaries[0].contains("shed green"), "{summaries:?}");
 }
+
+#[test]
+fn the_first_hits_do_not_depend_on_how_many_are_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let (colours, animals, places) =
+        (["red", "blue", "green", "grey"], ["fox", "otter", "heron", "badger", "seal"], ["harbour", "market", "forest", "bridge"]);
+    for i in 0..120usize {
+        let text = format!(
+            "Note {i}: the {} {} was seen near the {} after the {} rain, said the {} warden.",
+            colours[i % 4],
+            animals[i % 5],
+            places[(i / 5) % 4],
+            colours[(i / 3) % 4],
+            animals[(i / 7) % 5]
+        );
+        rt.add("main", &text, RecordKind::Fact, false, None).unwrap();
+    }
+    let ids = |limit: usize| -> Vec<String> {
+        rt.memory_search("main", "Which grey otter was seen near the harbour?", limit, 0.0, None)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.id)
+            .collect()
+    };
+    let widest = ids(100);
+    assert_eq!(widest.len(), 100);
+    for limit in [1, 5, 10, 20, 25, 30, 50] {
+        assert_eq!(ids(limit), widest[..limit], "limit {limit}");
+    }
+}
