@@ -158,6 +158,7 @@ impl Recall<'_> {
             candidates: pool,
             mode: SearchMode::Hybrid,
             also_in_wing: l2_wing.map(|w| (w, L2_MATCHES)),
+            rerank: true,
         })?;
         let floor = hits.first().map_or(0.0, |h| h.score * VALUE_FLOOR);
         let mut out = Vec::new();

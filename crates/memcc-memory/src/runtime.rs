@@ -269,7 +269,7 @@ impl MemoryRuntime {
         let agents = self.readable_agents(agent);
         self.catch_up()?;
         let question = Question::new(query);
-        let search = |top: usize, candidates: usize| {
+        let search = |top: usize, candidates: usize, rerank: bool| {
             self.search().run(&Query {
                 agents: &agents,
                 question: &question,
@@ -279,18 +279,22 @@ impl MemoryRuntime {
                 candidates,
                 mode,
                 also_in_wing: None,
+                rerank,
             })
         };
         // The first hits must not depend on how many are asked for, yet a record's score does
         // depend on the candidates it is ranked among (its cosine counts only within the vector
         // side's best). So the first SEARCH_POOL always come from a search among that many per
         // retriever, and more hits follow from one among WIDE_POOL (or `top`, if more).
-        let mut hits = search(top.min(SEARCH_POOL), SEARCH_POOL)?;
+        let mut hits = search(top.min(SEARCH_POOL), SEARCH_POOL, true)?;
         if top > SEARCH_POOL {
             let wide = top.max(WIDE_POOL);
             let first: HashSet<String> = hits.iter().map(|h| h.id.clone()).collect();
-            let more: Vec<SearchHit> =
-                search(wide, wide)?.into_iter().filter(|h| !first.contains(&h.id)).take(top - hits.len()).collect();
+            let more: Vec<SearchHit> = search(wide, wide, false)?
+                .into_iter()
+                .filter(|h| !first.contains(&h.id))
+                .take(top - hits.len())
+                .collect();
             hits.extend(more);
         }
         Ok(hits)

@@ -120,6 +120,9 @@ pub(crate) struct Query<'a> {
     /// Beside the search, the best full-text matches of this wing, this many ([`Found::in_wing`]):
     /// recall's L2, found on the full-text side while the vector side is still scanning.
     pub also_in_wing: Option<(&'a str, usize)>,
+    /// Whether the configured LLM rerank may reorder the hits (one model call): not for the
+    /// wider search that only extends hits already reranked.
+    pub rerank: bool,
 }
 
 /// The full-text terms of a query, and how many records each matches when that was counted
@@ -271,7 +274,7 @@ impl Search<'_> {
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.event_time.cmp(&a.event_time)));
         if q.mode == SearchMode::Hybrid {
             self.merge_knowledge_graph(q.agents, q.question, &mut hits)?;
-            if self.config.llm_rerank {
+            if self.config.llm_rerank && q.rerank {
                 self.llm_rerank(q.question.text, &mut hits);
             }
         }

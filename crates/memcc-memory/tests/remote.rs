@@ -107,6 +107,10 @@ fn llm_rerank_reorders_and_failures_keep_the_hybrid_order() {
     assert_eq!(reranked[0].id, base[1].id, "the model's order wins");
     let prompt = &server.requests()[0].body["messages"][1]["content"];
     assert!(prompt.as_str().unwrap().contains("Porto offsite June"));
+    // Past the first 30, hits come from a wider search that is not reranked again: one call.
+    let many = rt.memory_search("main", "Porto offsite June", 50, 0.0, None).unwrap();
+    assert_eq!(many[0].id, base[1].id);
+    assert_eq!(server.requests().len(), 2, "one model call per search");
 
     // A broken endpoint: same order as without rerank, no error.
     let broken = MockServer::always(Reply::Raw(500, "boom".into()));
