@@ -155,6 +155,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 }
             }
             let report = engine.import_jsonl(session.as_deref(), open()?)?;
+            warn_unread(&report.unread);
             emit(cli, &report, || {
                 let mut s = format!(
                     "session {}: {} added, {} already present, {} non-message entries skipped",
@@ -180,6 +181,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             if let Some(first) = parsed.errors.first() {
                 bail!("line {}: {} (nothing ingested)", first.line, first.error);
             }
+            warn_unread(&parsed.unread);
             // One batch: a message repeated inside it is kept each time (see README, idempotency).
             let out = engine.ingest_batch(&SessionRef::new(session), &parsed.messages)?;
             let (added, duplicates) = (out.inserted.len(), out.duplicates);
@@ -382,4 +384,15 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// One `memcc: warning:` line per message stored as given (of no kind MemCC reads), the first
+/// few by line: lossless for a host's own entries, but a typo'd role should not pass unseen.
+fn warn_unread(unread: &[memcc::context::import::LineError]) {
+    for note in unread.iter().take(5) {
+        eprintln!("memcc: warning: line {}: {}", note.line, note.error);
+    }
+    if unread.len() > 5 {
+        eprintln!("memcc: warning: {} more such lines", unread.len() - 5);
+    }
 }

@@ -59,6 +59,8 @@ pub struct ImportReport {
     pub duplicates: usize,
     pub other_entries: usize,
     pub errors: Vec<LineError>,
+    /// Messages stored as given, of no kind MemCC reads ([`crate::import::ParsedTranscript::unread`]).
+    pub unread: Vec<LineError>,
 }
 
 pub struct ContextEngine {
@@ -175,6 +177,7 @@ impl ContextEngine {
             duplicates: outcome.duplicates,
             other_entries: parsed.other_entries,
             errors: parsed.errors,
+            unread: parsed.unread,
         })
     }
 

@@ -24,12 +24,32 @@ pub struct ParsedTranscript {
     /// Non-message entries (session headers, model changes…), skipped on purpose.
     pub other_entries: usize,
     pub errors: Vec<LineError>,
+    /// Messages of no kind MemCC reads (a role other than user / assistant / toolResult, or one
+    /// of those that did not parse): kept and assembled as given, which a host's own entries
+    /// need, but a typo ("usr") or another format's role ("system") is worth a word.
+    pub unread: Vec<LineError>,
     /// The session id from an OpenClaw session header, if the file has one.
     pub header_session_id: Option<String>,
 }
 
+/// [`read_entry`], noting a message of no kind MemCC reads by its line.
+fn entry(value: Value, line: usize, parsed: &mut ParsedTranscript) -> Result<(), String> {
+    let before = parsed.messages.len();
+    let result = read_entry(value, parsed);
+    if let Some(m @ AgentMessage::Unknown(_)) = parsed.messages.get(before) {
+        let role = m.role();
+        let note = if matches!(role.as_str(), "user" | "assistant" | "toolResult") {
+            format!("a {role} message that does not parse as one (kept as given)")
+        } else {
+            format!("role {role:?} is not user, assistant or toolResult (kept as given)")
+        };
+        parsed.unread.push(LineError { line, error: note });
+    }
+    result
+}
+
 /// Interpret one JSON value of a transcript.
-fn entry(value: Value, parsed: &mut ParsedTranscript) -> Result<(), String> {
+fn read_entry(value: Value, parsed: &mut ParsedTranscript) -> Result<(), String> {
     let Value::Object(map) = &value else {
         return Err("expected a JSON object".into());
     };
@@ -90,7 +110,7 @@ pub fn parse_jsonl(mut reader: impl BufRead) -> std::io::Result<ParsedTranscript
         }
         let result = serde_json::from_str::<Value>(text)
             .map_err(|e| format!("malformed JSON: {e}"))
-            .and_then(|v| entry(v, &mut parsed));
+            .and_then(|v| entry(v, line_no, &mut parsed));
         if let Err(error) = result {
             parsed.errors.push(LineError { line: line_no, error });
         }
@@ -121,5 +141,19 @@ mod tests {
         let lines: Vec<usize> = parsed.errors.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![4, 5, 7, 9]);
         assert!(parsed.errors[1].error.contains("UTF-8"));
+        assert!(parsed.unread.is_empty(), "{:?}", parsed.unread);
+    }
+
+    #[test]
+    fn messages_of_no_kind_memcc_reads_are_kept_and_named_by_line() {
+        let data = b"{\"role\":\"user\",\"content\":\"hi\"}\n\
+                     {\"role\":\"usr\",\"content\":\"typo\"}\n\
+                     {\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":123}}\n";
+        let parsed = parse_jsonl(&data[..]).unwrap();
+        assert_eq!(parsed.messages.len(), 3, "kept, as a host's own entries must be");
+        let lines: Vec<usize> = parsed.unread.iter().map(|n| n.line).collect();
+        assert_eq!(lines, vec![2, 3]);
+        assert!(parsed.unread[0].error.contains("\"usr\""), "{:?}", parsed.unread);
+        assert!(parsed.unread[1].error.contains("does not parse"), "{:?}", parsed.unread);
     }
 }
