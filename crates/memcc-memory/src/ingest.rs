@@ -187,7 +187,8 @@ impl Ingest<'_> {
         // says something of its own: not when it kept no word (a truncation with no room for
         // one: "[…]"), which only its date and a meaningless vector could match, nor when it
         // quotes every message whole (a flush's span too short to shrink), which repeats them.
-        let quotes_all = !s.messages.is_empty() && s.messages.iter().all(|m| content.contains(m.text.trim()));
+        let said: Vec<&str> = s.messages.iter().map(|m| m.text.trim()).filter(|t| !t.is_empty()).collect();
+        let quotes_all = !said.is_empty() && said.iter().all(|t| content.contains(t));
         let mut unplaced = Vec::new();
         if quotes_all || memcc_core::text::terms(&content).is_empty() {
             unplaced = summary_triples;
