@@ -225,7 +225,7 @@ impl Compactor<'_> {
             // A span its summary's frame outweighs cannot shrink, and the truncation that fits
             // under it keeps no word ("[…]"): kept whole, what was said still reaches grep,
             // describe and memory, for the frame's few tokens either way.
-            Produced { text: source.clone(), method: Escalation::Whole }
+            Produced { text: source, method: Escalation::Whole }
         } else {
             summarize_escalating(
                 self.summarizer,
