@@ -44,9 +44,15 @@ fn rank(conn: &Connection, question: &str) -> Result<Vec<usize>, BenchError> {
 
 impl Corpus {
     pub fn new(h: &Haystack) -> Result<Self, BenchError> {
+        Self::before(h, h.sessions.len())
+    }
+
+    /// The first `n` sessions of `h` only: what a question asked before session `n` may draw on
+    /// (their index alone, so BM25 weighs terms as if nothing later existed).
+    pub fn before(h: &Haystack, n: usize) -> Result<Self, BenchError> {
         let mut turns = Vec::new();
         let mut sessions = Vec::new();
-        for s in &h.sessions {
+        for s in h.sessions.iter().take(n) {
             let mut lines = vec![format!("[Date: {}]", day(s.time))];
             for (k, t) in s.turns.iter().enumerate() {
                 turns.push(format!("[Date: {}] {}", day(Some(turn_time(s.time, k))), t.display_text()));
@@ -82,6 +88,11 @@ impl Corpus {
     pub fn bm25_turns(&self, question: &str, chars: usize) -> Result<String, BenchError> {
         let order = rank(&self.turn_index, question)?;
         Ok(fill_chars(order.iter().map(|&i| self.turns[i].as_str()), chars))
+    }
+
+    /// The sessions that match `question`, best first (BM25), as indexes into `sessions`.
+    pub fn rank_sessions(&self, question: &str) -> Result<Vec<usize>, BenchError> {
+        rank(&self.session_index, question)
     }
 
     /// BM25 over whole sessions, best first, cut at `chars` characters.

@@ -36,6 +36,20 @@ pub struct HQuestion {
     pub answer: Option<String>,
     /// LoCoMo category 5: the answer about the *other* speaker that the question tries to elicit.
     pub adversarial_answer: Option<String>,
+    /// Where in the history the question is asked; `None`: after all of it (LoCoMo, LongMemEval).
+    pub asked_at: Option<AskedAt>,
+    /// RealMem: the memory points the answer draws on (each paraphrases a turn of a gold
+    /// session); a prompt holds the answer when it holds every point (strict) or half (loose).
+    pub gold_points: Vec<String>,
+}
+
+/// A question asked partway through a haystack (RealMem's protocol): memory holds the sessions
+/// before `session` only, and the question is turn `turn` of that session, after its earlier
+/// turns. The sessions from `session` on are replayed after it is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AskedAt {
+    pub session: usize,
+    pub turn: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +57,31 @@ pub struct Haystack {
     pub id: String,
     pub sessions: Vec<HSession>,
     pub questions: Vec<HQuestion>,
+}
+
+impl HQuestion {
+    /// The session before which the question is asked: `sessions` when it is asked at the end.
+    pub fn session_asked(&self, sessions: usize) -> usize {
+        self.asked_at.map_or(sessions, |a| a.session.min(sessions))
+    }
+}
+
+impl Haystack {
+    /// The questions asked before session `s` is replayed (`s == sessions.len()`: at the end),
+    /// in the order they are asked.
+    pub fn questions_before(&self, s: usize) -> impl Iterator<Item = &HQuestion> {
+        let n = self.sessions.len();
+        let mut qs: Vec<&HQuestion> = self.questions.iter().filter(|q| q.session_asked(n) == s).collect();
+        qs.sort_by_key(|q| q.asked_at.map(|a| a.turn));
+        qs.into_iter()
+    }
+
+    /// The turns of `q`'s own session before it (empty when it is asked after the history).
+    pub fn turns_before(&self, q: &HQuestion) -> &[HTurn] {
+        q.asked_at
+            .and_then(|a| self.sessions.get(a.session).map(|s| &s.turns[..a.turn.min(s.turns.len())]))
+            .unwrap_or_default()
+    }
 }
 
 impl HTurn {

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod prompt;
 pub mod qa;
+pub mod realmem;
 pub mod retrieval;
 pub mod speed;
 
@@ -56,6 +57,7 @@ pub enum BenchError {
 pub enum Dataset {
     Locomo,
     Longmemeval,
+    Realmem,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -143,8 +145,15 @@ pub fn machine() -> Machine {
     }
 }
 
+/// The SHA-256 of a dataset file; of a directory (RealMem), the SHA-256 of its `*.json` files'
+/// hashes in name order, so a run names exactly the data it read.
 pub(crate) fn sha256_file(path: &Path) -> String {
     use sha2::{Digest, Sha256};
+    if path.is_dir() {
+        let Ok(files) = realmem::files(path) else { return String::new() };
+        let joined: String = files.iter().map(|f| sha256_file(f)).collect::<Vec<_>>().join("\n");
+        return hex::encode(Sha256::digest(joined.as_bytes()));
+    }
     std::fs::read(path).map(|b| hex::encode(Sha256::digest(&b))).unwrap_or_default()
 }
 
@@ -158,6 +167,7 @@ pub fn load(
     let mut haystacks = match dataset {
         Dataset::Locomo => locomo::to_haystacks(&locomo::load(path)?, issues),
         Dataset::Longmemeval => longmemeval::to_haystacks(&longmemeval::load(path)?),
+        Dataset::Realmem => realmem::to_haystacks(&realmem::load(path)?, issues),
     };
     if let Some(n) = limit {
         haystacks.truncate(n);

@@ -273,6 +273,8 @@ pub fn to_haystacks(conversations: &[Conversation], issues: &mut Vec<String>) ->
                             abstention: false,
                             answer: q.answer.clone(),
                             adversarial_answer: q.adversarial_answer.clone(),
+                            asked_at: None,
+                            gold_points: Vec::new(),
                         }
                     })
                     .collect(),

@@ -114,6 +114,8 @@ pub fn to_haystacks(items: &[Item]) -> Vec<Haystack> {
                         other => other.to_string(),
                     }),
                     adversarial_answer: None,
+                    asked_at: None,
+                    gold_points: Vec::new(),
                 }],
             }
         })

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::haystack::{HTurn, Haystack};
+use crate::haystack::{HQuestion, HTurn, Haystack};
 use crate::{BenchError, Options};
 use memcc::context::SessionRef;
 use memcc::context::message::{AgentMessage, ContentPart};
@@ -64,14 +64,27 @@ pub fn ensure_empty(memcc: &Memcc, h: &Haystack) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// Called with each question when it is asked: before the turn it stands for is replayed (see
+/// [`crate::haystack::AskedAt`]), or after the whole history.
+/// It is handed the provenance of every message replayed so far.
+pub type Ask<'a> = &'a mut dyn FnMut(&Memcc, &HQuestion, &Provenance) -> Result<(), BenchError>;
+
 /// Replay a haystack session by session, as separate host sessions: compaction after every
-/// turn, a flush at each session's end so everything reaches memory.
-pub fn replay(memcc: &Memcc, h: &Haystack, budget: usize, ids: &mut Provenance) -> Result<(), BenchError> {
+/// turn, a flush at each session's end so everything reaches memory. `ask` gets each question
+/// where it is asked.
+pub fn replay(
+    memcc: &Memcc,
+    h: &Haystack,
+    budget: usize,
+    ids: &mut Provenance,
+    ask: Ask<'_>,
+) -> Result<(), BenchError> {
     ensure_empty(memcc, h)?;
-    for s in &h.sessions {
-        let session_id = format!("{}/{}", h.id, s.unit);
+    for (si, s) in h.sessions.iter().enumerate() {
+        let session_id = session_id(h, si);
         let sref = SessionRef::new(&session_id);
         for (k, t) in s.turns.iter().enumerate() {
+            ask_at(memcc, h, si, k, ids, ask)?;
             for id in memcc.context.ingest(&sref, &message(t, turn_time(s.time, k)))?.inserted {
                 ids.insert(id, (s.unit.clone(), t.unit.clone()));
             }
@@ -81,27 +94,44 @@ pub fn replay(memcc: &Memcc, h: &Haystack, budget: usize, ids: &mut Provenance) 
             memcc.context.flush(&session_id, budget)?;
         }
     }
+    ask_at(memcc, h, h.sessions.len(), 0, ids, ask)
+}
+
+/// The host session id session `si` of `h` is replayed as (new-session replay).
+pub fn session_id(h: &Haystack, si: usize) -> String {
+    format!("{}/{}", h.id, h.sessions.get(si).map_or("end", |s| s.unit.as_str()))
+}
+
+/// Ask the questions asked at turn `k` of session `si` (`si == sessions`: at the end).
+fn ask_at(memcc: &Memcc, h: &Haystack, si: usize, k: usize, ids: &Provenance, ask: Ask<'_>) -> Result<(), BenchError> {
+    let n = h.sessions.len();
+    for q in h.questions.iter().filter(|q| q.session_asked(n) == si && q.asked_at.is_none_or(|a| a.turn == k)) {
+        ask(memcc, q, ids)?;
+    }
     Ok(())
 }
 
 /// Replay every session of a haystack into one long host session (`session_id`), compacting
 /// after every turn and never flushing: the conversation a long-running agent would have.
+/// `ask` gets each question where it is asked.
 pub fn replay_as_one_session(
     memcc: &Memcc,
     h: &Haystack,
     session_id: &str,
     budget: usize,
     ids: &mut Provenance,
+    ask: Ask<'_>,
 ) -> Result<(), BenchError> {
     ensure_empty(memcc, h)?;
     let sref = SessionRef::new(session_id);
-    for s in &h.sessions {
+    for (si, s) in h.sessions.iter().enumerate() {
         for (k, t) in s.turns.iter().enumerate() {
+            ask_at(memcc, h, si, k, ids, ask)?;
             for id in memcc.context.ingest(&sref, &message(t, turn_time(s.time, k)))?.inserted {
                 ids.insert(id, (s.unit.clone(), t.unit.clone()));
             }
             memcc.context.compact(session_id, budget, false)?;
         }
     }
-    Ok(())
+    ask_at(memcc, h, h.sessions.len(), 0, ids, ask)
 }

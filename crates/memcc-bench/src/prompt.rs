@@ -354,7 +354,7 @@ impl Run<'_> {
         let dir = tempfile::tempdir()?;
         {
             let memcc = open_with(settings, dir.path(), &self.embedder)?;
-            replay(&memcc, h, self.options.budget, &mut Provenance::new())?;
+            replay(&memcc, h, self.options.budget, &mut Provenance::new(), &mut |_, _, _| Ok(()))?;
         }
         for &memory in sizes {
             let memcc = open_with(&with_memory_size(settings, memory), dir.path(), &self.embedder)?;
@@ -380,7 +380,7 @@ impl Run<'_> {
             let memcc: Memcc = open_with(&with_memory_size(settings, memory), dir.path(), &self.embedder)?;
             let budget = host_budget(settings, memory);
             let session = format!("{}/long", h.id);
-            replay_as_one_session(&memcc, h, &session, budget, &mut Provenance::new())?;
+            replay_as_one_session(&memcc, h, &session, budget, &mut Provenance::new(), &mut |_, _, _| Ok(()))?;
             for q in &h.questions {
                 let pending = [AgentMessage::user(&q.text)];
                 let assembled = memcc.context.assemble_for(&SessionRef::new(&session), budget, q.as_of, &pending)?;

@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::haystack::HQuestion;
 use crate::metrics::dedup_in_order;
-use crate::pipeline::{open, replay};
+use crate::pipeline::{Provenance, open, replay, session_id};
 use crate::{BenchError, Dataset, Options, load};
+use memcc::Memcc;
 use memcc::context::SessionRef;
 use memcc::context::message::AgentMessage;
 use memcc::core::llm::{ChatMessage, ChatModel, ChatRequest, OpenAiChat, OpenAiConfig};
@@ -36,6 +38,26 @@ fn judge_prompt_lme(question: &str, answer: &str, response: &str, abstention: bo
              Correct Answer: {answer}\n\nModel Response: {response}\n\nIs the model response correct? Answer yes or no only."
         )
     }
+}
+
+/// The RealMem judge: the question is a turn of an ongoing project; the gold is the memory points
+/// of earlier sessions a good reply draws on.
+fn judge_prompt_realmem(question: &str, points: &str, response: &str) -> String {
+    format!(
+        "A user continues a long project with an assistant. Below are the user's message, the facts from earlier \
+         sessions that a good reply must take into account, and the assistant's reply. Answer yes if the reply is \
+         consistent with every fact and uses those the message calls for; answer no if it contradicts one, ignores \
+         what the message needs, or relies on an outdated version of a fact.\n\nUser message: {question}\n\n\
+         Facts from earlier sessions:\n{points}\n\nAssistant reply: {response}\n\nAnswer yes or no only."
+    )
+}
+
+/// What a question's answer is graded against: its answer, or (RealMem) its memory points.
+fn gold_answer(q: &HQuestion) -> Option<String> {
+    if !q.gold_points.is_empty() {
+        return Some(q.gold_points.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n"));
+    }
+    q.answer.clone()
 }
 
 /// The LoCoMo-style judge: generous on wording, strict on the fact.
@@ -128,16 +150,28 @@ pub fn run_qa(
         progress(hi, haystacks.len(), &format!("QA {}", h.id));
         let dir = tempfile::tempdir()?;
         let memcc = open(options, dir.path(), &embedder, false)?;
-        replay(&memcc, h, options.budget, &mut HashMap::new())?;
-        for (qi, q) in h.questions.iter().enumerate() {
-            let Some(answer) = q.answer.as_deref() else { continue };
-            let session = format!("{}/qa-{qi}", h.id);
-            memcc.context.ingest(
-                &SessionRef::new(&session),
-                &AgentMessage::user(&q.text).with_timestamp(q.as_of.unwrap_or(0)),
-            )?;
-            let assembled = memcc.context.assemble(&session, options.budget, q.as_of)?;
-            let messages: Vec<ChatMessage> = assembled
+        let mut asked = 0usize;
+        let mut ask = |memcc: &Memcc, q: &HQuestion, _: &Provenance| -> Result<(), BenchError> {
+            let Some(answer) = gold_answer(q) else { return Ok(()) };
+            asked += 1;
+            let assembled = match q.asked_at {
+                // Asked in its own session, after that session's earlier turns (RealMem).
+                Some(at) => memcc.assemble_for(
+                    &SessionRef::new(&session_id(h, at.session)),
+                    options.budget,
+                    q.as_of,
+                    &[AgentMessage::user(&q.text)],
+                )?,
+                None => {
+                    let session = format!("{}/qa-{asked}", h.id);
+                    memcc.context.ingest(
+                        &SessionRef::new(&session),
+                        &AgentMessage::user(&q.text).with_timestamp(q.as_of.unwrap_or(0)),
+                    )?;
+                    memcc.context.assemble(&session, options.budget, q.as_of)?
+                }
+            };
+            let mut messages: Vec<ChatMessage> = assembled
                 .messages
                 .iter()
                 .map(|m| {
@@ -146,6 +180,9 @@ pub fn run_qa(
                     ChatMessage { role: role.into(), content: msg.text() }
                 })
                 .collect();
+            if q.asked_at.is_some() {
+                messages.push(ChatMessage { role: "user".into(), content: q.text.clone() });
+            }
             let system = match &assembled.system_prompt_addition {
                 Some(extra) => format!("{ANSWER_SYSTEM}\n\n{extra}"),
                 None => ANSWER_SYSTEM.to_string(),
@@ -154,8 +191,9 @@ pub fn run_qa(
             let request = ChatRequest { system: Some(system), messages, max_tokens: Some(200), temperature: Some(0.0) };
             let verdict = answerer.complete(&request).and_then(|response| {
                 let prompt = match options.dataset {
-                    Dataset::Longmemeval => judge_prompt_lme(&q.text, answer, &response, q.abstention),
-                    Dataset::Locomo => judge_prompt_locomo(&q.text, answer, &response),
+                    Dataset::Longmemeval => judge_prompt_lme(&q.text, &answer, &response, q.abstention),
+                    Dataset::Locomo => judge_prompt_locomo(&q.text, &answer, &response),
+                    Dataset::Realmem => judge_prompt_realmem(&q.text, &answer, &response),
                 };
                 grader.complete(&ChatRequest::simple("You are a strict, fair grader.", &prompt, 10))
             });
@@ -175,7 +213,9 @@ pub fn run_qa(
                     failures += 1;
                 }
             }
-        }
+            Ok(())
+        };
+        replay(&memcc, h, options.budget, &mut Provenance::new(), &mut ask)?;
     }
     progress(haystacks.len(), haystacks.len(), "done");
     let mut categories: Vec<String> = dedup_in_order(tally.keys().cloned());

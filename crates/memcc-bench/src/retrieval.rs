@@ -9,11 +9,15 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::baseline::Corpus;
+use crate::haystack::HQuestion;
 use crate::haystack::Haystack;
 use crate::metrics::{dedup_in_order, ndcg, recall_all, recall_any};
-use crate::pipeline::{Provenance, open, replay};
+use crate::pipeline::{Ask, Provenance, open, replay};
 use crate::{BenchError, Dataset, Options, RunInfo, load, peak_rss_mib};
 use memcc::Memcc;
+use memcc::context::SessionRef;
+use memcc::context::message::AgentMessage;
 use memcc::memory::SearchMode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -34,6 +38,9 @@ pub enum Mode {
     FullBm25,
     /// `full`'s records searched by vector similarity alone.
     FullDense,
+    /// Whole sessions ranked by BM25 over the question alone (SQLite FTS5): RealMem's upstream
+    /// reference baseline, and a plain one for any dataset.
+    Bm25Sessions,
 }
 
 impl Mode {
@@ -46,17 +53,20 @@ impl Mode {
             "full-rerank" => Mode::FullRerank,
             "full-bm25" => Mode::FullBm25,
             "full-dense" => Mode::FullDense,
+            "bm25-sessions" => Mode::Bm25Sessions,
             _ => return None,
         })
     }
 }
 
-pub const KS: [usize; 4] = [1, 3, 5, 10];
+pub const KS: [usize; 5] = [1, 3, 5, 10, 20];
 
 /// Per-question result, for tracing a regression to questions.
 #[derive(Debug, Clone, Serialize)]
 pub struct QuestionResult {
     pub id: String,
+    /// The haystack (LoCoMo conversation, RealMem persona) it is asked of.
+    pub haystack: String,
     pub category: String,
     pub mode: Mode,
     /// What the question's words ask for (see [`QuestionForm`]).
@@ -154,6 +164,8 @@ pub struct ModeReport {
     pub overall_secondary: Option<Aggregate>,
     pub by_category: Vec<(String, Aggregate)>,
     pub by_form: Vec<(QuestionForm, Aggregate)>,
+    /// Per haystack (RealMem persona, LoCoMo conversation), in the order they ran.
+    pub by_haystack: Vec<(String, Aggregate)>,
     pub ingest_seconds: f64,
     pub query_seconds: f64,
     /// Peak resident memory of the process after this mode's ingest / queries, in MiB.
@@ -241,12 +253,16 @@ fn aggregate<'a>(results: impl Iterator<Item = &'a QuestionResult>) -> Aggregate
     }
 }
 
-/// Index a haystack's turns as one record each (modes bm25 / dense / hybrid).
-fn index_turns(memcc: &Memcc, h: &Haystack, ids: &mut Provenance) -> Result<(), BenchError> {
+/// Index a haystack's turns as one record each (modes bm25 / dense / hybrid), a session at a
+/// time; `ask` gets the questions asked before each session, and those asked at the end.
+fn index_turns(memcc: &Memcc, h: &Haystack, ids: &mut Provenance, ask: Ask<'_>) -> Result<(), BenchError> {
     crate::pipeline::ensure_empty(memcc, h)?;
-    let mut lines = String::new();
     let mut next = 1i64;
-    for s in &h.sessions {
+    for (si, s) in h.sessions.iter().enumerate() {
+        for q in h.questions_before(si) {
+            ask(memcc, q, ids)?;
+        }
+        let mut lines = String::new();
         for (k, t) in s.turns.iter().enumerate() {
             ids.insert(next, (s.unit.clone(), t.unit.clone()));
             let when = s.time.map(|_| crate::pipeline::turn_time(s.time, k));
@@ -259,10 +275,13 @@ fn index_turns(memcc: &Memcc, h: &Haystack, ids: &mut Provenance) -> Result<(), 
             lines.push('\n');
             next += 1;
         }
+        let report = memcc.memory()?.import_jsonl(lines.as_bytes(), None, &mut |_, _| {})?;
+        if !report.errors.is_empty() {
+            return Err(BenchError::Input(format!("indexing turns: {:?}", report.errors)));
+        }
     }
-    let report = memcc.memory()?.import_jsonl(lines.as_bytes(), None, &mut |_, _| {})?;
-    if !report.errors.is_empty() {
-        return Err(BenchError::Input(format!("indexing turns: {:?}", report.errors)));
+    for q in h.questions_before(h.sessions.len()) {
+        ask(memcc, q, ids)?;
     }
     Ok(())
 }
@@ -272,6 +291,8 @@ fn index_turns(memcc: &Memcc, h: &Haystack, ids: &mut Provenance) -> Result<(), 
 enum Records {
     Turns,
     Pipeline,
+    /// Whole sessions in a plain full-text index (mode `bm25-sessions`).
+    Sessions,
 }
 
 impl Records {
@@ -279,6 +300,7 @@ impl Records {
         match mode {
             Mode::Bm25 | Mode::Dense | Mode::Hybrid => Records::Turns,
             Mode::Full | Mode::FullRerank | Mode::FullBm25 | Mode::FullDense => Records::Pipeline,
+            Mode::Bm25Sessions => Records::Sessions,
         }
     }
 }
@@ -293,85 +315,129 @@ struct Timing {
     rss_query: Option<f64>,
 }
 
-/// Ask a haystack's questions in one mode; the questions `--explain` names are added to
-/// `explained`.
+/// What a question is searched with: the question itself, or — asked partway through a session
+/// (RealMem) in the full pipeline — the recall query the assembler forms from that session's
+/// turns and the question, as a host's prompt would.
+fn query_text(memcc: &Memcc, h: &Haystack, q: &HQuestion, mode: Mode) -> Result<String, BenchError> {
+    let Some(at) = q.asked_at.filter(|_| Records::of(mode) == Records::Pipeline) else { return Ok(q.text.clone()) };
+    let sref = SessionRef::new(&crate::pipeline::session_id(h, at.session));
+    let query = memcc.context.recall_query(&sref, q.as_of, &[AgentMessage::user(&q.text)])?;
+    Ok(query.text)
+}
+
+/// The units a question may be credited with: not its own session's (the host has those in
+/// its context; memory is asked for the past).
+fn own_session<'a>(h: &'a Haystack, q: &HQuestion) -> Option<&'a str> {
+    q.asked_at.and_then(|a| h.sessions.get(a.session)).map(|s| s.unit.as_str())
+}
+
+/// Hits searched per question: LoCoMo's 30 (the pool its figures were always measured with);
+/// RealMem is scored at 20 sessions, which 30 records of long sessions may not reach.
+fn hits_asked(options: &Options) -> usize {
+    if options.dataset == Dataset::Realmem { 100 } else { 30 }
+}
+
+/// Search one question in one mode and score its hits; `explained` gets its hits when
+/// `--explain` names it.
 fn ask(
     memcc: &Memcc,
     h: &Haystack,
+    q: &HQuestion,
     mode: Mode,
     ids: &Provenance,
     options: &Options,
     explained: &mut Vec<Explained>,
-) -> Result<Vec<QuestionResult>, BenchError> {
+) -> Result<QuestionResult, BenchError> {
     let search_mode = match mode {
-        Mode::Bm25 | Mode::FullBm25 => SearchMode::Lexical,
+        Mode::Bm25 | Mode::FullBm25 | Mode::Bm25Sessions => SearchMode::Lexical,
         Mode::Dense | Mode::FullDense => SearchMode::Dense,
         Mode::Hybrid | Mode::Full | Mode::FullRerank => SearchMode::Hybrid,
     };
     let rt = memcc.memory()?;
-    let mut results = Vec::new();
-    for q in h.questions.iter().filter(|q| !q.abstention && !q.gold_sessions.is_empty()) {
-        let hits = rt.search_with(&options.settings.context.agent_id, &q.text, q.as_of, None, 30, search_mode)?;
-        if options.explain.contains(&q.id) {
-            explained.push(Explained {
-                id: q.id.clone(),
-                mode,
-                question: q.text.clone(),
-                gold_turns: {
-                    let mut gold: Vec<String> = q.gold_turns.iter().cloned().collect();
-                    gold.sort();
-                    gold
-                },
-                hits: hits
-                    .iter()
-                    .take(EXPLAINED_HITS)
-                    .map(|h| ExplainedHit {
-                        id: h.id.clone(),
-                        kind: format!("{:?}", h.kind).to_lowercase(),
-                        score: h.score,
-                        turns: h.evidence.iter().filter_map(|id| ids.get(id).map(|u| u.1.clone())).collect(),
-                        text: h.text.chars().take(200).collect::<String>().replace('\n', " / "),
-                    })
-                    .collect(),
-            });
-        }
-        // A hit's turns in the order it gives them: the lines holding the query's words first.
-        let units: Vec<(String, String)> = dedup_in_order(
-            hits.iter().flat_map(|h| h.evidence.iter().filter_map(|id| ids.get(id).cloned()).collect::<Vec<_>>()),
-        );
-        let turns: Vec<String> = units.iter().map(|(_, t)| t.clone()).collect();
-        let sessions: Vec<String> = dedup_in_order(units.iter().map(|(s, _)| s.clone()));
-        let (gs, gt) = (&q.gold_sessions, &q.gold_turns);
-        let scores = KS
-            .iter()
-            .map(|&k| {
-                (
-                    k,
-                    [
-                        recall_all(&sessions, gs, k),
-                        recall_any(&sessions, gs, k),
-                        ndcg(&sessions, gs, k),
-                        recall_all(&turns, gt, k),
-                        recall_any(&turns, gt, k),
-                        ndcg(&turns, gt, k),
-                    ],
-                )
-            })
-            .collect();
-        results.push(QuestionResult {
+    let text = query_text(memcc, h, q, mode)?;
+    let hits =
+        rt.search_with(&options.settings.context.agent_id, &text, q.as_of, None, hits_asked(options), search_mode)?;
+    if options.explain.contains(&q.id) {
+        explained.push(Explained {
             id: q.id.clone(),
-            category: q.category.clone(),
             mode,
-            form: QuestionForm::of(&q.text, q.as_of),
-            gold_sessions: gs.iter().cloned().collect(),
-            gold_turns: gt.iter().cloned().collect(),
-            gold_session_ranks: gs.iter().map(|g| sessions.iter().position(|s| s == g).map(|i| i + 1)).collect(),
-            ranked_sessions: sessions.into_iter().take(10).collect(),
-            ranked_turns: turns.into_iter().take(10).collect(),
-            scores,
+            question: text.clone(),
+            gold_turns: {
+                let mut gold: Vec<String> = q.gold_turns.iter().cloned().collect();
+                gold.sort();
+                gold
+            },
+            hits: hits
+                .iter()
+                .take(EXPLAINED_HITS)
+                .map(|h| ExplainedHit {
+                    id: h.id.clone(),
+                    kind: format!("{:?}", h.kind).to_lowercase(),
+                    score: h.score,
+                    turns: h.evidence.iter().filter_map(|id| ids.get(id).map(|u| u.1.clone())).collect(),
+                    text: h.text.chars().take(200).collect::<String>().replace('\n', " / "),
+                })
+                .collect(),
         });
     }
-    Ok(results)
+    // A hit's turns in the order it gives them: the lines holding the query's words first.
+    let own = own_session(h, q);
+    let units: Vec<(String, String)> = dedup_in_order(
+        hits.iter().flat_map(|h| h.evidence.iter().filter_map(|id| ids.get(id).cloned()).collect::<Vec<_>>()),
+    )
+    .into_iter()
+    .filter(|(s, _)| Some(s.as_str()) != own)
+    .collect();
+    let turns: Vec<String> = units.iter().map(|(_, t)| t.clone()).collect();
+    let sessions: Vec<String> = dedup_in_order(units.iter().map(|(s, _)| s.clone()));
+    Ok(result(h, q, mode, sessions, turns))
+}
+
+/// Score a question's ranked sessions and turns against its gold.
+fn result(h: &Haystack, q: &HQuestion, mode: Mode, sessions: Vec<String>, turns: Vec<String>) -> QuestionResult {
+    let (gs, gt) = (&q.gold_sessions, &q.gold_turns);
+    let scores = KS
+        .iter()
+        .map(|&k| {
+            (
+                k,
+                [
+                    recall_all(&sessions, gs, k),
+                    recall_any(&sessions, gs, k),
+                    ndcg(&sessions, gs, k),
+                    recall_all(&turns, gt, k),
+                    recall_any(&turns, gt, k),
+                    ndcg(&turns, gt, k),
+                ],
+            )
+        })
+        .collect();
+    QuestionResult {
+        id: q.id.clone(),
+        haystack: h.id.clone(),
+        category: q.category.clone(),
+        mode,
+        form: QuestionForm::of(&q.text, q.as_of),
+        gold_sessions: gs.iter().cloned().collect(),
+        gold_turns: gt.iter().cloned().collect(),
+        gold_session_ranks: gs.iter().map(|g| sessions.iter().position(|s| s == g).map(|i| i + 1)).collect(),
+        ranked_sessions: sessions.into_iter().take(10).collect(),
+        ranked_turns: turns.into_iter().take(10).collect(),
+        scores,
+    }
+}
+
+/// Whether a question counts for recall (it has gold and is not an abstention).
+fn scored(q: &HQuestion) -> bool {
+    !q.abstention && !q.gold_sessions.is_empty()
+}
+
+/// Mode `bm25-sessions`: the haystack's sessions before the question (`corpus`) ranked by BM25
+/// over the question alone (no turn-level ranking: a session is one document).
+fn ask_sessions(corpus: &Corpus, h: &Haystack, q: &HQuestion) -> Result<QuestionResult, BenchError> {
+    let order = corpus.rank_sessions(&q.text)?;
+    let sessions: Vec<String> = order.into_iter().map(|i| h.sessions[i].unit.clone()).collect();
+    Ok(result(h, q, Mode::Bm25Sessions, sessions, Vec::new()))
 }
 
 /// Run retrieval on `path` in every requested mode. `progress(done, total, label)`.
@@ -401,35 +467,64 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
     let mut explained = Vec::new();
     let mut timings = vec![Timing::default(); modes.len()];
     // Haystack by haystack, each kind of records ingested once and searched by every mode over
-    // it (one haystack's stores on disk at a time).
+    // it (one haystack's stores on disk at a time). Each question is asked where its dataset
+    // asks it — after the whole history, or (RealMem) before its own session is replayed, so
+    // memory then holds the earlier sessions only.
     for (hi, h) in haystacks.iter().enumerate() {
-        for records in [Records::Turns, Records::Pipeline] {
+        for records in [Records::Sessions, Records::Turns, Records::Pipeline] {
             let users: Vec<usize> = (0..modes.len()).filter(|&i| Records::of(modes[i]) == records).collect();
             if users.is_empty() {
                 continue;
             }
             progress(hi, haystacks.len(), &format!("{records:?} {}", h.id));
-            let dir = tempfile::tempdir()?;
-            let mut ids: Provenance = HashMap::new();
             let t = Instant::now();
-            {
+            let mut query_seconds = vec![0.0f64; modes.len()];
+            if records == Records::Sessions {
+                for si in 0..=h.sessions.len() {
+                    let asked: Vec<&HQuestion> = h.questions_before(si).filter(|q| scored(q)).collect();
+                    if asked.is_empty() {
+                        continue;
+                    }
+                    let corpus = Corpus::before(h, si)?;
+                    for q in asked {
+                        per_question.push(ask_sessions(&corpus, h, q)?);
+                    }
+                }
+            } else {
+                let dir = tempfile::tempdir()?;
+                let mut ids: Provenance = HashMap::new();
                 let memcc = open(options, dir.path(), &embedder, false)?;
+                // The rerank mode searches the same store through an instance of its own (it
+                // reads what the replaying one writes as it goes).
+                let reranking = users
+                    .iter()
+                    .any(|&i| modes[i] == Mode::FullRerank)
+                    .then(|| open(options, dir.path(), &embedder, true))
+                    .transpose()?;
+                let mut asked = |m: &Memcc, q: &HQuestion, ids: &Provenance| -> Result<(), BenchError> {
+                    if !scored(q) {
+                        return Ok(());
+                    }
+                    for &i in &users {
+                        let t = Instant::now();
+                        let searcher = if modes[i] == Mode::FullRerank { reranking.as_ref().unwrap_or(m) } else { m };
+                        per_question.push(ask(searcher, h, q, modes[i], ids, options, &mut explained)?);
+                        query_seconds[i] += t.elapsed().as_secs_f64();
+                    }
+                    Ok(())
+                };
                 match records {
-                    Records::Pipeline => replay(&memcc, h, options.budget, &mut ids)?,
-                    Records::Turns => index_turns(&memcc, h, &mut ids)?,
+                    Records::Pipeline => replay(&memcc, h, options.budget, &mut ids, &mut asked)?,
+                    _ => index_turns(&memcc, h, &mut ids, &mut asked)?,
                 }
             }
-            let ingest = t.elapsed().as_secs_f64();
-            let rss_ingest = peak_rss_mib();
-            for i in users {
-                let mode = modes[i];
-                let memcc = open(options, dir.path(), &embedder, mode == Mode::FullRerank)?;
-                let t = Instant::now();
-                per_question.extend(ask(&memcc, h, mode, &ids, options, &mut explained)?);
+            let total = t.elapsed().as_secs_f64();
+            let asking: f64 = query_seconds.iter().sum();
+            for &i in &users {
                 let timing = &mut timings[i];
-                timing.ingest += ingest;
-                timing.query += t.elapsed().as_secs_f64();
-                timing.rss_ingest = rss_ingest;
+                timing.ingest += total - asking;
+                timing.query += query_seconds[i];
+                timing.rss_ingest = peak_rss_mib();
                 timing.rss_query = peak_rss_mib();
             }
         }
@@ -457,6 +552,13 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
                     .iter()
                     .map(|&f| (f, aggregate(results.iter().copied().filter(|r| r.form == f))))
                     .filter(|(_, a)| a.questions > 0)
+                    .collect(),
+                by_haystack: dedup_in_order(results.iter().map(|r| r.haystack.clone()))
+                    .into_iter()
+                    .map(|id| {
+                        let a = aggregate(results.iter().copied().filter(|r| r.haystack == id));
+                        (id, a)
+                    })
                     .collect(),
                 ingest_seconds: timing.ingest,
                 query_seconds: timing.query,
@@ -562,20 +664,26 @@ pub fn markdown(report: &Report) -> String {
         report.run.machine.cpu,
         report.wall_seconds
     );
-    let header = "| mode | n | sess R_all@5 | sess R_any@5 | sess R_all@10 | sess NDCG@10 | turn R_all@5 | turn R_all@10 | turn R_any@10 | turn NDCG@10 | ingest s | query s | peak MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    let header = "| mode | n | sess R_all@5 | sess R_any@5 | sess R_all@10 | sess R_any@10 | sess R_all@20 | sess NDCG@10 | turn R_all@5 | turn R_all@10 | turn R_any@10 | turn NDCG@10 | ingest s | query s | peak MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     let row = |m: &ModeReport, a: &Aggregate| {
+        // Whole sessions rank no turns.
+        let turn = |k: usize, metric: usize| {
+            if m.mode == Mode::Bm25Sessions { "–".to_string() } else { format!("{:.3}", a.at(k, metric)) }
+        };
         format!(
-            "| {:?} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.1} | {:.0} |\n",
+            "| {:?} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {} | {} | {} | {:.1} | {:.1} | {:.0} |\n",
             m.mode,
             a.questions,
             a.at(5, 0),
             a.at(5, 1),
             a.at(10, 0),
+            a.at(10, 1),
+            a.at(20, 0),
             a.at(10, 2),
-            a.at(5, 3),
-            a.at(10, 3),
-            a.at(10, 4),
-            a.at(10, 5),
+            turn(5, 3),
+            turn(10, 3),
+            turn(10, 4),
+            turn(10, 5),
             m.ingest_seconds,
             m.query_seconds,
             m.peak_rss_mib_after_query.unwrap_or(0.0)
@@ -625,6 +733,22 @@ pub fn markdown(report: &Report) -> String {
                 a.at(10, 3),
                 a.at(10, 4)
             ));
+        }
+    }
+    if report.haystacks > 1 {
+        s.push_str("\nBy haystack\n\n| mode | haystack | n | sess R_all@5 | sess R_all@10 | sess R_all@20 | turn R_all@10 |\n|---|---|---|---|---|---|---|\n");
+        for m in &report.modes {
+            for (id, a) in &m.by_haystack {
+                s.push_str(&format!(
+                    "| {:?} | {id} | {} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+                    m.mode,
+                    a.questions,
+                    a.at(5, 0),
+                    a.at(10, 0),
+                    a.at(20, 0),
+                    a.at(10, 3)
+                ));
+            }
         }
     }
     if let Some(a) = &report.best_of_retrievers {
@@ -687,6 +811,7 @@ mod tests {
     fn result(id: &str, mode: Mode, gold: &[&str], ranks: &[Option<usize>]) -> QuestionResult {
         QuestionResult {
             id: id.into(),
+            haystack: "h".into(),
             category: "1".into(),
             mode,
             form: QuestionForm::Other,

@@ -1,4 +1,4 @@
-//! The benchmark harness on a tiny LongMemEval-format fixture (written for these tests, in the
+//! The benchmark harness on tiny LongMemEval- and RealMem-format fixtures (written for these tests, in the
 //! upstream schema) and, where ../shared has it, on LoCoMo: modes run, abstention is excluded
 //! and counted, reports carry what a reader needs; QA against a mock endpoint on 127.0.0.1.
 
@@ -288,4 +288,67 @@ fn conversations_sharing_one_postgres_database_are_refused_not_mixed() {
     opts.limit = Some(1);
     let report = memcc_bench::run(&fixture(), &opts, &mut |_, _, _| {}).unwrap();
     assert_eq!(report.haystacks, 1);
+}
+
+fn realmem_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/realmem_tiny.json")
+}
+
+/// RealMem's protocol: a query is answered from the sessions before its own. The fixture's
+/// query (session 3) repeats words of a *later* session (4) and of its own session's opening
+/// turns; neither may be credited, and the gold (session 1) is found.
+#[test]
+fn a_realmem_query_is_answered_from_earlier_sessions_only() {
+    let modes = vec![Mode::Bm25Sessions, Mode::Bm25, Mode::Hybrid, Mode::Full];
+    let report = memcc_bench::run(&realmem_fixture(), &options(Dataset::Realmem, modes), &mut |_, _, _| {}).unwrap();
+    assert_eq!((report.haystacks, report.questions), (1, 1));
+    assert!(report.evidence_issues.is_empty(), "{:?}", report.evidence_issues);
+    assert_eq!(report.modes.len(), 4);
+    for r in &report.per_question {
+        assert_eq!(r.id, "realmem_tiny#Q-0001");
+        assert_eq!(r.category, "Dynamic Updating");
+        assert_eq!(r.gold_turns, vec!["s1-kyoto#1".to_string()]);
+        assert!(
+            r.ranked_sessions.iter().all(|s| s == "s1-kyoto" || s == "s2-running"),
+            "{:?} credited a session that is not earlier: {:?}",
+            r.mode,
+            r.ranked_sessions
+        );
+        assert_eq!(r.ranked_sessions.first().map(String::as_str), Some("s1-kyoto"), "{:?}", r.mode);
+    }
+    let md = memcc_bench::markdown(&report);
+    assert!(md.contains("| Bm25Sessions | 1 |") && md.contains("sess R_all@20"), "{md}");
+}
+
+/// The five RealMem personas in ../shared load as the upstream files are: every query becomes a
+/// question asked in its own session with gold only in earlier ones, and the baseline that
+/// reproduces the dataset README's BM25 reference runs on one persona.
+#[test]
+fn realmem_loads_and_its_baseline_runs_where_the_data_exists() {
+    let Some(path) = memcc_testkit::shared_data("data/realmem") else { return };
+    let mut issues = Vec::new();
+    let haystacks = memcc_bench::load(Dataset::Realmem, &path, None, &mut issues).unwrap();
+    assert_eq!(haystacks.len(), 5);
+    assert_eq!(haystacks.iter().map(|h| h.questions.len()).sum::<usize>(), 728);
+    // Upstream marks 126 memory points' turns as -1, and one query (Kenta_Tanaka Q-0149) names its
+    // own session among its four gold sessions: reported, never silently dropped.
+    assert!(issues.iter().all(|i| i.contains("names no turn") || i.contains("Q-0149")), "{issues:?}");
+    assert!(issues.iter().any(|i| i.contains("Q-0149: gold session be6fb368 is not earlier")), "{issues:?}");
+    for h in &haystacks {
+        let place: std::collections::HashMap<&str, usize> =
+            h.sessions.iter().enumerate().map(|(i, s)| (s.unit.as_str(), i)).collect();
+        for q in &h.questions {
+            let at = q.asked_at.expect("asked partway");
+            assert!(!q.gold_points.is_empty() && !q.gold_sessions.is_empty(), "{}", q.id);
+            assert!(q.gold_sessions.iter().all(|g| place[g.as_str()] < at.session), "{}: gold after the query", q.id);
+        }
+    }
+    let q149 = haystacks.iter().flat_map(|h| &h.questions).find(|q| q.id == "Kenta_Tanaka#Q-0149").unwrap();
+    assert_eq!(q149.gold_sessions.len(), 3);
+    let mut opts = options(Dataset::Realmem, vec![Mode::Bm25Sessions]);
+    opts.limit = Some(1);
+    let report = memcc_bench::run(&path, &opts, &mut |_, _, _| {}).unwrap();
+    let bm25 = &report.modes[0];
+    assert_eq!(bm25.overall.questions, haystacks[0].questions.len());
+    assert!(bm25.overall.at(10, 0) > 0.4, "{:?}", bm25.overall);
 }

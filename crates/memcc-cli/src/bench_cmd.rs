@@ -15,6 +15,8 @@ use memcc_bench::{Dataset, Mode, Options};
 enum DatasetArg {
     Locomo,
     Longmemeval,
+    /// RealMem persona files (`*_dialogues_256k.json`): PATH is one file or their directory.
+    Realmem,
 }
 
 #[derive(Args)]
@@ -142,6 +144,7 @@ fn options(cli: &Cli, common: &Common, modes: Vec<Mode>) -> Result<Options> {
         dataset: match common.dataset {
             DatasetArg::Locomo => Dataset::Locomo,
             DatasetArg::Longmemeval => Dataset::Longmemeval,
+            DatasetArg::Realmem => Dataset::Realmem,
         },
         modes,
         settings,

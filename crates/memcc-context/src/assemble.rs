@@ -311,6 +311,17 @@ impl Assembler<'_> {
         })
     }
 
+    /// [`Self::recall_query`] for a conversation that may not be stored yet (id 0: no items).
+    pub fn recall_query_for(
+        &self,
+        conversation: &Conversation,
+        as_of: Option<i64>,
+        pending: &str,
+    ) -> Result<RecallQuery> {
+        let items = if conversation.id == 0 { Vec::new() } else { self.store.context_items(conversation.id)? };
+        self.recall_query(conversation, &items, as_of, pending)
+    }
+
     /// The recall query: the newest user message (`pending`, else the last raw message when the
     /// user wrote it) when it says what it is about, else the last three raw messages with it
     /// (capped); see [`focused_query`].

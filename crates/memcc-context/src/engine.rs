@@ -267,7 +267,24 @@ impl ContextEngine {
         as_of: Option<i64>,
         pending: &[AgentMessage],
     ) -> Result<Assembled> {
-        let conversation = match self.store.find_conversation(&session.session_id)? {
+        let conversation = self.conversation_for(session)?;
+        self.assembler().assemble(&conversation, budget, as_of, &pending_text(pending))
+    }
+
+    /// The query [`Self::assemble_for`] would hand to memory for the same arguments. Read-only.
+    pub fn recall_query(
+        &self,
+        session: &SessionRef,
+        as_of: Option<i64>,
+        pending: &[AgentMessage],
+    ) -> Result<memcc_core::RecallQuery> {
+        let conversation = self.conversation_for(session)?;
+        self.assembler().recall_query_for(&conversation, as_of, &pending_text(pending))
+    }
+
+    /// The session's conversation as stored, or (not stored yet) the one its first turn creates.
+    fn conversation_for(&self, session: &SessionRef) -> Result<Conversation> {
+        Ok(match self.store.find_conversation(&session.session_id)? {
             Some(c) if c.agent_id == self.agent_of(session) => c,
             Some(_) => return Err(ContextError::UnknownSession(session.session_id.clone())),
             None => Conversation {
@@ -276,9 +293,7 @@ impl ContextEngine {
                 session_key: session.session_key.clone(),
                 agent_id: session.agent_id.clone().unwrap_or_else(|| self.config.agent_id.clone()),
             },
-        };
-        let pending: String = pending.iter().map(AgentMessage::text).collect::<Vec<_>>().join("\n");
-        self.assembler().assemble(&conversation, budget, as_of, &pending)
+        })
     }
 
     fn assembler(&self) -> Assembler<'_> {
@@ -336,4 +351,9 @@ impl ContextEngine {
         };
         Ok(self.store.stats(conversation)?)
     }
+}
+
+/// The text of the messages a host will append after the assembled ones.
+fn pending_text(pending: &[AgentMessage]) -> String {
+    pending.iter().map(AgentMessage::text).collect::<Vec<_>>().join("\n")
 }
