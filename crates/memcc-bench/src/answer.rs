@@ -72,6 +72,53 @@ pub fn gold_tokens(answer: &str) -> Vec<String> {
     content
 }
 
+/// The share of a memory point's tokens a text must hold for the point to count as in it
+/// ([`point_tokens`], [`contains_points`]). Fixed before any tuning; `memcc bench prompt
+/// --dataset realmem` reports its calibration (a point's own source turn vs. another turn of the
+/// same session, and the whole session).
+pub const POINT_SHARE: f64 = 0.5;
+
+/// Words a memory point is written in that no conversation turn says ("User agreed to…").
+const POINT_FRAME: [&str; 3] = ["user", "users", "assistant"];
+
+/// The normalised tokens of a RealMem memory point: its `【…】` labels dropped, then as
+/// [`gold_tokens`], without the frame words ([`POINT_FRAME`]).
+pub fn point_tokens(point: &str) -> Vec<String> {
+    let mut text = String::with_capacity(point.len());
+    let mut in_label = false;
+    for c in point.chars() {
+        match c {
+            '【' => in_label = true,
+            '】' => {
+                in_label = false;
+                text.push(' ');
+            }
+            _ if !in_label => text.push(c),
+            _ => {}
+        }
+    }
+    let mut tokens = gold_tokens(&text);
+    tokens.retain(|t| !POINT_FRAME.contains(&t.as_str()));
+    tokens
+}
+
+/// Whether one point (from [`point_tokens`]) is in `text`: at least [`POINT_SHARE`] of its tokens.
+pub fn contains_point(text: &HashSet<String>, point: &[String]) -> bool {
+    !point.is_empty()
+        && point.iter().filter(|t| text.contains(t.as_str())).count() as f64 >= POINT_SHARE * point.len() as f64
+}
+
+/// Whether `text` holds a question's memory points: strict, every one; loose, at least half.
+/// Points without a token are not counted; none left is never contained.
+pub fn contains_points(text: &HashSet<String>, points: &[Vec<String>]) -> Containment {
+    let points: Vec<&Vec<String>> = points.iter().filter(|p| !p.is_empty()).collect();
+    if points.is_empty() {
+        return Containment::default();
+    }
+    let found = points.iter().filter(|p| contains_point(text, p)).count();
+    Containment { strict: found == points.len(), loose: 2 * found >= points.len() }
+}
+
 /// Whether `text` holds the answer, strictly and loosely.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Containment {
@@ -112,6 +159,21 @@ mod tests {
         assert_eq!(gold_tokens("No"), vec!["no"], "an answer of stop words keeps them");
         assert!(!check("see (mem_2) and msg_2", "2").strict, "ids are not numbers");
         assert!(check("snake_case_name", "snake_case_name").strict);
+    }
+
+    #[test]
+    fn a_memory_point_counts_when_half_its_words_are_there_label_and_frame_aside() {
+        let p = point_tokens("【Travel Plan】 User booked the Hotel Mitsui in Kyoto for three nights.");
+        assert_eq!(p, vec!["booked", "hotel", "mitsui", "kyoto", "three", "nights"]);
+        let text = |t: &str| text_tokens(t);
+        assert!(contains_point(&text("You are at the Hotel Mitsui in Kyoto"), &p), "3 of 6");
+        assert!(!contains_point(&text("A hotel in Kyoto"), &p), "2 of 6");
+        let other = point_tokens("User runs 5 km on Tuesdays");
+        let both = [p.clone(), other.clone()];
+        let c = contains_points(&text("Hotel Mitsui, Kyoto"), &both);
+        assert!(!c.strict && c.loose);
+        assert!(contains_points(&text("Hotel Mitsui, Kyoto; runs 5 km Tuesdays"), &both).strict);
+        assert_eq!(contains_points(&text("anything"), &[point_tokens("【Label】 the user")]), Containment::default());
     }
 
     #[test]

@@ -113,7 +113,8 @@ fn ask_at(memcc: &Memcc, h: &Haystack, si: usize, k: usize, ids: &Provenance, as
 
 /// Replay every session of a haystack into one long host session (`session_id`), compacting
 /// after every turn and never flushing: the conversation a long-running agent would have.
-/// `ask` gets each question where it is asked.
+/// `ask` gets each question where it is asked. Returns how long each turn took to append
+/// (ingest, compaction when due, hand-off to memory), in seconds.
 pub fn replay_as_one_session(
     memcc: &Memcc,
     h: &Haystack,
@@ -121,17 +122,21 @@ pub fn replay_as_one_session(
     budget: usize,
     ids: &mut Provenance,
     ask: Ask<'_>,
-) -> Result<(), BenchError> {
+) -> Result<Vec<f64>, BenchError> {
     ensure_empty(memcc, h)?;
     let sref = SessionRef::new(session_id);
+    let mut appended = Vec::new();
     for (si, s) in h.sessions.iter().enumerate() {
         for (k, t) in s.turns.iter().enumerate() {
             ask_at(memcc, h, si, k, ids, ask)?;
+            let started = std::time::Instant::now();
             for id in memcc.context.ingest(&sref, &message(t, turn_time(s.time, k)))?.inserted {
                 ids.insert(id, (s.unit.clone(), t.unit.clone()));
             }
             memcc.context.compact(session_id, budget, false)?;
+            appended.push(started.elapsed().as_secs_f64());
         }
     }
-    ask_at(memcc, h, h.sessions.len(), 0, ids, ask)
+    ask_at(memcc, h, h.sessions.len(), 0, ids, ask)?;
+    Ok(appended)
 }

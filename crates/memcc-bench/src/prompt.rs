@@ -22,11 +22,13 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::answer::{Containment, contains, gold_tokens, text_tokens};
+use crate::answer::{Containment, contains, contains_points, gold_tokens, point_tokens, text_tokens};
 use crate::baseline::Corpus;
-use crate::haystack::{HQuestion, Haystack};
-use crate::pipeline::{Provenance, open_with, replay, replay_as_one_session};
+use crate::haystack::HQuestion;
+use crate::haystack::Haystack;
+use crate::pipeline::{Provenance, open_with, replay, replay_as_one_session, session_id};
 use crate::{BenchError, Options, RunInfo, load};
+use memcc::context::assemble::PromptSource;
 use memcc::context::message::AgentMessage;
 use memcc::context::{Assembled, ExpandRequest, SessionRef};
 use memcc::memory::embed::Embedder;
@@ -165,6 +167,11 @@ pub struct PromptReport {
     pub rows: Vec<Row>,
     /// The same per conversation: pooled rows hide how far a result holds from one to the next.
     pub per_haystack: Vec<HaystackRow>,
+    /// Long session: what replaying each whole history cost, per memory size.
+    pub long_runs: Vec<LongRun>,
+    /// RealMem: how the memory-point rule reads the data (see [`crate::realmem::Calibration`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point_calibration: Option<crate::realmem::Calibration>,
     pub wall_seconds: f64,
     #[serde(skip)]
     pub per_question: Vec<QuestionLine>,
@@ -263,9 +270,30 @@ fn prompt_text(a: &Assembled) -> String {
     parts.join("\n\n")
 }
 
-/// The gold answer a question is scored on (category 5: its adversarial answer).
-fn gold(q: &HQuestion) -> Option<&str> {
-    q.answer.as_deref().or(q.adversarial_answer.as_deref())
+/// What a question is scored on: its answer (LoCoMo category 5: its adversarial answer), or
+/// (RealMem) its memory points.
+enum Gold {
+    Answer(Vec<String>),
+    Points(Vec<Vec<String>>),
+}
+
+impl Gold {
+    fn of(q: &HQuestion) -> Option<(Gold, String)> {
+        if !q.gold_points.is_empty() {
+            let points = q.gold_points.iter().map(|p| point_tokens(p)).collect();
+            return Some((Gold::Points(points), q.gold_points.join(" | ")));
+        }
+        let answer = q.answer.as_deref().or(q.adversarial_answer.as_deref())?;
+        Some((Gold::Answer(gold_tokens(answer)), answer.to_string()))
+    }
+
+    fn in_text(&self, text: &str) -> Containment {
+        let tokens = text_tokens(text);
+        match self {
+            Gold::Answer(gold) => contains(&tokens, gold),
+            Gold::Points(points) => contains_points(&tokens, points),
+        }
+    }
 }
 
 /// The host budget at which recalled memory gets `memory` tokens.
@@ -293,6 +321,7 @@ struct Run<'a> {
     keep_prompts: bool,
     /// The haystack being scored.
     haystack: String,
+    long_runs: Vec<LongRun>,
 }
 
 impl Run<'_> {
@@ -306,8 +335,7 @@ impl Run<'_> {
         prompt: &str,
         expanded: Option<&str>,
     ) -> Result<(), BenchError> {
-        let Some(answer) = gold(q) else { return Ok(()) };
-        let gold = gold_tokens(answer);
+        let Some((gold, answer)) = Gold::of(q) else { return Ok(()) };
         let memcc = measure(prompt, self.bpe.as_ref());
         let chars = memcc.chars;
         let mut texts: Vec<(System, String)> = vec![
@@ -321,11 +349,11 @@ impl Run<'_> {
             texts.push((System::MemccExpand, format!("{prompt}\n\n{extra}")));
         }
         let mut results = Vec::with_capacity(texts.len() + 1);
-        let found = contains(&text_tokens(prompt), &gold);
+        let found = gold.in_text(prompt);
         results.push((System::Memcc, found.strict, found.loose));
         self.tally(scenario, memory, System::Memcc, &q.category, found, &memcc);
         for (system, text) in &texts {
-            let found = contains(&text_tokens(text), &gold);
+            let found = gold.in_text(text);
             let m = measure(text, None);
             results.push((*system, found.strict, found.loose));
             self.tally(scenario, memory, *system, &q.category, found, &m);
@@ -335,7 +363,7 @@ impl Run<'_> {
             haystack: self.haystack.clone(),
             category: q.category.clone(),
             question: q.text.clone(),
-            gold: answer.to_string(),
+            gold: answer,
             scenario,
             memory_tokens: memory,
             results,
@@ -349,39 +377,55 @@ impl Run<'_> {
         self.tallies.entry((scenario, memory, system, cat.to_string())).or_default().add(c, m);
     }
 
-    fn new_session(&mut self, h: &Haystack, corpus: &Corpus, sizes: &[usize]) -> Result<(), BenchError> {
-        let settings = &self.options.settings;
+    /// Every session replayed as a host session of its own (compacted, flushed); each question
+    /// is asked as a new session's first message — or, when the dataset asks it partway through
+    /// a session (RealMem), as that session's pending message — with one MemCC per memory size
+    /// reading the same store as the replay writes it.
+    fn new_session(&mut self, h: &Haystack, sizes: &[usize]) -> Result<(), BenchError> {
+        let (settings, replay_budget) = (&self.options.settings, self.options.budget);
         let dir = tempfile::tempdir()?;
-        {
-            let memcc = open_with(settings, dir.path(), &self.embedder)?;
-            replay(&memcc, h, self.options.budget, &mut Provenance::new(), &mut |_, _, _| Ok(()))?;
-        }
-        for &memory in sizes {
-            let memcc = open_with(&with_memory_size(settings, memory), dir.path(), &self.embedder)?;
-            let budget = host_budget(settings, memory);
-            let ask = SessionRef {
-                session_id: format!("{}/question", h.id),
-                agent_id: Some(settings.context.agent_id.clone()),
-                ..Default::default()
+        let memcc = open_with(settings, dir.path(), &self.embedder)?;
+        let sized: Vec<(usize, Memcc)> = sizes
+            .iter()
+            .map(|&m| Ok((m, open_with(&with_memory_size(settings, m), dir.path(), &self.embedder)?)))
+            .collect::<Result<_, BenchError>>()?;
+        let question_session = SessionRef {
+            session_id: format!("{}/question", h.id),
+            agent_id: Some(settings.context.agent_id.clone()),
+            ..Default::default()
+        };
+        let mut corpora = Corpora::new(h);
+        let mut ask = |_: &Memcc, q: &HQuestion, ids: &Provenance| -> Result<(), BenchError> {
+            let corpus = corpora.for_question(q)?;
+            let own = own_session(h, q);
+            let session = match q.asked_at {
+                Some(at) => SessionRef::new(&session_id(h, at.session)),
+                None => question_session.clone(),
             };
-            for q in &h.questions {
+            for (memory, memcc) in &sized {
                 let pending = [AgentMessage::user(&q.text)];
-                let assembled = memcc.context.assemble_for(&ask, budget, q.as_of, &pending)?;
-                self.score(corpus, q, Scenario::NewSession, memory, &prompt_text(&assembled), None)?;
+                let assembled =
+                    memcc.context.assemble_for(&session, host_budget(settings, *memory), q.as_of, &pending)?;
+                self.score(corpus, q, Scenario::NewSession, *memory, &scored_text(&assembled, ids, own), None)?;
             }
-        }
-        Ok(())
+            Ok(())
+        };
+        replay(&memcc, h, replay_budget, &mut Provenance::new(), &mut ask)
     }
 
-    fn long_session(&mut self, h: &Haystack, corpus: &Corpus, sizes: &[usize]) -> Result<(), BenchError> {
+    /// Every session replayed into one conversation compacted under the host budget of each
+    /// memory size; each question asked where the dataset asks it, with the prompt the host
+    /// would send and, beside it, what one `lcm_expand_query` with the question adds.
+    fn long_session(&mut self, h: &Haystack, sizes: &[usize]) -> Result<(), BenchError> {
         let settings = &self.options.settings;
         for &memory in sizes {
             let dir = tempfile::tempdir()?;
             let memcc: Memcc = open_with(&with_memory_size(settings, memory), dir.path(), &self.embedder)?;
             let budget = host_budget(settings, memory);
             let session = format!("{}/long", h.id);
-            replay_as_one_session(&memcc, h, &session, budget, &mut Provenance::new(), &mut |_, _, _| Ok(()))?;
-            for q in &h.questions {
+            let mut corpora = Corpora::new(h);
+            let mut ask = |memcc: &Memcc, q: &HQuestion, ids: &Provenance| -> Result<(), BenchError> {
+                let corpus = corpora.for_question(q)?;
                 let pending = [AgentMessage::user(&q.text)];
                 let assembled = memcc.context.assemble_for(&SessionRef::new(&session), budget, q.as_of, &pending)?;
                 let expansion = memcc.context.expand(&ExpandRequest {
@@ -393,17 +437,122 @@ impl Run<'_> {
                     ..Default::default()
                 })?;
                 let expanded: Vec<&str> = expansion.items.iter().map(|i| i.text.as_str()).collect();
-                self.score(
-                    corpus,
-                    q,
-                    Scenario::LongSession,
-                    memory,
-                    &prompt_text(&assembled),
-                    Some(&expanded.join("\n")),
-                )?;
-            }
+                let prompt = scored_text(&assembled, ids, own_session(h, q));
+                self.score(corpus, q, Scenario::LongSession, memory, &prompt, Some(&expanded.join("\n")))
+            };
+            let appended = replay_as_one_session(&memcc, h, &session, budget, &mut Provenance::new(), &mut ask)?;
+            self.long_runs.push(LongRun::measure(&memcc, h, &session, memory, budget, &appended, dir.path())?);
         }
         Ok(())
+    }
+}
+
+/// The baselines' corpus for each question: the sessions before it (rebuilt only when the
+/// questions move on to a later session).
+struct Corpora<'h> {
+    h: &'h Haystack,
+    before: usize,
+    corpus: Option<Corpus>,
+}
+
+impl<'h> Corpora<'h> {
+    fn new(h: &'h Haystack) -> Self {
+        Corpora { h, before: 0, corpus: None }
+    }
+
+    fn for_question(&mut self, q: &HQuestion) -> Result<&Corpus, BenchError> {
+        let before = q.session_asked(self.h.sessions.len());
+        if self.corpus.is_none() || self.before != before {
+            self.corpus = Some(Corpus::before(self.h, before)?);
+            self.before = before;
+        }
+        self.corpus.as_ref().ok_or_else(|| BenchError::Input("no corpus".into()))
+    }
+}
+
+/// The session a question is asked in, when the dataset asks it partway through one.
+fn own_session<'a>(h: &'a Haystack, q: &HQuestion) -> Option<&'a str> {
+    q.asked_at.and_then(|a| h.sessions.get(a.session)).map(|s| s.unit.as_str())
+}
+
+/// What of an assembled prompt is scored: all of it (see [`prompt_text`]) but the raw messages
+/// of the question's own session, which the host has in any case; the question asks about
+/// earlier ones, and baselines get only those.
+fn scored_text(a: &Assembled, ids: &Provenance, own: Option<&str>) -> String {
+    let Some(own) = own.filter(|_| a.parts.len() == a.messages.len()) else { return prompt_text(a) };
+    let mut parts: Vec<String> = a.system_prompt_addition.iter().cloned().collect();
+    for (m, part) in a.messages.iter().zip(&a.parts) {
+        let own_message = match part.source {
+            PromptSource::Message { id } | PromptSource::TruncatedLatest { id } => {
+                ids.get(&id).is_some_and(|(session, _)| session == own)
+            }
+            _ => false,
+        };
+        if !own_message {
+            parts.push(AgentMessage::from_value(m.clone()).text());
+        }
+    }
+    parts.join("\n\n")
+}
+
+/// The long-session scenario's cost over a whole history at one memory size.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LongRun {
+    pub haystack: String,
+    pub memory_tokens: usize,
+    pub host_budget: usize,
+    pub messages: i64,
+    pub message_tokens: i64,
+    pub leaf_summaries: i64,
+    pub condensed_summaries: i64,
+    pub dag_depth: i64,
+    /// `memcc verify` of the conversation: every message reached once, in order, integrity ok.
+    pub verify_ok: bool,
+    /// context.db and memory.db (with their WAL files), in MiB.
+    pub store_mib: f64,
+    /// Time to append one turn: ingest, compaction when due, and the hand-off to memory.
+    pub append_p50_ms: f64,
+    pub append_p99_ms: f64,
+    pub append_max_ms: f64,
+}
+
+impl LongRun {
+    fn measure(
+        memcc: &Memcc,
+        h: &Haystack,
+        session: &str,
+        memory_tokens: usize,
+        host_budget: usize,
+        appended: &[f64],
+        dir: &Path,
+    ) -> Result<Self, BenchError> {
+        let stats = memcc.context.stats(Some(SessionRef::new(session)))?;
+        let verify = memcc.context.verify(session)?;
+        let store_bytes: u64 = std::fs::read_dir(dir)?
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum();
+        let mut ms: Vec<f64> = appended.iter().map(|s| s * 1000.0).collect();
+        ms.sort_by(f64::total_cmp);
+        let at =
+            |p: f64| ms.get(((ms.len() as f64 * p) as usize).min(ms.len().saturating_sub(1))).copied().unwrap_or(0.0);
+        Ok(LongRun {
+            haystack: h.id.clone(),
+            memory_tokens,
+            host_budget,
+            messages: stats.messages,
+            message_tokens: stats.message_tokens,
+            leaf_summaries: stats.leaf_summaries,
+            condensed_summaries: stats.condensed_summaries,
+            dag_depth: stats.max_depth,
+            verify_ok: verify.ok(),
+            store_mib: store_bytes as f64 / 1_048_576.0,
+            append_p50_ms: at(0.5),
+            append_p99_ms: at(0.99),
+            append_max_ms: ms.last().copied().unwrap_or(0.0),
+        })
     }
 }
 
@@ -427,16 +576,16 @@ pub fn run(
         lines: Vec::new(),
         keep_prompts,
         haystack: String::new(),
+        long_runs: Vec::new(),
     };
     let steps = haystacks.len() * scenarios.len();
     for (hi, h) in haystacks.iter().enumerate() {
-        let corpus = Corpus::new(h)?;
         run.haystack = h.id.clone();
         for (si, &scenario) in scenarios.iter().enumerate() {
             progress(hi * scenarios.len() + si, steps, &format!("{scenario:?} {}", h.id));
             match scenario {
-                Scenario::NewSession => run.new_session(h, &corpus, sizes)?,
-                Scenario::LongSession => run.long_session(h, &corpus, sizes)?,
+                Scenario::NewSession => run.new_session(h, sizes)?,
+                Scenario::LongSession => run.long_session(h, sizes)?,
             }
         }
     }
@@ -450,6 +599,10 @@ pub fn run(
         scenarios: scenarios.to_vec(),
         rows,
         per_haystack: per_haystack(&run.lines),
+        long_runs: run.long_runs,
+        point_calibration: (options.dataset == crate::Dataset::Realmem)
+            .then(|| crate::realmem::load(path).map(|p| crate::realmem::calibration(&p)))
+            .transpose()?,
         wall_seconds: started.elapsed().as_secs_f64(),
         per_question: run.lines,
     })
@@ -560,6 +713,49 @@ pub fn markdown(report: &PromptReport) -> String {
             ));
         }
         s.push_str(&margins(report, *scenario));
+        if *scenario == Scenario::LongSession && !report.long_runs.is_empty() {
+            s.push_str(&long_runs(&report.long_runs));
+        }
+    }
+    if let Some(c) = &report.point_calibration {
+        s.push_str(&format!(
+            "\nMemory points (RealMem): a point is in a text when {:.0} % of its normalised words are (label and \
+             \"user\" aside); strict = every gold point of the question, loose = half. Calibration over {} points: \
+             found in their own source turn {:.3}, in another turn of that session {:.3}, in the whole session {:.3}.\n",
+            crate::answer::POINT_SHARE * 100.0,
+            c.points,
+            c.in_source_turn,
+            c.in_other_turn,
+            c.in_whole_session
+        ));
+    }
+    s
+}
+
+/// The long session's cost per history and memory size.
+fn long_runs(runs: &[LongRun]) -> String {
+    let mut s = String::from(
+        "\nWhole histories appended turn by turn (ingest, compaction when due, hand-off to memory):\n\n\
+         | memory | history | host budget | messages | tokens | leaf / condensed | DAG depth | verify | store MiB | \
+         append p50 ms | p99 ms | max ms |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in runs {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} / {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.0} |\n",
+            r.memory_tokens,
+            r.haystack,
+            r.host_budget,
+            r.messages,
+            r.message_tokens,
+            r.leaf_summaries,
+            r.condensed_summaries,
+            r.dag_depth,
+            if r.verify_ok { "ok" } else { "FAILED" },
+            r.store_mib,
+            r.append_p50_ms,
+            r.append_p99_ms,
+            r.append_max_ms
+        ));
     }
     s
 }

@@ -204,6 +204,49 @@ fn to_haystack(id: &str, p: &Persona, issues: &mut Vec<String>) -> Haystack {
     Haystack { id: id.to_string(), sessions, questions }
 }
 
+/// How the memory-point rule of `memcc bench prompt` ([`crate::answer::POINT_SHARE`]) reads
+/// this data: the share of gold points it finds in their own source turn alone, in another turn
+/// of the same session (the turn half a session away), and in the whole session. A rule that
+/// found points as often in any turn as in their own would measure nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Calibration {
+    pub points: usize,
+    pub in_source_turn: f64,
+    pub in_other_turn: f64,
+    pub in_whole_session: f64,
+}
+
+pub fn calibration(personas: &[(String, Persona)]) -> Calibration {
+    use crate::answer::{contains_point, point_tokens, text_tokens};
+    let (mut n, mut own, mut other, mut whole) = (0usize, 0usize, 0usize, 0usize);
+    for (_, p) in personas {
+        for d in &p.dialogues {
+            let turns = &d.dialogue_turns;
+            if turns.len() < 2 {
+                continue;
+            }
+            let session = text_tokens(&turns.iter().map(|t| t.content.as_str()).collect::<Vec<_>>().join("\n"));
+            for m in &d.extracted_memory {
+                let Some(k) = m.source_turn.and_then(|k| usize::try_from(k).ok()).filter(|&k| k < turns.len()) else {
+                    continue;
+                };
+                let point = point_tokens(&m.content);
+                if point.is_empty() {
+                    continue;
+                }
+                let away = (k + turns.len() / 2) % turns.len();
+                n += 1;
+                own += usize::from(contains_point(&text_tokens(&turns[k].content), &point));
+                other += usize::from(contains_point(&text_tokens(&turns[away].content), &point));
+                whole += usize::from(contains_point(&session, &point));
+            }
+        }
+    }
+    let share = |x: usize| if n == 0 { 0.0 } else { x as f64 / n as f64 };
+    Calibration { points: n, in_source_turn: share(own), in_other_turn: share(other), in_whole_session: share(whole) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +290,14 @@ mod tests {
         // Nothing of the gold or the metadata reaches a turn.
         let all: String = h.sessions.iter().flat_map(|s| s.turns.iter().map(|t| t.text.clone())).collect();
         assert!(!all.contains("Trip_1") && !all.contains("【Plan】"));
+    }
+
+    #[test]
+    fn calibration_reads_each_point_against_its_own_turn_another_and_the_session() {
+        let c = calibration(&[("P".into(), parse(TINY).unwrap())]);
+        // "Fly to Kyoto on May 3": its source turn holds it, the user's turn does not.
+        assert_eq!(c.points, 1);
+        assert_eq!((c.in_source_turn, c.in_other_turn, c.in_whole_session), (1.0, 0.0, 1.0));
     }
 
     #[test]

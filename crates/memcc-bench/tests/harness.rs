@@ -352,3 +352,31 @@ fn realmem_loads_and_its_baseline_runs_where_the_data_exists() {
     assert_eq!(bm25.overall.questions, haystacks[0].questions.len());
     assert!(bm25.overall.at(10, 0) > 0.4, "{:?}", bm25.overall);
 }
+
+/// The prompt bench on RealMem: the question is asked in its own session, whose turns are not
+/// scored; memory points are the gold; the long session reports what appending cost.
+#[test]
+fn the_realmem_prompt_bench_scores_memory_points_from_earlier_sessions() {
+    use memcc_bench::prompt::{Scenario, System};
+    let opts = options(Dataset::Realmem, Vec::new());
+    let scenarios = [Scenario::NewSession, Scenario::LongSession];
+    let report =
+        memcc_bench::prompt::run(&realmem_fixture(), &opts, &[300], &scenarios, true, &mut |_, _, _| {}).unwrap();
+    let calibration = report.point_calibration.expect("RealMem reports the point rule's calibration");
+    assert_eq!(calibration.points, 2);
+    for scenario in scenarios {
+        let line = report.per_question.iter().find(|l| l.scenario == scenario).expect("one question");
+        let prompt = line.memcc_prompt.as_deref().unwrap_or_default();
+        // The question's own session ("I'm back to plan the trip") is the host's, not memory's.
+        assert!(!prompt.contains("I'm back to plan the trip"), "{scenario:?}: {prompt}");
+        // The later session (4) was not replayed yet when the question was asked.
+        assert!(!prompt.contains("four nights booked"), "{scenario:?}: {prompt}");
+        let memcc = line.results.iter().find(|r| r.0 == System::Memcc).unwrap();
+        assert!(memcc.1, "{scenario:?}: the hotel booking of session 1 is recalled: {prompt}");
+    }
+    assert_eq!(report.long_runs.len(), 1);
+    let run = &report.long_runs[0];
+    assert!(run.verify_ok && run.messages == 10 && run.append_p99_ms > 0.0, "{run:?}");
+    let md = memcc_bench::prompt::markdown(&report);
+    assert!(md.contains("Calibration over 2 points") && md.contains("append p50 ms"), "{md}");
+}
