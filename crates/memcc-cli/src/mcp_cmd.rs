@@ -26,11 +26,20 @@ pub struct McpArgs {
     /// Token budget of conversation_assemble and of compaction after conversation_append.
     #[arg(long, default_value_t = 16_000)]
     budget: usize,
+    /// Another agent whose memory and conversations calls may reach by naming it in `agentId`
+    /// (repeat for more). Without it the server acts for --agent alone, whatever a call asks.
+    #[arg(long = "allow-agent", value_name = "AGENT")]
+    allow_agents: Vec<String>,
 }
 
 pub fn run(cli: &Cli, args: &McpArgs) -> Result<()> {
     let memcc = cli.open_background()?;
-    let defaults = Defaults { agent_id: cli.agent.clone(), session_id: args.session.clone(), budget: args.budget };
+    let defaults = Defaults {
+        agent_id: cli.agent.clone(),
+        allowed_agents: args.allow_agents.clone(),
+        session_id: args.session.clone(),
+        budget: args.budget,
+    };
     let memcc = Arc::new(memcc);
     let server = MemccMcp::new(memcc.clone(), defaults);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

@@ -36,10 +36,15 @@ pub enum McpError {
     Io(#[from] std::io::Error),
 }
 
-/// Who the server acts for unless a call says otherwise.
+/// Who the server acts for, and what a call may change of it.
 #[derive(Debug, Clone)]
 pub struct Defaults {
+    /// The agent every call acts as.
     pub agent_id: String,
+    /// Other agents a call may name in `agentId`, as the operator allowed (`--allow-agent`):
+    /// a client — or a prompt-injected model — cannot reach any other agent's memory or
+    /// conversations, whatever it puts in a call.
+    pub allowed_agents: Vec<String>,
     /// The conversation `conversation_*` and `lcm_*` use when a call names none.
     pub session_id: Option<String>,
     /// Token budget of `conversation_assemble` and of compaction after `conversation_append`.
@@ -86,7 +91,7 @@ pub struct SearchArgs {
     pub min_score: Option<f64>,
     /// Only this topic wing.
     pub wing: Option<String>,
-    /// Whose memory (default: the server's agent).
+    /// Whose memory: the server's agent (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
 
@@ -95,6 +100,7 @@ pub struct SearchArgs {
 pub struct IdArgs {
     /// A memory id from memory_search, e.g. mem_12.
     pub id: String,
+    /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
 
@@ -106,6 +112,7 @@ pub struct AddArgs {
     /// Always recall it.
     pub pin: Option<bool>,
     pub wing: Option<String>,
+    /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
 
@@ -116,6 +123,7 @@ pub struct ForgetArgs {
     pub id: String,
     /// Delete it for good instead of hiding it.
     pub purge: Option<bool>,
+    /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
 
@@ -131,6 +139,7 @@ pub struct GrepArgs {
     /// One conversation (default: the server's session, else all of the agent's).
     pub session_id: Option<String>,
     pub limit: Option<u32>,
+    /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
 
@@ -139,6 +148,7 @@ pub struct GrepArgs {
 pub struct DescribeArgs {
     /// A summary id, e.g. sum_0123456789abcdef.
     pub id: String,
+    /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
 
@@ -154,6 +164,7 @@ pub struct ExpandArgs {
     pub max_tokens: Option<u32>,
     /// Go all the way down to raw messages.
     pub deep: Option<bool>,
+    /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
 
@@ -177,6 +188,7 @@ pub struct AppendArgs {
     pub messages: Vec<TurnMessage>,
     /// Compact against this token budget afterwards (default: the server's).
     pub budget: Option<u32>,
+    /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
 
@@ -188,6 +200,7 @@ pub struct AssembleArgs {
     pub budget: Option<u32>,
     /// The message about to be sent: it joins the recall query, not the output.
     pub pending: Option<String>,
+    /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
 
@@ -196,8 +209,23 @@ impl MemccMcp {
         MemccMcp { memcc, defaults, tool_router: Self::tool_router() }
     }
 
-    fn agent(&self, given: &Option<String>) -> String {
-        given.clone().unwrap_or_else(|| self.defaults.agent_id.clone())
+    /// The agent a call acts as: the server's, or one the operator allowed; any other is
+    /// refused (invalid params, naming what the server allows), never served.
+    fn agent(&self, given: &Option<String>) -> Result<String, ErrorData> {
+        let own = &self.defaults.agent_id;
+        match given.as_deref() {
+            None => Ok(own.clone()),
+            Some(a) if a == own || self.defaults.allowed_agents.iter().any(|x| x == a) => Ok(a.to_string()),
+            Some(a) => {
+                let mut allowed = vec![own.as_str()];
+                allowed.extend(self.defaults.allowed_agents.iter().map(String::as_str));
+                Err(invalid(&format!(
+                    "agentId {a:?} is not allowed: this server acts for {} (the operator allows more agents \
+                     with --allow-agent)",
+                    allowed.join(", ")
+                )))
+            }
+        }
     }
 
     fn session(&self, given: &Option<String>) -> Result<String, ErrorData> {
@@ -227,7 +255,7 @@ impl MemccMcp {
     #[tool(description = "Search long-term memory (earlier sessions) for facts, preferences and past exchanges. \
         Returns scored memories with ids (mem_…) for memory_get.")]
     async fn memory_search(&self, Parameters(a): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
-        let agent = self.agent(&a.agent_id);
+        let agent = self.agent(&a.agent_id)?;
         let max = a.max_results.unwrap_or(8).clamp(1, 100) as usize;
         self.call(move |m| {
             Ok(m.memory()?.memory_search(&agent, &a.query, max, a.min_score.unwrap_or(0.0), a.wing.as_deref())?)
@@ -239,13 +267,13 @@ impl MemccMcp {
         description = "Read one memory in full, with its date and provenance (ids from memory_search, e.g. mem_12)."
     )]
     async fn memory_get(&self, Parameters(a): Parameters<IdArgs>) -> Result<CallToolResult, ErrorData> {
-        let agent = self.agent(&a.agent_id);
+        let agent = self.agent(&a.agent_id)?;
         self.call(move |m| Ok(m.memory()?.memory_get(&agent, &a.id)?)).await
     }
 
     #[tool(description = "Remember a text in long-term memory; pin it to have it recalled in every prompt.")]
     async fn memory_add(&self, Parameters(a): Parameters<AddArgs>) -> Result<CallToolResult, ErrorData> {
-        let agent = self.agent(&a.agent_id);
+        let agent = self.agent(&a.agent_id)?;
         let pin = a.pin.unwrap_or(false);
         let kind = if pin { RecordKind::Pinned } else { RecordKind::Fact };
         self.call(move |m| {
@@ -257,7 +285,7 @@ impl MemccMcp {
 
     #[tool(description = "Forget a memory and what was made from the same words; purge deletes it for good.")]
     async fn memory_forget(&self, Parameters(a): Parameters<ForgetArgs>) -> Result<CallToolResult, ErrorData> {
-        let agent = self.agent(&a.agent_id);
+        let agent = self.agent(&a.agent_id)?;
         let how = if a.purge.unwrap_or(false) { Forget::Purge } else { Forget::Soft };
         self.call(move |m| {
             m.memory()?
@@ -286,7 +314,7 @@ impl MemccMcp {
             mode,
             scope,
             session_id: a.session_id.or_else(|| self.defaults.session_id.clone()),
-            agent_id: Some(self.agent(&a.agent_id)),
+            agent_id: Some(self.agent(&a.agent_id)?),
             limit: a.limit.map(|l| l as usize),
             ..Default::default()
         };
@@ -297,7 +325,7 @@ impl MemccMcp {
         description = "Describe a summary: its span, token counts, the messages or summaries below it and above it."
     )]
     async fn lcm_describe(&self, Parameters(a): Parameters<DescribeArgs>) -> Result<CallToolResult, ErrorData> {
-        let agent = self.agent(&a.agent_id);
+        let agent = self.agent(&a.agent_id)?;
         self.call(move |m| Ok(m.context.describe(Some(&agent), &a.id)?)).await
     }
 
@@ -308,7 +336,7 @@ impl MemccMcp {
             ids: a.ids.unwrap_or_default(),
             query: a.query,
             session_id: a.session_id.or_else(|| self.defaults.session_id.clone()),
-            agent_id: Some(self.agent(&a.agent_id)),
+            agent_id: Some(self.agent(&a.agent_id)?),
             max_tokens: a.max_tokens.map(|t| t as usize),
             deep: a.deep.unwrap_or(false),
             raw: false,
@@ -323,7 +351,7 @@ impl MemccMcp {
     async fn conversation_append(&self, Parameters(a): Parameters<AppendArgs>) -> Result<CallToolResult, ErrorData> {
         let session = SessionRef {
             session_id: self.session(&a.session_id)?,
-            agent_id: Some(self.agent(&a.agent_id)),
+            agent_id: Some(self.agent(&a.agent_id)?),
             ..Default::default()
         };
         let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
@@ -360,7 +388,7 @@ impl MemccMcp {
     ) -> Result<CallToolResult, ErrorData> {
         let session = SessionRef {
             session_id: self.session(&a.session_id)?,
-            agent_id: Some(self.agent(&a.agent_id)),
+            agent_id: Some(self.agent(&a.agent_id)?),
             ..Default::default()
         };
         let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
