@@ -176,6 +176,8 @@ fn main() -> std::process::ExitCode {
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
+                // Colour only for a person at a terminal; a log file or a pipe gets plain text.
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 .with_filter(LevelFilter::from_level(level))
                 .with_filter(filter_fn(move |m| server || m.target() != memcc::WARNING_TARGET)),
         )

@@ -17,9 +17,19 @@ pub struct McpArgs {
     /// Address to listen on with --http; anything but loopback needs --token.
     #[arg(long, default_value = "127.0.0.1")]
     bind: std::net::IpAddr,
-    /// Bearer token every HTTP request must carry.
-    #[arg(long, env = "MEMCC_MCP_TOKEN")]
+    /// Bearer token every HTTP request must carry. Prefer the environment variable: a flag's
+    /// value shows in the process list.
+    #[arg(long, env = "MEMCC_MCP_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// A `Host` name (or host:port) clients may address, beside loopback and the --bind
+    /// address (repeatable). Bound to 0.0.0.0 or :: without any, every Host is accepted and
+    /// the token guards the server.
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+    /// A browser origin allowed to call (e.g. https://app.example.com:443; repeatable). A
+    /// request carrying any other Origin header is refused with 403.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    allowed_origins: Vec<String>,
     /// The conversation conversation_* and lcm_* use when a call names none.
     #[arg(long)]
     session: Option<String>,
@@ -50,7 +60,12 @@ pub fn run(cli: &Cli, args: &McpArgs) -> Result<()> {
             None => memcc_mcp::serve_stdio(server).await,
             Some(port) => {
                 let addr = SocketAddr::new(args.bind, port);
-                memcc_mcp::serve_http(server, addr, args.token.clone(), |bound| {
+                let access = memcc_mcp::HttpAccess {
+                    token: args.token.clone(),
+                    allowed_hosts: args.allowed_hosts.clone(),
+                    allowed_origins: args.allowed_origins.clone(),
+                };
+                memcc_mcp::serve_http(server, addr, access, |bound| {
                     // The one line a supervisor (or a test) reads to find the server.
                     eprintln!("memcc: MCP server listening on http://{bound}/mcp");
                 })

@@ -469,33 +469,66 @@ pub async fn serve_stdio(server: MemccMcp) -> Result<(), McpError> {
     Ok(())
 }
 
+/// Who may reach the HTTP server, besides the address it listens on.
+#[derive(Debug, Clone, Default)]
+pub struct HttpAccess {
+    /// Bearer token every request must carry (required off loopback).
+    pub token: Option<String>,
+    /// `Host` names (or `host:port`) requests may be addressed to, beside loopback and the bind
+    /// address. Empty on an unspecified bind address (0.0.0.0, ::): any, the token guarding it.
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins (`https://app.example.com:443`, `http://localhost:*`) allowed to call;
+    /// a request carrying any other `Origin` is refused (403), as the MCP spec requires
+    /// against DNS rebinding. Clients that send no `Origin` (every non-browser one) pass.
+    pub allowed_origins: Vec<String>,
+}
+
+/// The `Host` names a server bound to `addr` answers: loopback's, the bind address, and what
+/// the operator added; `None` (any) for an unspecified bind address with nothing added.
+fn allowed_hosts(addr: SocketAddr, extra: &[String]) -> Option<Vec<String>> {
+    let ip = addr.ip();
+    if ip.is_unspecified() && extra.is_empty() {
+        return None;
+    }
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    if !ip.is_unspecified() && !ip.is_loopback() {
+        hosts.push(ip.to_string());
+    }
+    hosts.extend(extra.iter().cloned());
+    Some(hosts)
+}
+
 /// Serve MCP over streamable HTTP at `http://ADDR/mcp` until Ctrl-C. Anywhere but loopback a
-/// bearer token is required; with one, every request must carry it.
+/// bearer token is required; with one, every request must carry it. `Host` and `Origin` are
+/// checked as [`HttpAccess`] says.
 pub async fn serve_http(
     server: MemccMcp,
     addr: SocketAddr,
-    token: Option<String>,
+    access: HttpAccess,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), McpError> {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
     };
-    if !addr.ip().is_loopback() && token.as_deref().is_none_or(str::is_empty) {
+    let token = access.token.filter(|t| !t.is_empty());
+    if !addr.ip().is_loopback() && token.is_none() {
         return Err(McpError::Setup(format!(
-            "listening on {addr} (not loopback) needs a bearer token: --token or MEMCC_MCP_TOKEN"
+            "listening on {addr} (not loopback) needs a bearer token: MEMCC_MCP_TOKEN (or --token)"
         )));
     }
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(access.allowed_origins.clone())
+        .enforce_origin_validation();
+    config = match allowed_hosts(addr, &access.allowed_hosts) {
+        Some(hosts) => config.with_allowed_hosts(hosts),
+        None => config.disable_allowed_hosts(),
+    };
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
     let router = axum::Router::new().nest_service("/mcp", service);
     let router = match token {
-        Some(t) if !t.is_empty() => {
-            router.layer(axum::middleware::from_fn(move |req, next| bearer(t.clone(), req, next)))
-        }
-        _ => router,
+        Some(t) => router.layer(axum::middleware::from_fn(move |req, next| bearer(t.clone(), req, next))),
+        None => router,
     };
     let listener = tokio::net::TcpListener::bind(addr).await?;
     ready(listener.local_addr()?);
@@ -507,13 +540,21 @@ pub async fn serve_http(
     Ok(())
 }
 
+/// Whether an `Authorization` header carries `token`: the scheme in any letter case (RFC 9110),
+/// the token compared in constant time.
+fn carries_token(header: Option<&str>, token: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    let Some((scheme, given)) = header.and_then(|h| h.trim().split_once(' ')) else { return false };
+    scheme.eq_ignore_ascii_case("bearer") && bool::from(given.trim().as_bytes().ct_eq(token.as_bytes()))
+}
+
 async fn bearer(
     token: String,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     let given = request.headers().get("authorization").and_then(|v| v.to_str().ok());
-    if given == Some(format!("Bearer {token}").as_str()) {
+    if carries_token(given, &token) {
         return next.run(request).await;
     }
     axum::response::Response::builder()
@@ -521,4 +562,31 @@ async fn bearer(
         .header("www-authenticate", "Bearer")
         .body(axum::body::Body::from("memcc: a bearer token is required"))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bearer_token_is_read_in_any_letter_case_and_only_whole() {
+        assert!(carries_token(Some("Bearer s3cret"), "s3cret"));
+        assert!(carries_token(Some("bearer s3cret"), "s3cret"));
+        assert!(carries_token(Some("BEARER  s3cret "), "s3cret"));
+        assert!(!carries_token(Some("Bearer s3cre"), "s3cret"));
+        assert!(!carries_token(Some("Bearer s3cretX"), "s3cret"));
+        assert!(!carries_token(Some("Basic s3cret"), "s3cret"));
+        assert!(!carries_token(Some("s3cret"), "s3cret"));
+        assert!(!carries_token(None, "s3cret"));
+    }
+
+    #[test]
+    fn allowed_hosts_follow_the_bind_address() {
+        let at = |a: &str| a.parse::<SocketAddr>().unwrap();
+        let hosts = allowed_hosts(at("192.0.2.7:8080"), &[]).unwrap();
+        assert!(hosts.contains(&"192.0.2.7".to_string()) && hosts.contains(&"localhost".to_string()));
+        assert_eq!(allowed_hosts(at("0.0.0.0:8080"), &[]), None, "any host: the token guards it");
+        let named = allowed_hosts(at("0.0.0.0:8080"), &["mem.example.com".into()]).unwrap();
+        assert!(named.contains(&"mem.example.com".to_string()) && !named.contains(&"0.0.0.0".to_string()));
+    }
 }
