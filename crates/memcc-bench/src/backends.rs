@@ -97,7 +97,13 @@ fn measure(
         .map(|i| format!("what did we decide about the {} and the {}?", word(i * 7919), WORDS[(i * 7) % WORDS.len()]))
         .collect();
     let recall = |i: usize| {
-        let q = RecallQuery { agent_id: "main".into(), session_id: "s".into(), text: queries[i].clone(), as_of: None };
+        let q = RecallQuery {
+            agent_id: "main".into(),
+            session_id: "s".into(),
+            text: queries[i].clone(),
+            as_of: None,
+            ..Default::default()
+        };
         rt.retrieve(&q, memcc::context::ContextConfig::default().memory_max_tokens).map(|_| ()).map_err(Into::into)
     };
     // Untimed: the SQLite runtime reads the new vectors into its in-memory index on first use.

@@ -317,12 +317,15 @@ struct Timing {
 
 /// What a question is searched with: the question itself, or — asked partway through a session
 /// (RealMem) in the full pipeline — the recall query the assembler forms from that session's
-/// turns and the question, as a host's prompt would.
-fn query_text(memcc: &Memcc, h: &Haystack, q: &HQuestion, mode: Mode) -> Result<String, BenchError> {
-    let Some(at) = q.asked_at.filter(|_| Records::of(mode) == Records::Pipeline) else { return Ok(q.text.clone()) };
+/// turns and the question, as a host's prompt would (its text, and the turns before it as its
+/// context).
+fn query_text(memcc: &Memcc, h: &Haystack, q: &HQuestion, mode: Mode) -> Result<(String, String), BenchError> {
+    let Some(at) = q.asked_at.filter(|_| Records::of(mode) == Records::Pipeline) else {
+        return Ok((q.text.clone(), String::new()));
+    };
     let sref = SessionRef::new(&crate::pipeline::session_id(h, at.session));
     let query = memcc.context.recall_query(&sref, q.as_of, &[AgentMessage::user(&q.text)])?;
-    Ok(query.text)
+    Ok((query.text, query.context))
 }
 
 /// The units a question may be credited with: not its own session's (the host has those in
@@ -354,9 +357,9 @@ fn ask(
         Mode::Hybrid | Mode::Full | Mode::FullRerank => SearchMode::Hybrid,
     };
     let rt = memcc.memory()?;
-    let text = query_text(memcc, h, q, mode)?;
-    let hits =
-        rt.search_with(&options.settings.context.agent_id, &text, q.as_of, None, hits_asked(options), search_mode)?;
+    let (text, context) = query_text(memcc, h, q, mode)?;
+    let agent = &options.settings.context.agent_id;
+    let hits = rt.search_in_context(agent, &text, &context, q.as_of, None, hits_asked(options), search_mode)?;
     if options.explain.contains(&q.id) {
         explained.push(Explained {
             id: q.id.clone(),

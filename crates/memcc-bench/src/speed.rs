@@ -358,8 +358,13 @@ pub fn run(
             })
             .collect();
         let retrieve = timed(samples, |i| {
-            let q =
-                RecallQuery { agent_id: "main".into(), session_id: "s".into(), text: queries[i].clone(), as_of: None };
+            let q = RecallQuery {
+                agent_id: "main".into(),
+                session_id: "s".into(),
+                text: queries[i].clone(),
+                as_of: None,
+                ..Default::default()
+            };
             rt.retrieve(&q, ContextConfig::default().memory_max_tokens).map(|_| ()).map_err(Into::into)
         })?;
         // The records are dated from 14 November 2023, a minute apart: November holds all of
@@ -367,8 +372,13 @@ pub fn run(
         let dated: Vec<String> =
             queries.iter().map(|q| format!("{} in November 2023?", q.trim_end_matches('?'))).collect();
         let retrieve_dated = timed(samples, |i| {
-            let q =
-                RecallQuery { agent_id: "main".into(), session_id: "s".into(), text: dated[i].clone(), as_of: None };
+            let q = RecallQuery {
+                agent_id: "main".into(),
+                session_id: "s".into(),
+                text: dated[i].clone(),
+                as_of: None,
+                ..Default::default()
+            };
             rt.retrieve(&q, ContextConfig::default().memory_max_tokens).map(|_| ()).map_err(Into::into)
         })?;
         let memory_search =

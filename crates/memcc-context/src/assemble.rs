@@ -348,7 +348,11 @@ impl Assembler<'_> {
             texts.push(pending);
         }
         let newest_is_user = !pending.trim().is_empty() || messages.last().is_some_and(|m| m.role == Role::User);
+        // A focused message is the query; the turns before it still say what the conversation
+        // is about, and go along as its context.
+        let mut context = String::new();
         if newest_is_user && let Some(focus) = texts.last().copied().filter(|t| focused_query(t)) {
+            context = newest_words(&texts[..texts.len() - 1].join("\n"), RECALL_QUERY_CHARS);
             texts = vec![focus];
         }
         let text = newest_words(&texts.join("\n"), RECALL_QUERY_CHARS);
@@ -358,6 +362,7 @@ impl Assembler<'_> {
             session_id: conversation.session_id.clone(),
             text,
             as_of,
+            context,
         })
     }
 }

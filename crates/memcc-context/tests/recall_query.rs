@@ -1,6 +1,7 @@
 //! What the assembler asks memory: a question that names what it is about is its own recall
 //! query (the turns before it — in a long session, about something else — would outvote its
-//! words); a short follow-up borrows the words of the turns before it.
+//! words), with those turns beside it as its weaker context; a short follow-up borrows the
+//! words of the turns before it.
 
 mod common;
 
@@ -11,19 +12,23 @@ use memcc_context::message::{AgentMessage, ContentPart};
 use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
 
 #[derive(Default)]
-struct Asked(Mutex<Vec<String>>);
+struct Asked(Mutex<Vec<RecallQuery>>);
 
 impl MemoryBridge for Asked {
     fn ingest_summary(&self, _: &SummaryPayload) -> Result<(), BridgeError> {
         Ok(())
     }
     fn retrieve(&self, q: &RecallQuery, _: usize) -> Result<Vec<RecallSection>, BridgeError> {
-        self.0.lock().unwrap().push(q.text.clone());
+        self.0.lock().unwrap().push(q.clone());
         Ok(Vec::new())
     }
 }
 
 fn asked(pending: Option<&str>, last_user: Option<&str>) -> String {
+    asked_query(pending, last_user).text
+}
+
+fn asked_query(pending: Option<&str>, last_user: Option<&str>) -> RecallQuery {
     let dir = tempfile::tempdir().unwrap();
     let bridge = Arc::new(Asked::default());
     let engine = common::engine_at(&dir).with_bridge(bridge.clone());
@@ -48,6 +53,15 @@ fn a_question_naming_its_subject_is_the_whole_recall_query() {
     assert_eq!(asked(Some(question), None), question, "pending");
     assert_eq!(asked(None, Some(question)), question, "already stored as the newest user message");
     assert_eq!(asked(Some("上周我们在北京的会议讨论了什么？"), None), "上周我们在北京的会议讨论了什么？");
+}
+
+#[test]
+fn the_turns_before_a_focused_question_go_along_as_its_context() {
+    let q = asked_query(Some("When did Caroline go to the LGBTQ support group?"), None);
+    assert!(q.context.contains("kitchen renovation") && q.context.contains("plumber"), "{q:?}");
+    assert!(!q.text.contains("kitchen"), "{q:?}");
+    // A follow-up's query holds those turns already: no context beside it.
+    assert_eq!(asked_query(Some("And the plumber?"), None).context, "");
 }
 
 #[test]

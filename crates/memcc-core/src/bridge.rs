@@ -130,14 +130,19 @@ impl SummaryPayload {
 }
 
 /// What the assembler asks memory for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecallQuery {
     pub agent_id: String,
     pub session_id: String,
-    /// Text of the last few messages.
+    /// Text of the last few messages (the newest user message alone when it says what it is
+    /// about).
     pub text: String,
     /// The "now" of the query (ms since epoch), for recency scoring.
     pub as_of: Option<i64>,
+    /// When `text` is the newest message alone: the conversation's turns just before it, a
+    /// weaker signal of the subject at hand (empty when there are none, or `text` holds them).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub context: String,
 }
 
 /// The recall layer a section comes from; its name (`identity`, …) is the section's tag

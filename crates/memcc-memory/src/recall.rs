@@ -48,6 +48,14 @@ const L2_MATCHES: usize = 10;
 /// Tokens of a section's open and close tags.
 const SECTION_TAGS: usize = 12;
 
+/// What L3 is asked: the question, the conversation's turns before it, and when.
+#[derive(Clone, Copy)]
+struct Asked<'q> {
+    question: &'q Question<'q>,
+    context: Option<&'q Question<'q>>,
+    as_of: Option<i64>,
+}
+
 /// What recall reads: the search, and the classifier that names the query's wing.
 pub(crate) struct Recall<'a> {
     pub search: Search<'a>,
@@ -60,6 +68,7 @@ impl Recall<'_> {
         &self,
         agents: &[String],
         query: &str,
+        context: &str,
         as_of: Option<i64>,
         budget: usize,
     ) -> Result<Vec<RecallSection>> {
@@ -80,7 +89,9 @@ impl Recall<'_> {
         let question = Question::new(query);
         // L2's matches are looked for beside L3's search, in case L3 leaves L2 room.
         let l2_wing = (wing != DEFAULT_WING && context_budget > SECTION_TAGS).then_some(wing.as_str());
-        let (l3, in_wing) = self.deep(agents, &question, as_of, l3_room, l2_wing, &mut shown)?;
+        let context = (!context.trim().is_empty()).then(|| Question::new(context));
+        let asked = Asked { question: &question, context: context.as_ref(), as_of };
+        let (l3, in_wing) = self.deep(agents, &asked, l3_room, l2_wing, &mut shown)?;
         let l3_tokens = cost(&l3);
         let l2_room = context_budget
             .min(budget.saturating_sub(identity_tokens + l1_tokens + l3_tokens))
@@ -138,12 +149,12 @@ impl Recall<'_> {
     fn deep(
         &self,
         agents: &[String],
-        question: &Question<'_>,
-        as_of: Option<i64>,
+        asked: &Asked<'_>,
         room: usize,
         l2_wing: Option<&str>,
         shown: &mut Shown,
     ) -> Result<(Vec<Line>, Option<Vec<i64>>)> {
+        let Asked { question, context, as_of } = *asked;
         if room == 0 {
             return Ok((Vec::new(), None));
         }
@@ -159,6 +170,7 @@ impl Recall<'_> {
             mode: SearchMode::Hybrid,
             also_in_wing: l2_wing.map(|w| (w, L2_MATCHES)),
             rerank: true,
+            context,
         })?;
         let floor = hits.first().map_or(0.0, |h| h.score * VALUE_FLOOR);
         let mut out = Vec::new();

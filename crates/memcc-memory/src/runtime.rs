@@ -266,9 +266,26 @@ impl MemoryRuntime {
         top: usize,
         mode: SearchMode,
     ) -> Result<Vec<SearchHit>> {
+        self.search_in_context(agent, query, "", as_of, wing, top, mode)
+    }
+
+    /// [`Self::search_with`] for a query asked in a conversation whose recent turns are
+    /// `context` ([`memcc_core::RecallQuery::context`]), as recall searches.
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_in_context(
+        &self,
+        agent: &str,
+        query: &str,
+        context: &str,
+        as_of: Option<i64>,
+        wing: Option<&str>,
+        top: usize,
+        mode: SearchMode,
+    ) -> Result<Vec<SearchHit>> {
         let agents = self.readable_agents(agent);
         self.catch_up()?;
         let question = Question::new(query);
+        let context = (!context.trim().is_empty()).then(|| Question::new(context));
         let search = |top: usize, candidates: usize, rerank: bool| {
             self.search().run(&Query {
                 agents: &agents,
@@ -280,6 +297,7 @@ impl MemoryRuntime {
                 mode,
                 also_in_wing: None,
                 rerank,
+                context: context.as_ref(),
             })
         };
         // The first hits must not depend on how many are asked for, yet a record's score does
@@ -387,7 +405,13 @@ impl MemoryRuntime {
     pub fn retrieve(&self, query: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>> {
         let agents = self.readable_agents(&query.agent_id);
         self.catch_up()?;
-        Recall { search: self.search(), classifier: &self.classifier }.layers(&agents, &query.text, query.as_of, budget)
+        Recall { search: self.search(), classifier: &self.classifier }.layers(
+            &agents,
+            &query.text,
+            &query.context,
+            query.as_of,
+            budget,
+        )
     }
 
     pub fn stats(&self) -> Result<MemoryStats> {

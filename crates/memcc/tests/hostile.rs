@@ -184,7 +184,7 @@ proptest! {
         let report = rt.import_jsonl(body.as_bytes(), Some("main"), &mut |_, _| {}).unwrap();
         prop_assert!(report.added + report.duplicates + report.skipped_forgotten + report.errors.len() <= lines.len());
         // Whatever was imported can be recalled without a panic.
-        let _ = rt.retrieve(&memcc::core::RecallQuery { agent_id: "main".into(), session_id: "s".into(), text: "fact".into(), as_of: None }, 2_000);
+        let _ = rt.retrieve(&memcc::core::RecallQuery { agent_id: "main".into(), session_id: "s".into(), text: "fact".into(), as_of: None, ..Default::default() }, 2_000);
     }
 
     #[test]

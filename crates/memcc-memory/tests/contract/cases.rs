@@ -56,7 +56,7 @@ fn payload(agent: &str, id: &str, day: i64, turns: &[(&str, &str)]) -> SummaryPa
 }
 
 fn query(agent: &str, text: &str) -> RecallQuery {
-    RecallQuery { agent_id: agent.into(), session_id: "new".into(), text: text.into(), as_of: Some(T0 + 30 * DAY) }
+    RecallQuery { agent_id: agent.into(), session_id: "new".into(), text: text.into(), as_of: Some(T0 + 30 * DAY), ..Default::default() }
 }
 
 /// `p` as a summariser leaves it: the last line, a pleasantry, dropped (a summary that quotes
@@ -1106,4 +1106,45 @@ fn the_first_hits_do_not_depend_on_how_many_are_asked_for() {
     for limit in [1, 5, 10, 20, 25, 30, 50] {
         assert_eq!(ids(limit), widest[..limit], "limit {limit}");
     }
+}
+
+/// A question that names its subject only by a common word ("next step") is asked in a
+/// conversation whose turns name the project: those turns order its near-ties, so the step of
+/// the project being worked on comes before the same words about another one — through
+/// `memory_search`'s context and through recall alike.
+#[test]
+fn the_turns_before_a_question_favour_the_project_being_worked_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let turns = |project: &str, step: &str| {
+        vec![
+            ("user".to_string(), format!("Let's keep working on my {project}.")),
+            ("assistant".to_string(), format!("The next step for your {project} is {step}.")),
+        ]
+    };
+    for (day, id, project, step) in [
+        (0, "sum_fit", "marathon training plan", "a long run of 20 km on Sunday"),
+        (1, "sum_trip", "Kyoto trip itinerary", "booking the ryokan near Gion"),
+    ] {
+        let t = turns(project, step);
+        let t: Vec<(&str, &str)> = t.iter().map(|(r, x)| (r.as_str(), x.as_str())).collect();
+        rt.ingest_summary(&payload("main", id, day, &t)).unwrap();
+    }
+    let question = "Great, what is the next step?";
+    let context = "user: I booked my flights to Japan for the Kyoto trip itinerary.";
+    let first = |context: &str| {
+        let hits = rt
+            .search_in_context("main", question, context, Some(T0 + 30 * DAY), None, 5, memcc_memory::SearchMode::Hybrid)
+            .unwrap();
+        hits.first().map(|h| h.text.clone()).unwrap_or_default()
+    };
+    assert!(first(context).contains("Kyoto"), "{}", first(context));
+    let other = "user: My legs are sore after the marathon training plan run.";
+    assert!(first(other).contains("marathon"), "{}", first(other));
+    // Recall carries the same context from the assembler's query.
+    let q = RecallQuery { context: context.into(), ..query("main", question) };
+    let sections = MemoryBridge::retrieve(&rt, &q, 300).unwrap();
+    let recall = sections.iter().find(|s| s.name == Layer::Recall).expect("a recall section");
+    let (kyoto, marathon) = (recall.body.find("Kyoto"), recall.body.find("marathon"));
+    assert!(kyoto.is_some() && marathon.is_none_or(|m| kyoto < Some(m)), "{}", recall.body);
 }
