@@ -58,7 +58,7 @@ export function loadAddon({ dir = here, pkg = PACKAGE, load = require, suffix = 
         ? `this is a source checkout without a built addon: run scripts/build-plugin.sh (it writes ${local})`
         : shipped.includes(suffix)
         ? `npm skips an optional dependency it cannot fetch without failing the install, so check that the registry npm uses has ${platformPackage}@${pkg.version} (and that optional dependencies are not omitted), then reinstall the plugin`
-        : `MemCC publishes prebuilt addons for ${shipped.join(", ") || "no platform"}; build one from source for ${suffix} (see the README, "Building for another platform")`;
+        : `MemCC publishes prebuilt addons for ${shipped.join(", ") || "no platform"}; build one from source for ${suffix} (see docs/openclaw.md, "Building for another platform")`;
       throw failure("addon_missing", `the native addon package ${platformPackage} is not installed: ${hint}`, e);
     }
   }

@@ -3,7 +3,7 @@
 #   memcc-openclaw-plugin-<version>.tgz                  the plugin (JS, manifest), no binary
 #   memcc-openclaw-plugin-<platform>-<version>.tgz       the prebuilt addon for one platform,
 #                                                        an optional dependency of the first
-# Builds this machine's platform (linux-x64-gnu here); other platforms: see the README,
+# Builds this machine's platform (linux-x64-gnu here); other platforms: see docs/openclaw.md,
 # "Building for another platform". Usage: scripts/pack-plugin.sh [OUT_DIR]
 # (default $CARGO_TARGET_DIR/npm). Prints the two tarball paths, the plugin's first.
 set -euo pipefail

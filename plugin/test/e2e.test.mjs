@@ -1,6 +1,6 @@
 // End to end against a real OpenClaw (npm openclaw@2026.9.6) on Node 24: the plugin installs
 // from its npm-pack tarball (its platform package resolved by OpenClaw's npm from a local
-// registry, as from npmjs.org), keeps its data in the host's state dir, and loads in both slots
+// registry, as from the public npm registry), keeps its data in the host's state dir, and loads in both slots
 // with its four tools, turns persist through commitTurn, compaction
 // puts summaries in the prompt with the lcm_grep hint, a grep → expand tool chain recovers an
 // exact phrase, a session deleted through a running gateway ends without being flushed into

@@ -649,6 +649,11 @@ pub fn best_of_retrievers(per_question: &[QuestionResult]) -> Option<Aggregate> 
     Some(aggregate(best.iter()))
 }
 
+/// A turn-level figure as a table shows it: none for whole sessions, which rank no turns.
+fn turn_cell(mode: Mode, a: &Aggregate, k: usize, metric: usize) -> String {
+    if mode == Mode::Bm25Sessions { "–".to_string() } else { format!("{:.3}", a.at(k, metric)) }
+}
+
 /// The report as Markdown (also what the terminal shows).
 pub fn markdown(report: &Report) -> String {
     let mut s = format!(
@@ -669,10 +674,7 @@ pub fn markdown(report: &Report) -> String {
     );
     let header = "| mode | n | sess R_all@5 | sess R_any@5 | sess R_all@10 | sess R_any@10 | sess R_all@20 | sess NDCG@10 | turn R_all@5 | turn R_all@10 | turn R_any@10 | turn NDCG@10 | ingest s | query s | peak MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     let row = |m: &ModeReport, a: &Aggregate| {
-        // Whole sessions rank no turns.
-        let turn = |k: usize, metric: usize| {
-            if m.mode == Mode::Bm25Sessions { "–".to_string() } else { format!("{:.3}", a.at(k, metric)) }
-        };
+        let turn = |k: usize, metric: usize| turn_cell(m.mode, a, k, metric);
         format!(
             "| {:?} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {} | {} | {} | {:.1} | {:.1} | {:.0} |\n",
             m.mode,
@@ -713,13 +715,13 @@ pub fn markdown(report: &Report) -> String {
     for m in &report.modes {
         for (c, a) in &m.by_category {
             s.push_str(&format!(
-                "| {:?} | {c} | {} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+                "| {:?} | {c} | {} | {:.3} | {:.3} | {} | {} |\n",
                 m.mode,
                 a.questions,
                 a.at(10, 0),
                 a.at(10, 1),
-                a.at(10, 3),
-                a.at(10, 4)
+                turn_cell(m.mode, a, 10, 3),
+                turn_cell(m.mode, a, 10, 4)
             ));
         }
     }
@@ -727,14 +729,14 @@ pub fn markdown(report: &Report) -> String {
     for m in &report.modes {
         for (f, a) in &m.by_form {
             s.push_str(&format!(
-                "| {:?} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+                "| {:?} | {} | {} | {:.3} | {:.3} | {} | {} |\n",
                 m.mode,
                 f.label(),
                 a.questions,
                 a.at(5, 0),
                 a.at(10, 0),
-                a.at(10, 3),
-                a.at(10, 4)
+                turn_cell(m.mode, a, 10, 3),
+                turn_cell(m.mode, a, 10, 4)
             ));
         }
     }
@@ -743,13 +745,13 @@ pub fn markdown(report: &Report) -> String {
         for m in &report.modes {
             for (id, a) in &m.by_haystack {
                 s.push_str(&format!(
-                    "| {:?} | {id} | {} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+                    "| {:?} | {id} | {} | {:.3} | {:.3} | {:.3} | {} |\n",
                     m.mode,
                     a.questions,
                     a.at(5, 0),
                     a.at(10, 0),
                     a.at(20, 0),
-                    a.at(10, 3)
+                    turn_cell(m.mode, a, 10, 3)
                 ));
             }
         }

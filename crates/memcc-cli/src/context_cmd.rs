@@ -182,7 +182,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 bail!("line {}: {} (nothing ingested)", first.line, first.error);
             }
             warn_unread(&parsed.unread);
-            // One batch: a message repeated inside it is kept each time (see README, idempotency).
+            // One batch: a message repeated inside it is kept each time (see docs/reference.md, idempotency).
             let out = engine.ingest_batch(&SessionRef::new(session), &parsed.messages)?;
             let (added, duplicates) = (out.inserted.len(), out.duplicates);
             let mut compactions = Vec::new();

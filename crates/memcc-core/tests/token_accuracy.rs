@@ -1,6 +1,6 @@
 //! The token estimate against exact cl100k_base counts (tiktoken) on English, Chinese, mixed and
 //! code samples. The measured figures are printed (`cargo test -p memcc-core --test
-//! token_accuracy -- --nocapture`) and quoted in the README; the bounds below keep them honest.
+//! token_accuracy -- --nocapture`) and quoted in docs/reference.md; the bounds below keep them honest.
 
 use memcc_core::estimate_tokens;
 
