@@ -21,6 +21,10 @@ pub struct Chunk {
 /// Longest tool output kept in a window, in characters.
 const TOOL_CHARS: usize = 300;
 
+/// Longest message kept in a window, in characters: two of them fit in a record
+/// ([`crate::record::MAX_RECORD_CHARS`]). The message itself stays whole in the context store.
+const MESSAGE_CHARS: usize = crate::record::MAX_RECORD_CHARS / 2;
+
 /// One message as a record line: `Speaker: words` (the role when the speaker is unknown), with
 /// relative dates grounded against the message's time. `None` for a message without words.
 pub fn line(m: &BridgeMessage) -> Option<String> {
@@ -28,8 +32,9 @@ pub fn line(m: &BridgeMessage) -> Option<String> {
     if text.is_empty() {
         return None;
     }
-    if m.role == Role::ToolResult && text.chars().count() > TOOL_CHARS {
-        text = format!("{}…", text.chars().take(TOOL_CHARS).collect::<String>());
+    let cap = if m.role == Role::ToolResult { TOOL_CHARS } else { MESSAGE_CHARS };
+    if text.chars().count() > cap {
+        text = format!("{}…", text.chars().take(cap).collect::<String>());
     }
     let text = ground_relative_dates(&text.replace('\n', " "), m.timestamp);
     let label = m.speaker.as_deref().unwrap_or(m.role.as_str());

@@ -13,7 +13,7 @@ use crate::config::MemoryConfig;
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::extract::{PrefCategory, about_speaker, preferences, triples};
-use crate::record::{NewRecord, NewTriple, RecordKind};
+use crate::record::{MAX_RECORD_CHARS, NewRecord, NewTriple, RecordKind};
 use crate::store::{Insert, Inserted, MemoryStore};
 use crate::vector::VectorStore;
 use memcc_core::bridge::{BridgeMessage, Role, SummaryPayload};
@@ -157,6 +157,12 @@ impl Ingest<'_> {
             tracing::warn!(error = %e, "pending embeddings still failing");
         }
         let base = |kind: RecordKind, text: String, event_time: Option<i64>, message_ids: Vec<i64>| {
+            // Windows cut their messages to fit; this holds any other record to the same size.
+            let text = if text.chars().count() > MAX_RECORD_CHARS {
+                format!("{}…", text.chars().take(MAX_RECORD_CHARS - 1).collect::<String>())
+            } else {
+                text
+            };
             let (wing, room) = self.classifier.classify(&text);
             NewRecord {
                 agent_id: s.agent_id.clone(),

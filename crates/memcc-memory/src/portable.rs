@@ -98,6 +98,7 @@ fn checked(mut r: NewRecord) -> std::result::Result<NewRecord, String> {
     if r.text.trim().is_empty() {
         return Err("record without text".into());
     }
+    crate::record::check_record_size(&r.text)?;
     if r.agent_id.trim().is_empty() {
         return Err("record without agentId".into());
     }

@@ -401,6 +401,7 @@ fn lines(records: &[MemoryRecord], shown: &mut Shown, cap: usize, needles: &[Str
             text: String::new(),
             event_time: r.event_time,
             current: r.is_current(),
+            truncated: false,
             evidence: Vec::new(),
             record: Some(r.clone()),
         };

@@ -41,6 +41,25 @@ impl RecordKind {
     }
 }
 
+/// The most characters one memory record holds. A record is recalled into prompts of a few
+/// thousand tokens and returned by every search that finds it: a 2 MB "memory" would cost each
+/// search megabytes and break clients with a message limit. Longer text is refused where a
+/// person or a file supplies it (`add`, `import`) and cut where MemCC makes records from a
+/// conversation (its raw messages stay whole in the context store).
+pub const MAX_RECORD_CHARS: usize = 32_000;
+
+/// Whether `text` fits in a record, as the error a caller shows.
+pub fn check_record_size(text: &str) -> std::result::Result<(), String> {
+    let n = text.chars().count();
+    if n > MAX_RECORD_CHARS {
+        return Err(format!(
+            "a memory record holds at most {MAX_RECORD_CHARS} characters, this text has {n}: remember a summary \
+             of it, or keep the document in a file and remember where it is"
+        ));
+    }
+    Ok(())
+}
+
 /// A record as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -24,6 +24,10 @@ use crate::vector::{FlatScan, VectorStore};
 use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
 use memcc_core::llm::ChatModel;
 
+/// The most characters of a record's text one `memory_search` hit carries (cut around the
+/// query's words, the hit marked `truncated`): 100 hits stay near 400 KB.
+pub const SEARCH_HIT_CHARS: usize = 4_000;
+
 pub struct MemoryRuntime {
     store: Arc<dyn MemoryStore>,
     embedder: Arc<dyn Embedder>,
@@ -323,6 +327,7 @@ impl MemoryRuntime {
         if text.trim().is_empty() {
             return Err(MemoryError::Input("nothing to remember: empty text".into()));
         }
+        crate::record::check_record_size(text).map_err(MemoryError::Input)?;
         let (auto_wing, room) = self.classifier.classify(text);
         let record = NewRecord {
             agent_id: agent.to_string(),
@@ -341,7 +346,7 @@ impl MemoryRuntime {
         inserted.into_iter().next().ok_or_else(|| MemoryError::Input("a near-identical memory already exists".into()))
     }
 
-    /// `memory_search`: scored L3 hits for `agent`.
+    /// `memory_search`: scored L3 hits for `agent`, each text at most [`SEARCH_HIT_CHARS`].
     pub fn memory_search(
         &self,
         agent: &str,
@@ -354,7 +359,20 @@ impl MemoryRuntime {
             return Err(MemoryError::Input("memory_search needs a query".into()));
         }
         let hits = self.search_with(agent, query, None, wing, max_results.clamp(1, WIDE_POOL), SearchMode::Hybrid)?;
-        Ok(hits.into_iter().filter(|h| h.score >= min_score).collect())
+        // Each hit's text at most SEARCH_HIT_CHARS, cut around the query's words: 100 hits stay
+        // well under a client's message limit, and `memory_get` returns a record whole.
+        let needles = Question::new(query).needles;
+        Ok(hits
+            .into_iter()
+            .filter(|h| h.score >= min_score)
+            .map(|mut h| {
+                if h.text.chars().count() > SEARCH_HIT_CHARS {
+                    h.text = memcc_core::text::excerpt(&h.text, &needles, SEARCH_HIT_CHARS);
+                    h.truncated = true;
+                }
+                h
+            })
+            .collect())
     }
 
     /// `memory_get`: a record by id (`mem_12` or `12`), if `agent` may read it and it is not

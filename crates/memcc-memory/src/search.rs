@@ -45,6 +45,9 @@ pub struct SearchHit {
     pub event_time: Option<i64>,
     /// Superseded or expired: kept for history, ranked lower.
     pub current: bool,
+    /// `text` is a cut of the record (`memory_search` caps each hit; `memory_get` has it whole).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
     /// The conversation messages the hit rests on, those holding more of the query's words
     /// first (see [`evidence`]); empty for knowledge-graph results.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -313,6 +316,7 @@ impl Search<'_> {
                     text: r.text.clone(),
                     event_time: r.event_time,
                     current: r.is_current(),
+                    truncated: false,
                     evidence: evidence(&r, &q.question.needles, when),
                     record: Some(r),
                 }
@@ -429,6 +433,7 @@ impl Search<'_> {
                 text: format!("Known facts: {}", lines.join("; ")),
                 event_time: fresh.iter().filter_map(|t| t.valid_from).max(),
                 current: true,
+                truncated: false,
                 evidence: Vec::new(),
                 record: None,
             },

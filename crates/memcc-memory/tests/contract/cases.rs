@@ -1148,3 +1148,35 @@ fn the_turns_before_a_question_favour_the_project_being_worked_on() {
     let (kyoto, marathon) = (recall.body.find("Kyoto"), recall.body.find("marathon"));
     assert!(kyoto.is_some() && marathon.is_none_or(|m| kyoto < Some(m)), "{}", recall.body);
 }
+
+/// A memory record has a size: a 2 MB "memory" is refused with a clear error (by `add` and, per
+/// line, by `import`, which takes the rest), and a search hit carries at most a cut of a long
+/// record, marked, while `memory_get` returns it whole.
+#[test]
+fn a_record_has_a_size_limit_and_a_search_hit_a_cut() {
+    use memcc_memory::record::MAX_RECORD_CHARS;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let huge = "The warehouse inventory lists pallets. ".repeat(2_000_000 / 39);
+    let err = rt.add("main", &huge, RecordKind::Fact, false, None).unwrap_err().to_string();
+    assert!(err.contains(&format!("at most {MAX_RECORD_CHARS} characters")), "{err}");
+    let lines = format!(
+        "{}\n{}\n",
+        serde_json::json!({"agentId": "main", "kind": "fact", "text": huge}),
+        serde_json::json!({"agentId": "main", "kind": "fact", "text": "The spare key is under the blue pot."})
+    );
+    let report = rt.import_jsonl(lines.as_bytes(), None, &mut |_, _| {}).unwrap();
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    assert!(report.errors[0].1.contains("at most"), "{:?}", report.errors);
+    assert_eq!(rt.stats().unwrap().records, 1, "the other line is imported");
+    // The largest record allowed is found, cut to a hit's size around the words asked for.
+    let long = format!("{}The boiler code is 7731. {}", "Filler words here. ".repeat(800), "More filler. ".repeat(800));
+    assert!(long.chars().count() < MAX_RECORD_CHARS);
+    let added = rt.add("main", &long, RecordKind::Fact, false, None).unwrap();
+    let hits = rt.memory_search("main", "boiler code", 10, 0.0, None).unwrap();
+    let hit = hits.iter().find(|h| h.id == format!("mem_{}", added.id)).expect("the long record is found");
+    assert!(hit.truncated && hit.text.chars().count() <= memcc_memory::runtime::SEARCH_HIT_CHARS, "{}", hit.text.len());
+    assert!(hit.text.contains("boiler code is 7731"), "cut around the query's words");
+    let whole = rt.memory_get("main", &hit.id).unwrap().text;
+    assert!(whole.trim() == long.trim(), "memory_get returns the record whole: {} of {} chars", whole.len(), long.len());
+}
