@@ -365,7 +365,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             emit(cli, &st, || {
                 format!(
                     "data in {}; local model in {} ({model_state})\n{} conversations, {} messages ({} tokens), {} summaries ({} leaf, {} condensed, max depth {}), \
-                     {} context items ({} tokens), {} large files, {} summaries waiting for memory",
+                     {} context items ({} tokens), {} large files, {} summaries waiting for memory{}",
                     settings.data_dir().display(),
                     model.display(),
                     st.conversations,
@@ -378,7 +378,16 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                     st.context_items,
                     st.context_tokens,
                     st.large_files,
-                    st.pending_memory_handoffs
+                    st.pending_memory_handoffs,
+                    if st.parked_memory_handoffs > 0 {
+                        format!(
+                            " ({} parked after failing {} times: memory refuses them; their messages stay here)",
+                            st.parked_memory_handoffs,
+                            memcc::context::store::outbox::PARK_AFTER_ATTEMPTS
+                        )
+                    } else {
+                        String::new()
+                    }
                 )
             })?;
         }

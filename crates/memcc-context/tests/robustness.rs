@@ -502,3 +502,67 @@ fn a_store_indexed_under_older_full_text_rules_is_reindexed_and_then_purged_clea
     let words: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(|w| w.unwrap()).collect();
     assert_eq!(words, ["another", "day", "road"], "only the kept session's words");
 }
+
+/// A hand-off memory refuses again and again is parked after `PARK_AFTER_ATTEMPTS` failures:
+/// kept (its summary and messages are whole), counted in the stats with its last error, and no
+/// longer tried at every compaction; after the cause is mended, `outbox_unpark` lets it through.
+#[test]
+fn a_hand_off_memory_keeps_refusing_is_parked_not_retried_forever() {
+    use memcc_context::store::outbox::PARK_AFTER_ATTEMPTS;
+    use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    #[derive(Default)]
+    struct Refusing {
+        mended: AtomicBool,
+        tries: AtomicUsize,
+    }
+    impl MemoryBridge for Refusing {
+        fn ingest_summary(&self, _: &SummaryPayload) -> Result<(), BridgeError> {
+            self.tries.fetch_add(1, Ordering::SeqCst);
+            if self.mended.load(Ordering::SeqCst) {
+                Ok(())
+            } else {
+                Err(BridgeError::Failed("invalid byte sequence for encoding \"UTF8\": 0x00".into()))
+            }
+        }
+        fn retrieve(&self, _: &RecallQuery, _: usize) -> Result<Vec<RecallSection>, BridgeError> {
+            Ok(Vec::new())
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bridge = Arc::new(Refusing::default());
+    let engine = engine_at(&dir).with_bridge(bridge.clone());
+    let mut rng = Lcg(11);
+    for i in 0..30 {
+        engine.ingest_batch(&SessionRef::new("p"), &turn(i, &mut rng, 1_700_000_000_000)).unwrap();
+    }
+    engine.compact("p", 2_000, false).unwrap();
+    let store = engine.store();
+    let conv = store.find_conversation("p").unwrap().unwrap();
+    let waiting = store.outbox_pending(Some(conv.id)).unwrap();
+    assert!(waiting > 0);
+    // Each hand-off fails as often as parking takes (as many compactions past their back-offs).
+    let ids: Vec<String> = store.summaries(conv.id).unwrap().into_iter().map(|s| s.id).collect();
+    for id in &ids {
+        for _ in 0..PARK_AFTER_ATTEMPTS {
+            store.outbox_failed(id, "invalid byte sequence for encoding \"UTF8\": 0x00").unwrap();
+        }
+    }
+    assert!(store.outbox_due(conv.id, 256).unwrap().is_empty(), "parked hand-offs are not due");
+    let tries = bridge.tries.load(Ordering::SeqCst);
+    engine.compact("p", 2_000, true).unwrap();
+    assert_eq!(engine.hand_off_all().unwrap(), 0);
+    assert_eq!(bridge.tries.load(Ordering::SeqCst), tries, "not tried again");
+    let stats = engine.stats(None).unwrap();
+    assert_eq!(stats.parked_memory_handoffs as usize, ids.len());
+    assert!(stats.pending_memory_handoffs as usize >= ids.len(), "kept, not dropped");
+    let parked = store.outbox_parked().unwrap();
+    assert!(parked.iter().all(|(_, attempts, error)| *attempts >= PARK_AFTER_ATTEMPTS && error.contains("0x00")));
+    // Mended: unparked, they are delivered.
+    bridge.mended.store(true, Ordering::SeqCst);
+    assert_eq!(store.outbox_unpark().unwrap(), ids.len());
+    engine.hand_off_all().unwrap();
+    assert_eq!(engine.stats(None).unwrap().pending_memory_handoffs, 0);
+}

@@ -87,12 +87,15 @@ impl Ingest<'_> {
     /// `summary`: (agent, summary id) the batch comes from, marked ingested with it.
     pub(crate) fn store_batch(
         &self,
-        batch: Vec<(NewRecord, Vec<NewTriple>)>,
+        mut batch: Vec<(NewRecord, Vec<NewTriple>)>,
         summary: Option<(&str, &str)>,
         report: &mut IngestReport,
     ) -> Result<Vec<Inserted>> {
         if batch.is_empty() {
             return Ok(Vec::new());
+        }
+        for (record, triples) in &mut batch {
+            record.make_storable(triples);
         }
         let texts: Vec<&str> = batch.iter().map(|(r, _)| r.text.as_str()).collect();
         let model = self.embedder.model_id();

@@ -95,6 +95,7 @@ pub(crate) fn import(store: &dyn MemoryStore, reader: impl BufRead, into_agent: 
 /// An imported record as it may be stored: text, an agent, times MemCC can show, a weight in
 /// [0, 3] (a file cannot plant a record that outweighs every pinned one).
 fn checked(mut r: NewRecord) -> std::result::Result<NewRecord, String> {
+    r.make_storable(&mut []);
     if r.text.trim().is_empty() {
         return Err("record without text".into());
     }

@@ -132,6 +132,36 @@ pub struct NewRecord {
     pub predicate: Option<String>,
 }
 
+/// The one rule for text either backend stores: no U+0000. PostgreSQL refuses it in `text`
+/// columns (SQLite would keep it), so a NUL in a message once held a summary in the outbox for
+/// good and aborted a whole import on PostgreSQL alone; it is dropped before anything is
+/// stored, on both backends alike. (The raw message keeps it in the context store.)
+pub fn without_nul(text: &mut String) {
+    if text.contains('\0') {
+        text.retain(|c| c != '\0');
+    }
+}
+
+impl NewRecord {
+    /// Every string of the record and its triples as a store may keep it ([`without_nul`]).
+    pub(crate) fn make_storable(&mut self, triples: &mut [NewTriple]) {
+        for s in [&mut self.agent_id, &mut self.wing, &mut self.room, &mut self.text]
+            .into_iter()
+            .chain(self.source_summary_ids.iter_mut())
+            .chain(self.source_session_ids.iter_mut())
+            .chain(self.subject.iter_mut())
+            .chain(self.predicate.iter_mut())
+        {
+            without_nul(s);
+        }
+        for t in triples {
+            for s in [&mut t.subject, &mut t.predicate, &mut t.object] {
+                without_nul(s);
+            }
+        }
+    }
+}
+
 impl Default for NewRecord {
     fn default() -> Self {
         NewRecord {

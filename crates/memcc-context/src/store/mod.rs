@@ -9,7 +9,7 @@
 mod conversations;
 mod items;
 mod messages;
-mod outbox;
+pub mod outbox;
 mod search;
 mod summaries;
 
@@ -50,8 +50,10 @@ pub struct StoreStats {
     pub context_items: i64,
     pub context_tokens: i64,
     pub large_files: i64,
-    /// Summaries not yet handed to long-term memory (the outbox).
+    /// Summaries not yet handed to long-term memory (the outbox), parked ones included.
     pub pending_memory_handoffs: i64,
+    /// Of those, the ones parked after failing again and again (kept, no longer tried).
+    pub parked_memory_handoffs: i64,
 }
 
 /// The context store: one SQLite file in WAL mode.
@@ -126,6 +128,10 @@ impl ContextStore {
             pending_memory_handoffs: one(
                 "SELECT COUNT(*) FROM memory_outbox WHERE ?1 IS NULL OR conversation_id = ?1",
             )?,
+            parked_memory_handoffs: one(&format!(
+                "SELECT COUNT(*) FROM memory_outbox WHERE (?1 IS NULL OR conversation_id = ?1) AND attempts >= {}",
+                outbox::PARK_AFTER_ATTEMPTS
+            ))?,
         })
     }
 }

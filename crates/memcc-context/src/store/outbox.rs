@@ -16,6 +16,11 @@ use memcc_core::time::now_ms;
 /// Longest wait between two attempts.
 const MAX_BACKOFF_MS: i64 = 3_600_000;
 
+/// Failed attempts after which a hand-off is parked: kept (nothing is lost) and counted in the
+/// stats, but no longer tried at every compaction — about five hours of tries at the back-off,
+/// long enough for any outage, so what is still failing then fails for its content.
+pub const PARK_AFTER_ATTEMPTS: i64 = 16;
+
 pub(crate) fn enqueue(
     tx: &Transaction<'_>,
     summary_id: &str,
@@ -39,10 +44,12 @@ pub(crate) fn due(
 ) -> Result<Vec<(String, String, i64)>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT summary_id, payload, attempts FROM memory_outbox
-         WHERE conversation_id = ?1 AND next_attempt_at <= ?2 ORDER BY created_at, summary_id LIMIT ?3",
+         WHERE conversation_id = ?1 AND next_attempt_at <= ?2 AND attempts < ?4
+         ORDER BY created_at, summary_id LIMIT ?3",
     )?;
-    let rows =
-        stmt.query_map(params![conversation_id, now, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let rows = stmt.query_map(params![conversation_id, now, limit as i64, PARK_AFTER_ATTEMPTS], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
@@ -63,14 +70,14 @@ impl ContextStore {
         due(&conn, conversation_id, now_ms(), limit)
     }
 
-    /// Conversations with summaries waiting for memory.
+    /// Conversations with summaries waiting for memory (parked ones aside).
     pub fn conversations_with_handoffs(&self) -> Result<Vec<Conversation>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
             "SELECT id, session_id, session_key, agent_id FROM conversations
-             WHERE id IN (SELECT DISTINCT conversation_id FROM memory_outbox) ORDER BY id",
+             WHERE id IN (SELECT DISTINCT conversation_id FROM memory_outbox WHERE attempts < ?1) ORDER BY id",
         )?;
-        let rows = stmt.query_map([], conversation_from_row)?;
+        let rows = stmt.query_map([PARK_AFTER_ATTEMPTS], conversation_from_row)?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
@@ -86,7 +93,27 @@ impl ContextStore {
         failed(&conn, summary_id, error, now_ms())
     }
 
-    /// How many hand-offs wait (all conversations, or one).
+    /// The parked hand-offs ([`PARK_AFTER_ATTEMPTS`]): (summary id, attempts, last error).
+    pub fn outbox_parked(&self) -> Result<Vec<(String, i64, String)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT summary_id, attempts, COALESCE(last_error, '') FROM memory_outbox
+             WHERE attempts >= ?1 ORDER BY created_at, summary_id",
+        )?;
+        let rows = stmt.query_map([PARK_AFTER_ATTEMPTS], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Give every parked hand-off a fresh start (after the cause was mended); returns how many.
+    pub fn outbox_unpark(&self) -> Result<usize, StoreError> {
+        let n = self.conn().execute(
+            "UPDATE memory_outbox SET attempts = 0, next_attempt_at = ?2 WHERE attempts >= ?1",
+            params![PARK_AFTER_ATTEMPTS, now_ms()],
+        )?;
+        Ok(n)
+    }
+
+    /// How many hand-offs wait (all conversations, or one), parked ones included.
     pub fn outbox_pending(&self, conversation_id: Option<i64>) -> Result<usize, StoreError> {
         let n: i64 = self.conn().query_row(
             "SELECT COUNT(*) FROM memory_outbox WHERE ?1 IS NULL OR conversation_id = ?1",

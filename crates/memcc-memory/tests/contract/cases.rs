@@ -1180,3 +1180,31 @@ fn a_record_has_a_size_limit_and_a_search_hit_a_cut() {
     let whole = rt.memory_get("main", &hit.id).unwrap().text;
     assert!(whole.trim() == long.trim(), "memory_get returns the record whole: {} of {} chars", whole.len(), long.len());
 }
+
+/// One rule for text on both backends: a NUL (U+0000), which PostgreSQL refuses in text, is
+/// dropped before anything is stored — a summary whose messages hold one is stored (not left in
+/// the outbox for good), and an import line with one is imported beside the rest.
+#[test]
+fn text_with_a_nul_is_stored_without_it_on_every_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let p = payload(
+        "main",
+        "sum_nul",
+        0,
+        &[("user", "My locker\0 code is 5150, and\0 I park on level 2."), ("assistant", "Noted\0: 5150.")],
+    );
+    rt.ingest_summary(&p).unwrap();
+    let hits = rt.memory_search("main", "locker code", 5, 0.0, None).unwrap();
+    assert!(hits.iter().any(|h| h.text.contains("locker code is 5150")), "{hits:?}");
+    assert!(hits.iter().all(|h| !h.text.contains('\0')));
+    let lines = format!(
+        "{}\n{}\n",
+        serde_json::json!({"agentId": "main", "kind": "fact", "text": "The gate\u{0} code is 8080."}),
+        serde_json::json!({"agentId": "main", "kind": "fact", "text": "The wifi is called Heron."})
+    );
+    let report = rt.import_jsonl(lines.as_bytes(), None, &mut |_, _| {}).unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let gate = rt.memory_search("main", "gate code", 3, 0.0, None).unwrap();
+    assert!(gate.iter().any(|h| h.text == "The gate code is 8080."), "{gate:?}");
+}
