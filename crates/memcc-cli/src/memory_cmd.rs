@@ -96,8 +96,15 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
                 }
                 hits.iter()
                     .map(|h| {
+                        let state = if !h.current {
+                            " (superseded)".to_string()
+                        } else if !h.outdated.is_empty() {
+                            format!(" (since changed: {})", h.outdated.join("; "))
+                        } else {
+                            String::new()
+                        };
                         format!(
-                            "{:>6.3} {} [{}/{} {}] {}",
+                            "{:>6.3} {} [{}/{} {}] {}{state}",
                             h.score,
                             h.id,
                             h.wing,

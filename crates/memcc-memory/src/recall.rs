@@ -291,8 +291,14 @@ impl Shown {
         };
         self.records.insert(h.id.clone());
         self.last.push(Added::Record(h.id.clone()));
-        let stale = if h.current { "" } else { " (superseded)" };
-        Some(format!("- {}{}{stale} ({})", date_prefix(r.event_time), escape(&body), h.id))
+        let stale = if !h.current {
+            " (superseded)".to_string()
+        } else if !h.outdated.is_empty() {
+            format!(" (since changed: {})", h.outdated.join("; "))
+        } else {
+            String::new()
+        };
+        Some(format!("- {}{}{} ({})", date_prefix(r.event_time), escape(&body), escape(&stale), h.id))
     }
 
     /// A record's text as shown: a verbatim window's messages not shown yet, a summary's best
@@ -402,6 +408,7 @@ fn lines(records: &[MemoryRecord], shown: &mut Shown, cap: usize, needles: &[Str
             event_time: r.event_time,
             current: r.is_current(),
             truncated: false,
+            outdated: Vec::new(),
             evidence: Vec::new(),
             record: Some(r.clone()),
         };

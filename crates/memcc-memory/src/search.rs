@@ -45,6 +45,11 @@ pub struct SearchHit {
     pub event_time: Option<i64>,
     /// Superseded or expired: kept for history, ranked lower.
     pub current: bool,
+    /// What the record states that has changed since ("user — lives in — Boston, now Lisbon"):
+    /// the record stays current for the rest it says, and ranks lower when the question asks
+    /// about what changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outdated: Vec<String>,
     /// `text` is a cut of the record (`memory_search` caps each hit; `memory_get` has it whole).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
@@ -88,6 +93,10 @@ pub const IN_PERIOD: f64 = 0.2;
 /// when something happened: half a named period — a date in the text answers "when" only if
 /// it is about the right event, which the words decide.
 pub const STATES_WHEN: f64 = 0.1;
+
+/// What a superseded or expired record's score is multiplied by: kept for history, it ranks
+/// below what replaced it.
+pub const NOT_CURRENT: f64 = 0.6;
 
 /// Candidates taken from each retriever before fusion, at least.
 pub const MIN_CANDIDATES: usize = 20;
@@ -305,7 +314,7 @@ impl Search<'_> {
                     SearchMode::Dense => cos,
                 };
                 if !r.is_current() {
-                    score *= 0.6;
+                    score *= NOT_CURRENT;
                 }
                 SearchHit {
                     id: r.ref_id(),
@@ -317,11 +326,15 @@ impl Search<'_> {
                     event_time: r.event_time,
                     current: r.is_current(),
                     truncated: false,
+                    outdated: Vec::new(),
                     evidence: evidence(&r, &q.question.needles, when),
                     record: Some(r),
                 }
             })
             .collect();
+        if q.mode == SearchMode::Hybrid {
+            self.mark_outdated(q.question, &mut hits)?;
+        }
         // Exact ties (same score, same time) go newest record first: the candidates come from a
         // hash set, and their order must not depend on it (or on how many were asked for).
         let number = |h: &SearchHit| h.record.as_ref().map_or(0, |r| r.id);
@@ -339,6 +352,33 @@ impl Search<'_> {
         }
         hits.truncate(q.top);
         Ok(Found { hits, in_wing })
+    }
+
+    /// Mark each hit with what it states that a later statement superseded (a record saying "I
+    /// live in Boston and work at Fidelity" stays current for the job after "I live in Lisbon
+    /// now"); a hit whose changed statement the question asks about ranks as a superseded record
+    /// does ([`NOT_CURRENT`]), so the newest value comes first.
+    fn mark_outdated(&self, question: &Question<'_>, hits: &mut [SearchHit]) -> Result<()> {
+        let ids: Vec<i64> = hits.iter().filter_map(|h| h.record.as_ref().map(|r| r.id)).collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let changed = self.store.superseded_statements(&ids)?;
+        for (old, new) in &changed {
+            let Some(hit) = hits.iter_mut().find(|h| h.record.as_ref().map(|r| r.id) == old.source_record) else {
+                continue;
+            };
+            let line =
+                format!("{} — {} — {}, now {}", old.subject, old.predicate.replace('_', " "), old.object, new.object);
+            if hit.outdated.contains(&line) {
+                continue;
+            }
+            if hit.current && question.asks_about(old) && hit.outdated.is_empty() {
+                hit.score *= NOT_CURRENT;
+            }
+            hit.outdated.push(line);
+        }
+        Ok(())
     }
 
     /// The best `limit` full-text matches of `lexical` among the records of `agents` in
@@ -434,6 +474,7 @@ impl Search<'_> {
                 event_time: fresh.iter().filter_map(|t| t.valid_from).max(),
                 current: true,
                 truncated: false,
+                outdated: Vec::new(),
                 evidence: Vec::new(),
                 record: None,
             },

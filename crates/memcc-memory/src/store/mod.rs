@@ -162,6 +162,9 @@ pub trait MemoryStore: Send + Sync {
     fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>>;
     /// All triples of an agent about `subject`, current and superseded (history).
     fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>>;
+    /// The superseded triples stated by `records` (their `source_record`), with the triple that
+    /// superseded each: (old, new). What a hit that says something since changed is marked with.
+    fn superseded_statements(&self, records: &[i64]) -> Result<Vec<(Triple, Triple)>>;
     /// Visit every record of `agent` (all agents when `None`), in id order.
     fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()>;
     fn stats(&self) -> Result<MemoryStats>;

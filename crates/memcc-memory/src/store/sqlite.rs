@@ -408,6 +408,25 @@ impl MemoryStore for SqliteStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
+    fn superseded_statements(&self, records: &[i64]) -> Result<Vec<(Triple, Triple)>> {
+        let conn = self.reader();
+        let ids_json = serde_json::to_string(records).unwrap_or_else(|_| "[]".into());
+        let mut stmt = conn.prepare_cached(&format!(
+            "{TRIPLE_SELECT} WHERE source_record IN (SELECT value FROM json_each(?1)) AND superseded_by IS NOT NULL
+             ORDER BY id"
+        ))?;
+        let old: Vec<Triple> = stmt.query_map([ids_json], triple_from_row)?.collect::<std::result::Result<_, _>>()?;
+        let mut newer = conn.prepare_cached(&format!("{TRIPLE_SELECT} WHERE id = ?1"))?;
+        let mut out = Vec::with_capacity(old.len());
+        for t in old {
+            let Some(by) = t.superseded_by else { continue };
+            if let Some(n) = newer.query_map([by], triple_from_row)?.next().transpose()? {
+                out.push((t, n));
+            }
+        }
+        Ok(out)
+    }
+
     /// Visit every record of `agent` (all agents when `None`), in id order.
     fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()> {
         let conn = self.reader();

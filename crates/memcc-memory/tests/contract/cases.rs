@@ -1208,3 +1208,30 @@ fn text_with_a_nul_is_stored_without_it_on_every_backend() {
     let gate = rt.memory_search("main", "gate code", 3, 0.0, None).unwrap();
     assert!(gate.iter().any(|h| h.text == "The gate code is 8080."), "{gate:?}");
 }
+
+/// State that changes: after "I live in Boston and I work at Fidelity" then "Actually I moved: I
+/// live in Lisbon now", asking where I live puts Lisbon first and marks the Boston record with
+/// what changed (it stays current for the job: asking where I work still finds it first), in
+/// `memory_search` and in recall alike.
+#[test]
+fn a_record_whose_statement_changed_is_marked_and_ranks_below_the_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let old = rt.add("main", "I live in Boston and I work at Fidelity", RecordKind::Fact, false, None).unwrap();
+    let new = rt.add("main", "Actually I moved: I live in Lisbon now", RecordKind::Fact, false, None).unwrap();
+    let (old, new) = (format!("mem_{}", old.id), format!("mem_{}", new.id));
+    let live = rt.memory_search("main", "where do I live", 5, 0.0, None).unwrap();
+    assert_eq!(live[0].id, new, "{live:?}");
+    let boston = live.iter().find(|h| h.id == old).expect("the older record is still found");
+    assert!(boston.current, "it still says where I work");
+    assert_eq!(boston.outdated, vec!["user — lives in — Boston, now Lisbon".to_string()]);
+    let work = rt.memory_search("main", "where do I work", 5, 0.0, None).unwrap();
+    assert_eq!(work[0].id, old, "{work:?}");
+    let sections = MemoryBridge::retrieve(&rt, &query("main", "Where do I live these days?"), 1_000).unwrap();
+    let recall = sections.iter().find(|s| s.name == Layer::Recall).expect("a recall section");
+    let (lisbon, boston) = (recall.body.find("Lisbon now"), recall.body.find("I live in Boston"));
+    assert!(lisbon.is_some() && boston.is_none_or(|b| lisbon < Some(b)), "{}", recall.body);
+    if boston.is_some() {
+        assert!(recall.body.contains("since changed: user — lives in — Boston, now Lisbon"), "{}", recall.body);
+    }
+}
