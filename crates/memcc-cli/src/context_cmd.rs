@@ -136,7 +136,13 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             | ContextCommand::Purge { .. }
             | ContextCommand::Assemble { .. }
     );
-    let memcc = cli.open(with_memory)?;
+    // Purge deletes what memory made from the conversation too: it needs memory, and says so.
+    // The rest store and read the conversation whatever state memory is in.
+    let memcc = if with_memory && !matches!(command, ContextCommand::Purge { .. }) {
+        cli.open_context_first()?
+    } else {
+        cli.open(with_memory)?
+    };
     let engine = &memcc.context;
     match command {
         ContextCommand::Import { file, session, strict } => {

@@ -109,12 +109,23 @@ impl Cli {
 
     /// Open MemCC; `with_memory: false` skips loading the memory runtime (and its model).
     pub fn open(&self, with_memory: bool) -> Result<Memcc> {
+        self.open_as(with_memory, false)
+    }
+
+    /// Open MemCC for a command about the conversation: when memory cannot open, the command
+    /// still runs on the context side and a warning says memory is unavailable.
+    pub fn open_context_first(&self) -> Result<Memcc> {
+        self.open_as(true, true)
+    }
+
+    fn open_as(&self, with_memory: bool, context_first: bool) -> Result<Memcc> {
         let mut config = self.settings()?;
         config.memory_enabled &= with_memory;
         let dir = config.data_dir();
-        let memcc = Memcc::open(config).with_context(|| format!("opening MemCC in {}", dir.display()))?;
+        let memcc = if context_first { Memcc::open_context_first(config) } else { Memcc::open(config) }
+            .with_context(|| format!("opening MemCC in {}", dir.display()))?;
         print_warnings(&memcc.warnings());
-        if with_memory {
+        if with_memory && memcc.memory().is_ok() {
             // Summaries an earlier process committed but could not hand to memory.
             let delivered = memcc.context.hand_off_all().context("handing waiting summaries to memory")?;
             if delivered > 0 {

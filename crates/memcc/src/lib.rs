@@ -22,6 +22,17 @@ pub use memcc_memory as memory;
 mod slot;
 pub use slot::MemorySlot;
 
+/// When the memory runtime opens, and what its failure means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// Now; a failure fails the open.
+    Now,
+    /// On a thread of its own ([`MemorySlot::opening`]).
+    Background,
+    /// Now; a failure leaves memory unavailable and the context side open.
+    ContextFirst,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum MemccError {
     #[error(transparent)]
@@ -226,21 +237,31 @@ impl Memcc {
         host_model: Option<Arc<dyn ChatModel>>,
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Self, MemccError> {
-        Self::open_inner(config, host_model, embedder, false)
+        Self::open_inner(config, host_model, embedder, Opening::Now)
+    }
+
+    /// For commands about the conversation (import, ingest, compact, flush, assemble): the
+    /// context side must work whatever state memory is in. When memory cannot open (its model
+    /// missing over a store of model vectors, a corrupt `memory.db`, a full disk, a store that
+    /// is down) MemCC opens without it: turns are stored, what compaction hands to memory waits
+    /// in the outbox, memory calls answer `memory_unavailable`, and a warning says so. Settings
+    /// that are wrong in themselves are still an error.
+    pub fn open_context_first(config: MemccConfig) -> Result<Self, MemccError> {
+        Self::open_inner(config, None, None, Opening::ContextFirst)
     }
 
     /// For hosts with an event loop: the context engine opens now (migrations, a few ms) and the
     /// memory runtime (embedding model, vector index) on a thread of its own; see [`MemorySlot`].
     /// Configuration errors of either half are still reported here.
     pub fn open_background(config: MemccConfig, host_model: Option<Arc<dyn ChatModel>>) -> Result<Self, MemccError> {
-        Self::open_inner(config, host_model, None, true)
+        Self::open_inner(config, host_model, None, Opening::Background)
     }
 
     fn open_inner(
         config: MemccConfig,
         host_model: Option<Arc<dyn ChatModel>>,
         embedder: Option<Arc<dyn Embedder>>,
-        background: bool,
+        opening: Opening,
     ) -> Result<Self, MemccError> {
         let warnings: Arc<Mutex<Vec<String>>> = Arc::default();
         let dir = config.data_dir();
@@ -318,7 +339,21 @@ impl Memcc {
                     Ok(rt)
                 }
             };
-            let slot = if background { MemorySlot::opening(open) } else { MemorySlot::ready(Arc::new(open()?)) };
+            let slot = match opening {
+                Opening::Background => MemorySlot::opening(open),
+                Opening::Now => MemorySlot::ready(Arc::new(open()?)),
+                Opening::ContextFirst => match open() {
+                    Ok(runtime) => MemorySlot::ready(Arc::new(runtime)),
+                    Err(e) => {
+                        let note = format!(
+                            "long-term memory is unavailable ({e}); the conversation is stored, and what compaction \
+                             hands to memory waits for a run where memory opens"
+                        );
+                        warnings.lock().unwrap_or_else(|p| p.into_inner()).push(note);
+                        MemorySlot::unavailable(e.to_string())
+                    }
+                },
+            };
             context = context.with_bridge(slot.clone());
             memory = Some(slot);
         }

@@ -52,6 +52,16 @@ impl MemorySlot {
         })
     }
 
+    /// Memory that could not be opened (`error`): every caller gets `memory_unavailable`, and
+    /// what compaction hands to memory waits in the outbox for a later process.
+    pub fn unavailable(error: String) -> Arc<Self> {
+        Arc::new(MemorySlot {
+            runtime: OnceLock::new(),
+            status: Mutex::new(Status::Failed { error, retrying: false }),
+            settled: Condvar::new(),
+        })
+    }
+
     /// Runs `open` on a new thread (again, with back-off, while the store is unreachable);
     /// [`MemorySlot::get`] waits for the first attempt.
     pub fn opening(open: impl Fn() -> Result<MemoryRuntime, MemccError> + Send + 'static) -> Arc<Self> {
