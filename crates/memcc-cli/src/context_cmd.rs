@@ -10,17 +10,56 @@ use crate::{Cli, emit};
 use memcc::context::expand::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
 use memcc::context::{AgentMessage, SessionRef};
 
+/// `memcc import --format`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    Auto,
+    /// OpenClaw session JSONL or {role, content} lines.
+    Openclaw,
+    ClaudeCode,
+    Codex,
+}
+
+/// What a Claude Code hook writes on stdin (the fields `memcc import --hook` reads).
+#[derive(serde::Deserialize)]
+struct HookInput {
+    session_id: String,
+    transcript_path: PathBuf,
+}
+
 #[derive(Subcommand)]
 pub enum ContextCommand {
-    /// Import a transcript (OpenClaw session JSONL or {role, content} JSONL); idempotent.
+    /// Import a transcript, idempotently: OpenClaw session JSONL, {role, content} lines, a Claude
+    /// Code transcript (~/.claude/projects/<project>/<session>.jsonl) or a Codex CLI rollout
+    /// (~/.codex/sessions/…/rollout-*.jsonl), each line read as the format it is written in.
+    ///
+    /// Examples: `memcc import ~/.claude/projects/-home-me-shop/6f1c….jsonl --flush`;
+    /// as a Claude Code SessionEnd hook: `memcc --agent claude import --hook --flush`.
     Import {
-        file: PathBuf,
-        /// Session id (default: the transcript's session header).
+        /// The transcript file (with --hook: the hook's transcript_path instead).
+        #[arg(required_unless_present = "hook")]
+        file: Option<PathBuf>,
+        /// Session id (default: the transcript's own — an OpenClaw header, Codex session_meta,
+        /// Claude Code sessionId).
         #[arg(long)]
         session: Option<String>,
         /// Fail without importing anything if any line is bad.
         #[arg(long)]
         strict: bool,
+        /// The format the file must be in; anything else fails (default: any).
+        #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+        format: FormatArg,
+        /// Read a Claude Code hook's JSON from stdin ({"session_id", "transcript_path", …}): the
+        /// transcript to import, into that session.
+        #[arg(long)]
+        hook: bool,
+        /// Then flush the session (its fresh tail too is summarised and reaches memory): for a
+        /// session that has ended.
+        #[arg(long)]
+        flush: bool,
+        /// Token budget of that flush.
+        #[arg(long, default_value_t = 8000)]
+        budget: usize,
     },
     /// Ingest messages: JSON objects, one per line, from FILE or stdin.
     Ingest {
@@ -145,36 +184,67 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
     };
     let engine = &memcc.context;
     match command {
-        ContextCommand::Import { file, session, strict } => {
-            let open = || -> Result<BufReader<std::fs::File>> {
-                Ok(BufReader::new(std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?))
+        ContextCommand::Import { file, session, strict, format, hook, flush, budget } => {
+            let (file, session) = if *hook {
+                let input: HookInput = serde_json::from_reader(std::io::stdin().lock())
+                    .context("reading the hook's JSON on stdin (session_id, transcript_path)")?;
+                (input.transcript_path, session.clone().or(Some(input.session_id)))
+            } else {
+                (file.clone().unwrap_or_default(), session.clone())
             };
-            if *strict {
-                let parsed = memcc::context::import::parse_jsonl(open()?)?;
-                if let Some(first) = parsed.errors.first() {
-                    bail!(
-                        "{} bad line(s); first: line {}: {} (nothing imported)",
-                        parsed.errors.len(),
-                        first.line,
-                        first.error
-                    );
-                }
+            let open = || -> Result<BufReader<std::fs::File>> {
+                Ok(BufReader::new(std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?))
+            };
+            let parsed = memcc::context::import::parse_jsonl(open()?)?;
+            if *strict && let Some(first) = parsed.errors.first() {
+                bail!(
+                    "{} bad line(s); first: line {}: {} (nothing imported)",
+                    parsed.errors.len(),
+                    first.line,
+                    first.error
+                );
+            }
+            use memcc::context::import::{FORMATS_READ, Format};
+            let Some(found) = parsed.format else {
+                bail!(
+                    "no message found in {} ({} other entries, {} bad lines): MemCC reads {FORMATS_READ}",
+                    file.display(),
+                    parsed.other_entries,
+                    parsed.errors.len()
+                );
+            };
+            let wanted = match format {
+                FormatArg::Auto => None,
+                FormatArg::Openclaw => Some(Format::Openclaw),
+                FormatArg::ClaudeCode => Some(Format::ClaudeCode),
+                FormatArg::Codex => Some(Format::Codex),
+            };
+            if let Some(w) = wanted.filter(|w| *w != found) {
+                bail!("{} reads as a {} transcript, not {} (nothing imported)", file.display(), found.name(), w.name());
             }
             let report = engine.import_jsonl(session.as_deref(), open()?)?;
             warn_unread(&report.unread);
+            let flushed = if *flush { Some(engine.flush(&report.session_id, *budget)?) } else { None };
             emit(cli, &report, || {
                 let mut s = format!(
-                    "session {}: {} added, {} already present, {} non-message entries skipped",
-                    report.session_id, report.added, report.duplicates, report.other_entries
+                    "session {} ({}): {} added, {} already present, {} non-message entries skipped",
+                    report.session_id,
+                    found.name(),
+                    report.added,
+                    report.duplicates,
+                    report.other_entries
                 );
+                if let Some(f) = &flushed {
+                    s.push_str(&format!(
+                        "; flushed: {} leaf and {} condensed summaries",
+                        f.leaf_summaries, f.condensed_summaries
+                    ));
+                }
                 for e in &report.errors {
                     s.push_str(&format!("\n  line {}: {}", e.line, e.error));
                 }
                 s
             })?;
-            if !report.errors.is_empty() && report.added + report.duplicates + report.other_entries == 0 {
-                bail!("nothing of {} could be imported ({} bad lines)", file.display(), report.errors.len());
-            }
         }
         ContextCommand::Ingest { session, file, budget } => {
             let reader: Box<dyn BufRead> = match file {

@@ -1,5 +1,12 @@
-//! Reading transcripts: OpenClaw session JSONL (`{"type":"message","message":{…}}` entries among
-//! header and bookkeeping entries) and plain `{role, content}` JSONL.
+//! Reading transcripts, one JSON entry per line, each read as the format it is written in:
+//! - OpenClaw session JSONL (`{"type":"message","message":{…}}` among header and bookkeeping
+//!   entries) and plain `{role, content}` lines;
+//! - Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl`: `{"type":"user"|
+//!   "assistant","message":{…Anthropic Messages shape…},"timestamp":…}`; `tool_use` blocks become
+//!   tool calls, `tool_result` blocks tool results);
+//! - Codex CLI rollouts (`~/.codex/sessions/…/rollout-*.jsonl`: `{"type":"response_item",
+//!   "payload":{…}}` messages, function calls and their outputs; the session id from
+//!   `session_meta`).
 //!
 //! Bad lines (invalid UTF-8, malformed JSON, non-objects) are reported by line number and
 //! skipped; they never stop the good lines from being read.
@@ -28,9 +35,39 @@ pub struct ParsedTranscript {
     /// of those that did not parse): kept and assembled as given, which a host's own entries
     /// need, but a typo ("usr") or another format's role ("system") is worth a word.
     pub unread: Vec<LineError>,
-    /// The session id from an OpenClaw session header, if the file has one.
+    /// The session id from a session header (OpenClaw `session`, Codex `session_meta`, a
+    /// Claude Code entry's `sessionId`), if the file has one.
     pub header_session_id: Option<String>,
+    /// The format of the file's first message, when it has one.
+    pub format: Option<Format>,
+    /// Tool names by call id, so a result names the tool that produced it.
+    #[serde(skip)]
+    tools: std::collections::HashMap<String, String>,
 }
+
+/// The transcript formats MemCC reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// OpenClaw session JSONL, or plain `{role, content}` lines.
+    Openclaw,
+    ClaudeCode,
+    Codex,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Openclaw => "OpenClaw / {role, content}",
+            Format::ClaudeCode => "Claude Code",
+            Format::Codex => "Codex CLI",
+        }
+    }
+}
+
+/// What an import that found no message says: which formats MemCC reads.
+pub const FORMATS_READ: &str = "OpenClaw session JSONL, {role, content} lines, Claude Code transcripts \
+(~/.claude/projects/<project>/<session>.jsonl) and Codex CLI rollouts (~/.codex/sessions/…/rollout-*.jsonl)";
 
 /// [`read_entry`], noting a message of no kind MemCC reads by its line.
 fn entry(value: Value, line: usize, parsed: &mut ParsedTranscript) -> Result<(), String> {
@@ -48,16 +85,58 @@ fn entry(value: Value, line: usize, parsed: &mut ParsedTranscript) -> Result<(),
     result
 }
 
+/// A message read from `format`: its messages joined in order, the file's format noted.
+fn push(parsed: &mut ParsedTranscript, format: Format, messages: Vec<Value>) {
+    if !messages.is_empty() && parsed.format.is_none() {
+        parsed.format = Some(format);
+    }
+    parsed.messages.extend(messages.into_iter().map(AgentMessage::from_value));
+}
+
 /// Interpret one JSON value of a transcript.
 fn read_entry(value: Value, parsed: &mut ParsedTranscript) -> Result<(), String> {
     let Value::Object(map) = &value else {
         return Err("expected a JSON object".into());
     };
     if map.contains_key("role") {
-        parsed.messages.push(AgentMessage::from_value(value));
+        // An older Codex rollout writes its items bare; any other is a plain message.
+        if let Some(messages) = codex_item(&value, None, &mut parsed.tools) {
+            if messages.is_empty() {
+                parsed.other_entries += 1;
+            }
+            push(parsed, Format::Codex, messages);
+            return Ok(());
+        }
+        push(parsed, Format::Openclaw, vec![value]);
         return Ok(());
     }
     match map.get("type").and_then(Value::as_str) {
+        Some("user" | "assistant") if map.get("message").is_some_and(Value::is_object) => {
+            if parsed.header_session_id.is_none() {
+                parsed.header_session_id = map.get("sessionId").and_then(Value::as_str).map(String::from);
+            }
+            let messages = claude_code_entry(map, &mut parsed.tools);
+            if messages.is_empty() {
+                parsed.other_entries += 1;
+            }
+            push(parsed, Format::ClaudeCode, messages);
+            Ok(())
+        }
+        Some("response_item") => {
+            let payload = map.get("payload").ok_or("response_item without a payload")?;
+            let messages = codex_item(payload, map.get("timestamp"), &mut parsed.tools).unwrap_or_default();
+            if messages.is_empty() {
+                parsed.other_entries += 1;
+            }
+            push(parsed, Format::Codex, messages);
+            Ok(())
+        }
+        Some("session_meta") => {
+            parsed.header_session_id =
+                map.get("payload").and_then(|p| p.get("id")).and_then(Value::as_str).map(String::from);
+            parsed.other_entries += 1;
+            Ok(())
+        }
         Some("message") => match map.get("message") {
             Some(Value::Object(_)) => {
                 let mut message = map.get("message").cloned().unwrap_or(Value::Null);
@@ -67,11 +146,22 @@ fn read_entry(value: Value, parsed: &mut ParsedTranscript) -> Result<(), String>
                 {
                     m.insert("timestamp".into(), ts.clone());
                 }
-                parsed.messages.push(AgentMessage::from_value(message));
+                push(parsed, Format::Openclaw, vec![message]);
                 Ok(())
             }
             _ => Err("message entry without a \"message\" object".into()),
         },
+        // An older Codex rollout's bare items.
+        Some(
+            "function_call" | "function_call_output" | "custom_tool_call" | "custom_tool_call_output" | "reasoning",
+        ) => {
+            let messages = codex_item(&value, None, &mut parsed.tools).unwrap_or_default();
+            if messages.is_empty() {
+                parsed.other_entries += 1;
+            }
+            push(parsed, Format::Codex, messages);
+            Ok(())
+        }
         Some("session") => {
             parsed.header_session_id = map.get("id").and_then(Value::as_str).map(String::from);
             parsed.other_entries += 1;
@@ -82,6 +172,175 @@ fn read_entry(value: Value, parsed: &mut ParsedTranscript) -> Result<(), String>
             Ok(())
         }
         None => Err("neither a message (no \"role\") nor a typed transcript entry (no \"type\")".into()),
+    }
+}
+
+/// The text of a content value: a string, or the `text` of its text blocks, joined.
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                Value::String(s) => Some(s.clone()),
+                _ => b.get("text").and_then(Value::as_str).map(String::from),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// `message` with the entry's timestamp (an ISO string) when it has none of its own.
+fn stamped(mut message: Value, timestamp: Option<&Value>) -> Value {
+    if let (Some(ts), Value::Object(m)) = (timestamp, &mut message)
+        && !m.contains_key("timestamp")
+    {
+        m.insert("timestamp".into(), ts.clone());
+    }
+    message
+}
+
+/// A Claude Code `user` or `assistant` entry as MemCC's messages: a user's words; a user entry's
+/// `tool_result` blocks as tool results (named after their call); an assistant's text, thinking
+/// and `tool_use` blocks as one assistant message. Claude Code's own notes (`isMeta`) are none.
+fn claude_code_entry(
+    entry: &serde_json::Map<String, Value>,
+    tools: &mut std::collections::HashMap<String, String>,
+) -> Vec<Value> {
+    use serde_json::json;
+    if entry.get("isMeta").and_then(Value::as_bool) == Some(true) {
+        return Vec::new();
+    }
+    let ts = entry.get("timestamp");
+    let message = entry.get("message").cloned().unwrap_or(Value::Null);
+    let content = message.get("content").cloned().unwrap_or(Value::Null);
+    let blocks: Vec<Value> = match &content {
+        Value::Array(b) => b.clone(),
+        Value::String(s) => vec![json!({"type": "text", "text": s})],
+        _ => Vec::new(),
+    };
+    let mut out = Vec::new();
+    if entry.get("type").and_then(Value::as_str) == Some("assistant") {
+        let mut parts = Vec::new();
+        for b in &blocks {
+            match b.get("type").and_then(Value::as_str) {
+                Some("text") => parts.push(json!({"type": "text", "text": b.get("text").cloned().unwrap_or_default()})),
+                Some("thinking") => {
+                    parts.push(json!({"type": "thinking", "thinking": b.get("thinking").cloned().unwrap_or_default()}))
+                }
+                Some("tool_use") => {
+                    let id = b.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+                    let name = b.get("name").and_then(Value::as_str).unwrap_or("tool").to_string();
+                    tools.insert(id.clone(), name.clone());
+                    parts.push(json!({"type": "toolCall", "id": id, "name": name,
+                                      "arguments": b.get("input").cloned().unwrap_or(json!({}))}));
+                }
+                _ => {}
+            }
+        }
+        if !parts.is_empty() {
+            out.push(stamped(json!({"role": "assistant", "content": parts}), ts));
+        }
+        return out;
+    }
+    let mut words = Vec::new();
+    for b in &blocks {
+        match b.get("type").and_then(Value::as_str) {
+            Some("tool_result") => {
+                let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or_default().to_string();
+                let name = tools.get(&id).cloned().unwrap_or_else(|| "tool".into());
+                let text = text_of(b.get("content").unwrap_or(&Value::Null));
+                let mut result = json!({"role": "toolResult", "toolCallId": id, "toolName": name,
+                                        "content": [{"type": "text", "text": text}]});
+                if b.get("is_error").and_then(Value::as_bool) == Some(true) {
+                    result["isError"] = json!(true);
+                }
+                out.push(stamped(result, ts));
+            }
+            Some("text") => words.push(b.get("text").and_then(Value::as_str).unwrap_or_default().to_string()),
+            _ => {}
+        }
+    }
+    let words = words.join("\n");
+    if !words.trim().is_empty() {
+        out.push(stamped(json!({"role": "user", "content": words}), ts));
+    }
+    out
+}
+
+/// A Codex CLI item (a rollout's `response_item` payload, or an older rollout's bare line) as
+/// MemCC's messages; `None` when it is not a Codex item. The user's and the assistant's words,
+/// function calls and their outputs; instructions, reasoning and the environment context Codex
+/// sends with each turn are none.
+fn codex_item(
+    item: &Value,
+    timestamp: Option<&Value>,
+    tools: &mut std::collections::HashMap<String, String>,
+) -> Option<Vec<Value>> {
+    use serde_json::json;
+    let kind = item.get("type").and_then(Value::as_str)?;
+    let ts = timestamp.or_else(|| item.get("timestamp"));
+    let parts_text = |content: &Value| -> Option<String> {
+        let blocks = content.as_array()?;
+        let codex = blocks.iter().any(|b| {
+            matches!(b.get("type").and_then(Value::as_str), Some("input_text" | "output_text" | "summary_text"))
+        });
+        codex.then(|| text_of(content))
+    };
+    match kind {
+        "message" => {
+            let role = item.get("role").and_then(Value::as_str).unwrap_or_default();
+            let text = parts_text(item.get("content").unwrap_or(&Value::Null))?;
+            let boilerplate = ["<environment_context>", "<user_instructions>", "# AGENTS.md instructions"]
+                .iter()
+                .any(|p| text.trim_start().starts_with(p));
+            Some(match role {
+                "user" if !boilerplate && !text.trim().is_empty() => {
+                    vec![stamped(json!({"role": "user", "content": text}), ts)]
+                }
+                "assistant" if !text.trim().is_empty() => {
+                    vec![stamped(json!({"role": "assistant", "content": [{"type": "text", "text": text}]}), ts)]
+                }
+                _ => Vec::new(),
+            })
+        }
+        "function_call" | "custom_tool_call" | "local_shell_call" => {
+            let id = item.get("call_id").and_then(Value::as_str).unwrap_or_default().to_string();
+            let name = item.get("name").and_then(Value::as_str).unwrap_or(kind).to_string();
+            let raw = item.get("arguments").or_else(|| item.get("input")).or_else(|| item.get("action"));
+            let arguments = match raw {
+                Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| json!({"input": s})),
+                Some(v) => v.clone(),
+                None => json!({}),
+            };
+            tools.insert(id.clone(), name.clone());
+            Some(vec![stamped(
+                json!({"role": "assistant", "content": [{"type": "toolCall", "id": id, "name": name, "arguments": arguments}]}),
+                ts,
+            )])
+        }
+        "function_call_output" | "custom_tool_call_output" => {
+            let id = item.get("call_id").and_then(Value::as_str).unwrap_or_default().to_string();
+            let name = tools.get(&id).cloned().unwrap_or_else(|| "tool".into());
+            // The output is text, or a JSON string whose "output" field is the text.
+            let output = match item.get("output") {
+                Some(Value::String(s)) => serde_json::from_str::<Value>(s)
+                    .ok()
+                    .and_then(|v| v.get("output").and_then(Value::as_str).map(String::from))
+                    .unwrap_or_else(|| s.clone()),
+                Some(v) => v.get("output").and_then(Value::as_str).map_or_else(|| text_of(v), String::from),
+                None => String::new(),
+            };
+            Some(vec![stamped(
+                json!({"role": "toolResult", "toolCallId": id, "toolName": name,
+                       "content": [{"type": "text", "text": output}]}),
+                ts,
+            )])
+        }
+        "reasoning" => Some(Vec::new()),
+        _ => None,
     }
 }
 
@@ -155,5 +414,43 @@ mod tests {
         assert_eq!(lines, vec![2, 3]);
         assert!(parsed.unread[0].error.contains("\"usr\""), "{:?}", parsed.unread);
         assert!(parsed.unread[1].error.contains("does not parse"), "{:?}", parsed.unread);
+    }
+
+    #[test]
+    fn claude_code_and_codex_lines_become_messages_with_their_tool_calls_and_results() {
+        let claude = concat!(
+            "{\"type\":\"summary\",\"summary\":\"t\"}\n",
+            "{\"type\":\"user\",\"sessionId\":\"cc\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"list files\"}}\n",
+            "{\"type\":\"assistant\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Bash\",\"input\":{\"command\":\"ls\"}}]}}\n",
+            "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":[{\"type\":\"text\",\"text\":\"a.txt\"}]}]}}\n",
+            "{\"type\":\"user\",\"isMeta\":true,\"message\":{\"role\":\"user\",\"content\":\"<command-name>/cost</command-name>\"}}\n",
+        );
+        let parsed = parse_jsonl(claude.as_bytes()).unwrap();
+        assert_eq!(parsed.format, Some(Format::ClaudeCode));
+        assert_eq!(parsed.header_session_id.as_deref(), Some("cc"));
+        let roles: Vec<String> = parsed.messages.iter().map(AgentMessage::role).collect();
+        assert_eq!(roles, ["user", "assistant", "toolResult"]);
+        assert_eq!(parsed.messages[0].timestamp(), Some(1_767_225_600_000));
+        assert_eq!(parsed.messages[1].tool_call_ids(), vec!["t1".to_string()]);
+        assert_eq!(parsed.messages[2].tool_result_for(), Some("t1"));
+        assert!(parsed.messages[2].text().contains("a.txt"));
+        assert_eq!(parsed.other_entries, 2, "the title and Claude Code's own note");
+        assert!(parsed.unread.is_empty() && parsed.errors.is_empty(), "{parsed:?}");
+
+        let codex = concat!(
+            "{\"type\":\"session_meta\",\"payload\":{\"id\":\"cx\"}}\n",
+            "{\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"<environment_context>x</environment_context>\"}]}}\n",
+            "{\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"run the tests\"}]}}\n",
+            "{\"type\":\"response_item\",\"payload\":{\"type\":\"function_call\",\"name\":\"shell\",\"arguments\":\"{\\\"command\\\":[\\\"cargo\\\",\\\"test\\\"]}\",\"call_id\":\"c1\"}}\n",
+            "{\"type\":\"response_item\",\"payload\":{\"type\":\"function_call_output\",\"call_id\":\"c1\",\"output\":\"{\\\"output\\\":\\\"ok\\\"}\"}}\n",
+            "{\"type\":\"event_msg\",\"payload\":{\"type\":\"user_message\",\"message\":\"run the tests\"}}\n",
+        );
+        let parsed = parse_jsonl(codex.as_bytes()).unwrap();
+        assert_eq!(parsed.format, Some(Format::Codex));
+        assert_eq!(parsed.header_session_id.as_deref(), Some("cx"));
+        let roles: Vec<String> = parsed.messages.iter().map(AgentMessage::role).collect();
+        assert_eq!(roles, ["user", "assistant", "toolResult"], "the environment context is no message");
+        assert_eq!(parsed.messages[2].text(), "[tool result shell] ok", "the output's text, named after its call");
+        assert!(parsed.errors.is_empty(), "{parsed:?}");
     }
 }

@@ -1,0 +1,85 @@
+//! Histories from the agents people run: a Claude Code transcript and a Codex CLI rollout
+//! (fixtures written from their on-disk JSONL, tool calls and results included) are imported —
+//! by file, and as Claude Code's SessionEnd hook would (`import --hook --flush`, its JSON on
+//! stdin) — and what was said in them is recalled in a new session. A file with no message
+//! fails, naming the formats MemCC reads.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::{BIN, ok, run};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+/// The prompt a new session's first question gets.
+fn asked(home: &std::path::Path, session: &str, question: &str) -> String {
+    let mut ingest = Command::new(BIN)
+        .arg("--home")
+        .arg(home)
+        .args(["--embedding-model", "hashing", "ingest", "--session", session])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let line = serde_json::json!({"role": "user", "content": question}).to_string();
+    ingest.stdin.take().unwrap().write_all(line.as_bytes()).unwrap();
+    assert!(ingest.wait().unwrap().success());
+    ok(run(home, &["assemble", "--session", session, "--budget", "4000"]))
+}
+
+#[test]
+fn claude_code_and_codex_histories_are_imported_and_recalled_in_a_new_session() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let claude = format!("{FIXTURES}/claude_code_session.jsonl");
+    let codex = format!("{FIXTURES}/codex_rollout.jsonl");
+
+    // Claude Code, as its SessionEnd hook runs MemCC: the hook's JSON on stdin.
+    let mut hook = Command::new(BIN)
+        .arg("--home")
+        .arg(h)
+        .args(["--embedding-model", "hashing", "import", "--hook", "--flush"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::json!({"session_id": "cc-1", "transcript_path": claude, "hook_event_name": "SessionEnd",
+                                   "cwd": "/home/dev/shop", "reason": "exit"});
+    hook.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    let out = hook.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("session cc-1 (Claude Code): 4 added") && said.contains("flushed: 1 leaf"), "{said}");
+    // Idempotent: the hook fires again (PreCompact, then SessionEnd) without doubling anything.
+    let again = ok(run(h, &["import", &claude, "--session", "cc-1", "--format", "claude-code"]));
+    assert!(again.contains("0 added, 4 already present"), "{again}");
+
+    // Codex CLI: the session id comes from the rollout's session_meta.
+    let out = ok(run(h, &["import", &codex, "--flush"]));
+    assert!(out.contains("session 0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b (Codex CLI): 4 added"), "{out}");
+
+    // Tool calls and results are kept as such: the deploy script's content is grep-able.
+    let grep = ok(run(h, &["grep", "rsync", "--session", "cc-1"]));
+    assert!(grep.contains("staging:/srv/shop"), "{grep}");
+
+    // A new session recalls what each agent was told.
+    let prompt = asked(h, "next-1", "When does the staging database password rotate?");
+    assert!(prompt.contains("rotates every Monday at 09:00"), "{prompt}");
+    let prompt = asked(h, "next-2", "Who is the on-call rotation lead this quarter?");
+    assert!(prompt.contains("Priya Raman"), "{prompt}");
+
+    // The wrong --format, and a file with no message, fail with what MemCC reads.
+    let wrong = run(h, &["import", &codex, "--format", "claude-code"]);
+    assert!(!wrong.status.success());
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("reads as a Codex CLI transcript"));
+    let empty = h.join("empty.jsonl");
+    std::fs::write(&empty, "{\"type\":\"summary\",\"summary\":\"nothing\"}\n").unwrap();
+    let none = run(h, &["import", empty.to_str().unwrap(), "--session", "x"]);
+    let stderr = String::from_utf8_lossy(&none.stderr);
+    assert!(
+        !none.status.success() && stderr.contains("no message found") && stderr.contains("Claude Code"),
+        "{stderr}"
+    );
+}
