@@ -96,13 +96,7 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
                 }
                 hits.iter()
                     .map(|h| {
-                        let state = if !h.current {
-                            " (superseded)".to_string()
-                        } else if !h.outdated.is_empty() {
-                            format!(" (since changed: {})", h.outdated.join("; "))
-                        } else {
-                            String::new()
-                        };
+                        let state = h.standing_note();
                         format!(
                             "{:>6.3} {} [{}/{} {}] {}{state}",
                             h.score,

@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use common::BIN;
@@ -89,14 +88,7 @@ fn an_mcp_client_adds_searches_forgets_greps_and_expands_over_stdio_and_http() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
-    let url = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.split_once("listening on ").map(|(_, u)| u.trim().to_string()))
-        .expect("the server says where it listens");
-    // Keep draining its log so it never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
+    let url = common::listening_url(&mut server);
     check_write(&client(&python, &["write", "http", &url, "e2e-secret"]));
     check_read(&client(&python, &["read", "http", &url, "e2e-secret"]));
     let refused = Command::new(&python).arg(CLIENT).args(["read", "http", &url, "wrong-token"]).output().unwrap();

@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 
@@ -35,13 +35,7 @@ fn start(home: &std::path::Path, extra: &[&str]) -> Server {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.split_once("listening on ").map(|(_, u)| u.trim().to_string()))
-        .expect("the server says where it listens");
-    std::thread::spawn(move || lines.for_each(drop));
+    let url = common::listening_url(&mut child);
     let port = url.trim_end_matches("/mcp").rsplit(':').next().unwrap().parse().unwrap();
     Server { child, port }
 }

@@ -291,13 +291,7 @@ impl Shown {
         };
         self.records.insert(h.id.clone());
         self.last.push(Added::Record(h.id.clone()));
-        let stale = if !h.current {
-            " (superseded)".to_string()
-        } else if !h.outdated.is_empty() {
-            format!(" (since changed: {})", h.outdated.join("; "))
-        } else {
-            String::new()
-        };
+        let stale = h.standing_note();
         Some(format!("- {}{}{} ({})", date_prefix(r.event_time), escape(&body), escape(&stale), h.id))
     }
 

@@ -61,6 +61,20 @@ pub struct SearchHit {
     pub record: Option<MemoryRecord>,
 }
 
+impl SearchHit {
+    /// What a reader should know of the hit's standing, as a suffix: " (superseded)", or
+    /// " (since changed: …)" with what it states that has changed; empty when it is current.
+    pub fn standing_note(&self) -> String {
+        if !self.current {
+            " (superseded)".to_string()
+        } else if !self.outdated.is_empty() {
+            format!(" (since changed: {})", self.outdated.join("; "))
+        } else {
+            String::new()
+        }
+    }
+}
+
 /// The messages of a record the query points at, best first: for a window (one line per
 /// message, after its date line) the lines holding more of the query's words ([`Question::needles`],
 /// lowercase) come first — a line that states a date counting as one more when the query asks
@@ -161,6 +175,13 @@ pub struct Lexical {
 /// the matches of the conversation's recent turns (by record id, BM25).
 type LexicalFound = (HashMap<i64, f64>, Vec<i64>, HashMap<i64, f64>);
 
+impl Lexical {
+    /// The full-text search for these terms among `agents`' records (in `wing`), `limit` best.
+    pub(crate) fn full_text<'a>(&'a self, agents: &'a [String], wing: Option<&'a str>, limit: usize) -> FullText<'a> {
+        FullText { terms: &self.terms, agents, wing, during: None, limit, frequencies: self.frequencies.as_deref() }
+    }
+}
+
 /// A search's hits, and what it found beside them for recall's L2.
 pub(crate) struct Found {
     pub hits: Vec<SearchHit>,
@@ -195,14 +216,7 @@ impl Search<'_> {
                 }
                 let query = self.lexical_query(&q.question.content, q.agents)?;
                 if !query.terms.is_empty() {
-                    let full_text = FullText {
-                        terms: &query.terms,
-                        agents: q.agents,
-                        wing: q.wing,
-                        during: None,
-                        limit: candidates,
-                        frequencies: query.frequencies.as_deref(),
-                    };
+                    let full_text = query.full_text(q.agents, q.wing, candidates);
                     // Beside the best matches, what was said in the period the question names,
                     // however common its words are elsewhere.
                     scores.extend(match Period::span(&periods) {
@@ -220,18 +234,8 @@ impl Search<'_> {
                         context.content.iter().filter(|t| !q.question.content.contains(t)).cloned().collect();
                     let query = self.lexical_query(&own, q.agents)?;
                     if !query.terms.is_empty() {
-                        in_context = self
-                            .store
-                            .fts(&FullText {
-                                terms: &query.terms,
-                                agents: q.agents,
-                                wing: q.wing,
-                                during: None,
-                                limit: candidates,
-                                frequencies: query.frequencies.as_deref(),
-                            })?
-                            .into_iter()
-                            .collect();
+                        in_context =
+                            self.store.fts(&query.full_text(q.agents, q.wing, candidates))?.into_iter().collect();
                     }
                 }
                 Ok((scores, in_wing, in_context))
@@ -387,15 +391,7 @@ impl Search<'_> {
         if lexical.terms.is_empty() {
             return Ok(Vec::new());
         }
-        let full_text = FullText {
-            terms: &lexical.terms,
-            agents,
-            wing: Some(wing),
-            during: None,
-            limit,
-            frequencies: lexical.frequencies.as_deref(),
-        };
-        Ok(self.store.fts(&full_text)?.into_iter().map(|(id, _)| id).collect())
+        Ok(self.store.fts(&lexical.full_text(agents, Some(wing), limit))?.into_iter().map(|(id, _)| id).collect())
     }
 
     /// The ranked-retrieval query for a question's `content` words ([`Question::content`]),
