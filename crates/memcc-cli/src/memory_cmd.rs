@@ -137,7 +137,9 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
             };
             emit(cli, &done, || {
                 format!(
-                    "{} {id}{}",
+                    "{} {id}{}; later summaries and imports that quote it will not bring it back. The conversation \
+                     it came from keeps its own messages (lcm_grep finds them there); `memcc purge --session S` \
+                     deletes a conversation",
                     if *purge { "purged" } else { "forgot" },
                     match (done.removed.len() - 1, done.rewritten.len()) {
                         (0, 0) => String::new(),

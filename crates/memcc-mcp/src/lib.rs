@@ -283,7 +283,8 @@ impl MemccMcp {
         .await
     }
 
-    #[tool(description = "Forget a memory and what was made from the same words; purge deletes it for good.")]
+    #[tool(description = "Forget a memory and what was made from the same words (later summaries that quote it \
+        do not bring it back); purge deletes it for good. The conversation it came from keeps its own messages.")]
     async fn memory_forget(&self, Parameters(a): Parameters<ForgetArgs>) -> Result<CallToolResult, ErrorData> {
         let agent = self.agent(&a.agent_id)?;
         let how = if a.purge.unwrap_or(false) { Forget::Purge } else { Forget::Soft };

@@ -40,6 +40,8 @@ pub(crate) trait ForgetTx {
     fn remove(&mut self, id: i64, how: Forget) -> Result<()>;
     /// Ids of every record of `agent` made from session `session_id`.
     fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>>;
+    /// Remember that `agent` forgot these sentences ([`crate::said::said_key`]s).
+    fn tombstone(&mut self, agent: &str, said: &[String]) -> Result<()>;
 }
 
 /// Soft (hidden, kept marked) or hard (gone).
@@ -67,6 +69,9 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
     let mut out = Forgotten::default();
     tx.remove(target.id, how)?;
     out.removed.push(target.id);
+    // What it said stays forgotten: a later summary condensing the ones removed here, or an
+    // import, may quote it again.
+    let mut sentences = crate::said::said_keys(&target.text);
     let mut summaries: Vec<String> = Vec::new();
     if target.kind == RecordKind::Summary {
         summaries.extend(target.source_summary_ids.first().cloned());
@@ -90,6 +95,7 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
             }
             RecordKind::Verbatim => match without_lines(&r, &said) {
                 Some((text, ids, dropped)) if !tx.hash_taken(agent, &crate::record::content_hash(&text), r.id)? => {
+                    sentences.extend(crate::said::said_keys(&dropped));
                     tx.rewrite(r.id, &text, &ids, &dropped)?;
                     out.rewritten.push(r.id);
                 }
@@ -101,6 +107,9 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
             _ => {}
         }
     }
+    sentences.sort();
+    sentences.dedup();
+    tx.tombstone(agent, &sentences)?;
     // Up the DAG: a condensed summary's record lists the summaries it condenses after its own id.
     while let Some(summary) = summaries.pop() {
         for r in tx.condensing(agent, &summary)? {

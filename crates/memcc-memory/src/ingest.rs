@@ -97,6 +97,10 @@ impl Ingest<'_> {
         for (record, triples) in &mut batch {
             record.make_storable(triples);
         }
+        let batch = without_forgotten(self.store, batch)?;
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
         let texts: Vec<&str> = batch.iter().map(|(r, _)| r.text.as_str()).collect();
         let model = self.embedder.model_id();
         let vectors = match self.embedder.embed(&texts) {
@@ -289,6 +293,38 @@ fn quoted_first(messages: &[BridgeMessage], summary: &str) -> Vec<i64> {
     };
     let (kept, left): (Vec<&BridgeMessage>, Vec<&BridgeMessage>) = messages.iter().partition(|m| quoted(m));
     kept.into_iter().chain(left).map(|m| m.message_id).collect()
+}
+
+/// `batch` without what its agents forgot: the sentences a tombstone names
+/// ([`MemoryStore::tombstones`]) are taken out of every record (a summary condensing forgotten
+/// ones may quote them), with the triples whose object only they stated, and a record left
+/// with nothing to say is not stored.
+pub(crate) fn without_forgotten(
+    store: &dyn MemoryStore,
+    batch: Vec<(NewRecord, Vec<NewTriple>)>,
+) -> Result<Vec<(NewRecord, Vec<NewTriple>)>> {
+    let mut tombstones: HashMap<String, std::collections::HashSet<String>> = HashMap::new();
+    let mut kept = Vec::with_capacity(batch.len());
+    for (mut record, mut triples) in batch {
+        if !tombstones.contains_key(&record.agent_id) {
+            tombstones.insert(record.agent_id.clone(), store.tombstones(&record.agent_id)?);
+        }
+        let gone = &tombstones[&record.agent_id];
+        if let Some((text, taken)) = crate::said::without_said(&record.text, gone) {
+            let taken = taken.to_lowercase();
+            triples.retain(|t| {
+                !taken.contains(&t.object.to_lowercase()) || text.to_lowercase().contains(&t.object.to_lowercase())
+            });
+            let body = text.strip_prefix('[').and_then(|t| t.split_once('\n')).map_or(text.as_str(), |(_, rest)| rest);
+            if memcc_core::text::terms(body).is_empty() {
+                tracing::info!(agent = %record.agent_id, "a delivered record held only forgotten sentences; not stored");
+                continue;
+            }
+            record.text = text;
+        }
+        kept.push((record, triples));
+    }
+    Ok(kept)
 }
 
 #[cfg(test)]

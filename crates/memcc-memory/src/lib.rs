@@ -16,6 +16,7 @@ pub mod question;
 pub mod recall;
 pub mod record;
 pub mod runtime;
+pub mod said;
 pub mod search;
 pub mod store;
 pub mod vector;

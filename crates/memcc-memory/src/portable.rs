@@ -83,6 +83,14 @@ pub(crate) fn import(store: &dyn MemoryStore, reader: impl BufRead, into_agent: 
             Err(e) => report.errors.push((i + 1, format!("malformed record: {e}"))),
         }
     }
+    // What the agents forgot does not come back with an import (an export from before the forget).
+    let before = batch.len();
+    let batch: Vec<NewRecord> =
+        crate::ingest::without_forgotten(store, batch.into_iter().map(|r| (r, Vec::new())).collect())?
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
+    report.skipped_forgotten += before - batch.len();
     for chunk in batch.chunks(500) {
         let inserts: Vec<Insert<'_>> = chunk.iter().map(|r| Insert { record: r, vector: None, triples: &[] }).collect();
         for ins in store.insert_many(&inserts)? {

@@ -17,10 +17,11 @@ use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
 use crate::question::Question;
 use crate::record::{MemoryRecord, RecordKind};
+use crate::said::said_keys;
 use crate::search::{Found, Query, Search, SearchHit, SearchMode};
 use memcc_core::bridge::{Layer, RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
-use memcc_core::text::{excerpt, sentences_of};
+use memcc_core::text::excerpt;
 
 /// Escape recalled text: it can mention `<memcc-recall>` but never produce the tag.
 pub fn escape(text: &str) -> String {
@@ -343,47 +344,6 @@ impl Shown {
     }
 }
 
-/// A sentence as recall compares it with what is shown: its words, lowercase, without the
-/// labels it may start with — a quoted message's `- [2023-05-25 13:14] user:` in a summary, a
-/// speaker's `Caroline:` — since a summary quotes a message's sentences under its label and a
-/// window shows the message whole; `None` when that leaves less than [`SAID_MIN_CHARS`]
-/// ("Thanks!" or "好的" said twice are two things).
-fn said_key(sentence: &str) -> Option<String> {
-    let lower = without_labels(sentence).to_lowercase();
-    let key = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
-    (key.chars().count() >= SAID_MIN_CHARS).then_some(key)
-}
-
-/// `text` after a leading list mark, elision, `[…]` and up to two `label:` prefixes (a role,
-/// then a speaker: at most three words before the colon).
-fn without_labels(text: &str) -> &str {
-    let mut s = text.trim_start_matches(|c: char| c == '-' || c == '…' || c.is_whitespace());
-    if s.starts_with('[')
-        && let Some(end) = s.find(']')
-    {
-        s = s[end + 1..].trim_start();
-    }
-    for _ in 0..2 {
-        let Some(colon) = s.find(':') else { break };
-        let label = &s[..colon];
-        let is_label = !label.is_empty()
-            && label.split_whitespace().count() <= 3
-            && label.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '_' || c == '-' || c == '.');
-        if !is_label {
-            break;
-        }
-        s = s[colon + 1..].trim_start();
-    }
-    s
-}
-
-/// The shortest sentence (in characters of its [`said_key`]) recall recognises as said before.
-const SAID_MIN_CHARS: usize = 12;
-
-fn said_keys(text: &str) -> Vec<String> {
-    text.lines().flat_map(sentences_of).filter_map(said_key).collect()
-}
-
 /// L1/L2 lines: records whole (cut like L3's), within `cap` tokens, skipping what is shown.
 /// A rendered line and the record behind it.
 type Line = (String, RecalledItem);
@@ -466,6 +426,7 @@ fn fit(mut sections: Vec<RecallSection>, budget: usize) -> Vec<RecallSection> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::said::said_key;
 
     #[test]
     fn escaping_defuses_section_tags() {

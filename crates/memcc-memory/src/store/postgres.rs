@@ -640,6 +640,13 @@ impl MemoryStore for PgStore {
         })
     }
 
+    fn tombstones(&self, agent: &str) -> Result<std::collections::HashSet<String>> {
+        self.pool.run(|c| {
+            let rows = c.query("SELECT said FROM tombstones WHERE agent_id = $1", &[&agent])?;
+            rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+        })
+    }
+
     fn superseded_statements(&self, records: &[i64]) -> Result<Vec<(Triple, Triple)>> {
         self.pool.run(|c| {
             let old = triples(c.query(
@@ -875,6 +882,17 @@ impl ForgetTx for PgTx<'_, '_> {
             &[&agent, &session_id],
         )?;
         rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+    }
+
+    fn tombstone(&mut self, agent: &str, said: &[String]) -> Result<()> {
+        let now = memcc_core::time::now_ms();
+        for s in said {
+            self.0.execute(
+                "INSERT INTO tombstones (agent_id, said, forgotten_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                &[&agent, s, &now],
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -83,6 +83,16 @@ const MIGRATIONS: &[&str] = &[
         AS $$ SELECT COALESCE(sum(COALESCE(array_length(positions, 1), 1)), 0)::integer FROM unnest($1) $$;
     ALTER TABLE records ADD COLUMN fts_words INTEGER GENERATED ALWAYS AS (memcc_fts_words(fts)) STORED;
     "#,
+    // v3: what was forgotten, sentence by sentence (`crate::said`), so a later delivery that
+    // quotes it (a condensed summary, an import) does not bring it back.
+    r#"
+    CREATE TABLE tombstones (
+        agent_id     TEXT NOT NULL,
+        said         TEXT NOT NULL,
+        forgotten_at BIGINT NOT NULL,
+        PRIMARY KEY (agent_id, said)
+    );
+    "#,
 ];
 
 pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -408,6 +408,13 @@ impl MemoryStore for SqliteStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
+    fn tombstones(&self, agent: &str) -> Result<std::collections::HashSet<String>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached("SELECT said FROM tombstones WHERE agent_id = ?1")?;
+        let rows = stmt.query_map([agent], |r| r.get(0))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
     fn superseded_statements(&self, records: &[i64]) -> Result<Vec<(Triple, Triple)>> {
         let conn = self.reader();
         let ids_json = serde_json::to_string(records).unwrap_or_else(|_| "[]".into());
@@ -618,6 +625,17 @@ impl ForgetTx for SqliteTx<'_> {
         )?;
         let rows = stmt.query_map(params![agent, session_id], |r| r.get(0))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn tombstone(&mut self, agent: &str, said: &[String]) -> Result<()> {
+        let mut stmt = self.0.prepare_cached(
+            "INSERT INTO tombstones (agent_id, said, forgotten_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+        )?;
+        let now = memcc_core::time::now_ms();
+        for s in said {
+            stmt.execute(params![agent, s, now])?;
+        }
+        Ok(())
     }
 }
 

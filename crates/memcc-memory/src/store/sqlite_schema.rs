@@ -91,6 +91,16 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX records_forgotten ON records (id) WHERE forgotten_at IS NOT NULL;
     "#,
+    // v5: what was forgotten, sentence by sentence (`crate::said`), so a later delivery that
+    // quotes it (a condensed summary, an import) does not bring it back.
+    r#"
+    CREATE TABLE tombstones (
+        agent_id     TEXT NOT NULL,
+        said         TEXT NOT NULL,
+        forgotten_at INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, said)
+    );
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

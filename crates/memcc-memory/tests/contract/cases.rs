@@ -1235,3 +1235,54 @@ fn a_record_whose_statement_changed_is_marked_and_ranks_below_the_new_one() {
         assert!(recall.body.contains("since changed: user — lives in — Boston, now Lisbon"), "{}", recall.body);
     }
 }
+
+/// Forget stays forgotten: after "where do I live" is forgotten, the conversation goes on and
+/// its leaf summaries are condensed — the condensed summary quotes the forgotten sentence beside
+/// what is still remembered. Memory stores the rest, not that sentence; nor does an import of
+/// an export made before the forget bring it back.
+#[test]
+fn a_forgotten_sentence_does_not_come_back_with_a_later_summary_or_an_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let home = "I live at 12 Harbour Street, flat 3, since March.";
+    rt.ingest_summary(&summarised(payload(
+        "main",
+        "sum_leaf",
+        0,
+        &[
+            ("user", home),
+            ("assistant", "Noted, Harbour Street it is."),
+            ("user", "My sister Ana visits in June every year."),
+            ("assistant", "Lovely, June with Ana."),
+        ],
+    )))
+    .unwrap();
+    let mut export = Vec::new();
+    rt.export_jsonl(Some("main"), &mut export).unwrap();
+    let hits = rt.memory_search("main", "where do I live Harbour Street", 10, 0.0, None).unwrap();
+    let window = hits.iter().find(|h| h.kind == RecordKind::Verbatim && h.text.contains("Harbour Street")).unwrap();
+    rt.forget("main", &window.id).unwrap();
+    let gone = |rt: &MemoryRuntime| {
+        rt.memory_search("main", "where do I live Harbour Street flat", 20, 0.0, None)
+            .unwrap()
+            .iter()
+            .all(|h| !h.text.contains("12 Harbour Street"))
+    };
+    assert!(gone(&rt), "forgotten");
+    // The conversation goes on; the leaf is condensed with the next, quoting it.
+    let mut condensed = payload("main", "sum_condensed", 5, &[]);
+    condensed.kind = SummaryKind::Condensed;
+    condensed.depth = 1;
+    condensed.child_summary_ids = vec!["sum_leaf".into(), "sum_next".into()];
+    condensed.content = format!(
+        "- [2026-01-01 10:00] user: {home} My sister Ana visits in June every year.\n- user: We repainted the kitchen green."
+    );
+    rt.ingest_summary(&condensed).unwrap();
+    assert!(gone(&rt), "not brought back by the condensed summary");
+    let kept = rt.memory_search("main", "kitchen repainted green", 5, 0.0, None).unwrap();
+    assert!(kept.iter().any(|h| h.text.contains("repainted the kitchen green")), "the rest is remembered: {kept:?}");
+    // An export from before the forget.
+    let report = rt.import_jsonl(&export[..], None, &mut |_, _| {}).unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(gone(&rt), "not brought back by an import");
+}
