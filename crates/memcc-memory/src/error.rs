@@ -43,8 +43,10 @@ impl MemoryError {
     pub fn code(&self) -> memcc_core::ErrorCode {
         use memcc_core::ErrorCode as C;
         match self {
+            // The store cannot be reached (a PostgreSQL server that is away): memory, not the
+            // caller's data, is unavailable, and comes back by itself.
+            MemoryError::Unavailable(_) => C::MemoryUnavailable,
             MemoryError::Sqlite(_)
-            | MemoryError::Unavailable(_)
             | MemoryError::NewerSchema { .. }
             | MemoryError::DataDir { .. }
             | MemoryError::Io(_) => C::Storage,

@@ -171,16 +171,22 @@ impl PgStore {
             postgres::config::SslMode::Disable => None,
             _ => Some(tls_connector(ca_file)?),
         };
-        let pool = Arc::new(Pool { config, tls, slots: (0..CONNECTIONS).map(|_| Mutex::new(None)).collect() });
         let place = format!(
             "the PostgreSQL memory store ({}:{}/{})",
-            pool.config.get_hosts().first().map_or_else(String::new, |h| match h {
+            config.get_hosts().first().map_or_else(String::new, |h| match h {
                 postgres::config::Host::Tcp(host) => host.clone(),
                 other => format!("{other:?}"),
             }),
-            pool.config.get_ports().first().copied().unwrap_or(5432),
-            pool.config.get_dbname().unwrap_or_default()
+            config.get_ports().first().copied().unwrap_or(5432),
+            config.get_dbname().unwrap_or_default()
         );
+        let pool = Arc::new(Pool {
+            config,
+            tls,
+            slots: (0..CONNECTIONS).map(|_| Mutex::new(None)).collect(),
+            breaker: Mutex::default(),
+            place: place.clone(),
+        });
         // One try: a store that cannot be reached at open is reported at once (the caller
         // decides whether to try again; `Memcc`'s memory slot does, in the background).
         // Unreachable (down, restarting) may pass; refused (authentication, a missing privilege)

@@ -2,7 +2,7 @@
 //! `sslmode` says; an operation whose connection fails runs again, whole, on a new one.
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::{Client, NoTls, Transaction};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -13,6 +13,23 @@ use crate::error::{MemoryError, Result};
 pub(super) const CONNECTIONS: usize = 4;
 /// Tries of one operation when its connection fails.
 const ATTEMPTS: u32 = 5;
+/// After the server could not be reached, calls fail at once for this long (doubling while it
+/// stays away, up to [`BREAKER_MAX`]); then one call tries it again.
+const BREAKER_FIRST: Duration = Duration::from_secs(1);
+const BREAKER_MAX: Duration = Duration::from_secs(60);
+
+/// The circuit breaker in front of the server: a PostgreSQL that is down must not stall every
+/// turn for the five tries of every memory call (8.5 s each); while it is open, calls answer
+/// `memory_unavailable` at once and the context side goes on, summaries waiting in its outbox.
+#[derive(Debug, Default)]
+pub(super) struct Breaker {
+    /// Calls fail at once until then.
+    open_until: Option<Instant>,
+    /// How long it opens next time.
+    wait: Duration,
+    /// Why it opened.
+    error: String,
+}
 
 /// A few connections, each (re)opened on demand.
 pub(super) struct Pool {
@@ -20,6 +37,9 @@ pub(super) struct Pool {
     /// TLS unless the URL says `sslmode=disable`.
     pub(super) tls: Option<MakeRustlsConnect>,
     pub(super) slots: Vec<Mutex<Option<Client>>>,
+    pub(super) breaker: Mutex<Breaker>,
+    /// What the store is, for messages: "the PostgreSQL memory store (host:port/db)".
+    pub(super) place: String,
 }
 
 /// The TLS connector: the server's certificate must chain to a public (Mozilla) root or to a CA
@@ -89,20 +109,61 @@ impl Pool {
         self.run_tries(ATTEMPTS, op)
     }
 
-    pub(super) fn run_tries<T>(&self, tries: u32, mut op: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
+    pub(super) fn run_tries<T>(&self, tries: u32, op: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
+        // While the server is known to be away, fail at once; once the wait is over, one call
+        // (one try, no back-off) finds out whether it is back.
+        let tries = {
+            let breaker = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
+            match breaker.open_until {
+                Some(until) if Instant::now() < until => {
+                    return Err(MemoryError::Unavailable(format!(
+                        "{} is unreachable ({}); memory is unavailable, trying again in {} s",
+                        self.place,
+                        breaker.error,
+                        until.saturating_duration_since(Instant::now()).as_secs() + 1
+                    )));
+                }
+                Some(_) => 1,
+                None => tries,
+            }
+        };
+        let outcome = self.run_inner(tries, op);
+        let mut breaker = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
+        match &outcome {
+            Err(MemoryError::Postgres(e)) if transient(e) => {
+                breaker.wait =
+                    if breaker.open_until.is_some() { (breaker.wait * 2).min(BREAKER_MAX) } else { BREAKER_FIRST };
+                breaker.open_until = Some(Instant::now() + breaker.wait);
+                breaker.error = crate::error::pg_message(e);
+                tracing::warn!(error = %breaker.error, wait = ?breaker.wait, "PostgreSQL unreachable; memory calls fail at once for now");
+                let message = format!("{} is unreachable ({}); memory is unavailable", self.place, breaker.error);
+                return Err(MemoryError::Unavailable(message));
+            }
+            _ => *breaker = Breaker::default(),
+        }
+        outcome
+    }
+
+    fn run_inner<T>(&self, tries: u32, mut op: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
         let mut attempt = 0;
         loop {
             attempt += 1;
             let mut slot = self.slot();
+            let mut unreachable = false;
             let outcome = match slot.as_mut().filter(|c| !c.is_closed()) {
                 Some(client) => op(client),
                 None => match self.connect() {
                     Ok(client) => op(slot.insert(client)),
-                    Err(e) => Err(e.into()),
+                    Err(e) => {
+                        unreachable = true;
+                        Err(e.into())
+                    }
                 },
             };
             match outcome {
-                Err(MemoryError::Postgres(e)) if transient(&e) && attempt < tries => {
+                // A dropped connection is worth another on a new one; a server that takes no new
+                // connection is away, and waiting here would only hold the caller up.
+                Err(MemoryError::Postgres(e)) if transient(&e) && attempt < tries && !unreachable => {
                     let error = crate::error::pg_message(&e);
                     tracing::warn!(error, attempt, "PostgreSQL connection failed; retrying on a new one");
                     *slot = None;
