@@ -85,6 +85,13 @@ pub struct FullText<'a> {
     pub frequencies: Option<&'a [usize]>,
 }
 
+/// A count or place as SQL takes it: past `i64::MAX` (a page asked for at offset 2^64 − 1) it
+/// is `i64::MAX`, an empty page, never a wrapped negative one (SQLite read that as the first
+/// page, PostgreSQL refused it).
+pub(crate) fn sql_int(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 /// What stores memory. Object-safe: the runtime holds an `Arc<dyn MemoryStore>`.
 pub trait MemoryStore: Send + Sync {
     /// `sqlite` or `postgres`.

@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 use super::postgres_pool::{CONNECTIONS, Pool, tls_connector, transient};
 pub use super::postgres_schema::PG_SCHEMA_VERSION;
 use super::postgres_schema::{TS_CONFIG, migrate};
-use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json};
+use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json, sql_int};
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
@@ -760,7 +760,7 @@ impl MemoryStore for PgStore {
         let f = filter;
         let clause = "WHERE ($1::text IS NULL OR agent_id = $1) AND ($2::text IS NULL OR wing = $2)
                AND ($3::text IS NULL OR room = $3) AND ($4::text IS NULL OR kind = $4) AND ($5 OR forgotten_at IS NULL)";
-        let (limit, offset_i) = (limit as i64, offset as i64);
+        let (limit, offset_i) = (sql_int(limit), sql_int(offset));
         self.pool.run(|c| {
             let total = count(
                 c,
@@ -791,7 +791,7 @@ impl MemoryStore for PgStore {
     fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>> {
         let clause = "WHERE agent_id = $1 AND NOT EXISTS
                (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)";
-        let (limit, offset_i) = (limit as i64, offset as i64);
+        let (limit, offset_i) = (sql_int(limit), sql_int(offset));
         self.pool.run(|c| {
             let total = count(c, &format!("SELECT COUNT(*) FROM triples {clause}"), &[&agent])?;
             let items = triples(c.query(

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
 
-use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json};
+use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json, sql_int};
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
@@ -517,7 +517,7 @@ impl MemoryStore for SqliteStore {
         )?;
         let mut stmt = conn.prepare(&format!("{RECORD_SELECT} {clause} ORDER BY id DESC LIMIT ?6 OFFSET ?7"))?;
         let rows = stmt.query_map(
-            params![f.agent_id, f.wing, f.room, f.kind, f.include_forgotten, limit as i64, offset as i64],
+            params![f.agent_id, f.wing, f.room, f.kind, f.include_forgotten, sql_int(limit), sql_int(offset)],
             record_from_row,
         )?;
         Ok(Page { items: rows.collect::<std::result::Result<_, _>>()?, total, offset })
@@ -540,7 +540,7 @@ impl MemoryStore for SqliteStore {
                AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)";
         let total: i64 = conn.query_row(&format!("SELECT COUNT(*) FROM triples {clause}"), [agent], |r| r.get(0))?;
         let mut stmt = conn.prepare(&format!("{TRIPLE_SELECT} {clause} ORDER BY id DESC LIMIT ?2 OFFSET ?3"))?;
-        let rows = stmt.query_map(params![agent, limit as i64, offset as i64], triple_from_row)?;
+        let rows = stmt.query_map(params![agent, sql_int(limit), sql_int(offset)], triple_from_row)?;
         Ok(Page { items: rows.collect::<std::result::Result<_, _>>()?, total, offset })
     }
 }

@@ -1286,3 +1286,23 @@ fn a_forgotten_sentence_does_not_come_back_with_a_later_summary_or_an_import() {
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(gone(&rt), "not brought back by an import");
 }
+
+/// A page asked for past every record — even at offset 2^64 − 1, where a cast wraps — is an
+/// empty page with the right total, on both backends (SQLite answered the first page,
+/// PostgreSQL an error).
+#[test]
+fn a_page_past_the_end_is_empty_whatever_its_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    seed(&rt, "main");
+    let filter = RecordFilter { agent_id: Some("main".into()), ..Default::default() };
+    let all = rt.store().list_records(&filter, 0, 100).unwrap();
+    assert!(all.total > 0 && !all.items.is_empty());
+    for offset in [all.total as usize, usize::MAX / 2 + 1, usize::MAX] {
+        let page = rt.store().list_records(&filter, offset, 10).unwrap();
+        assert!(page.items.is_empty(), "offset {offset}");
+        assert_eq!(page.total, all.total);
+        let triples = rt.store().list_triples("main", offset, usize::MAX).unwrap();
+        assert!(triples.items.is_empty(), "offset {offset}");
+    }
+}
