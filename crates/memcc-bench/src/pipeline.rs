@@ -23,7 +23,10 @@ pub fn open_with(settings: &MemccConfig, dir: &Path, embedder: &Arc<dyn Embedder
 
 /// Open MemCC for one haystack with the options' settings; `rerank` turns the LLM rerank on.
 pub fn open(options: &Options, dir: &Path, embedder: &Arc<dyn Embedder>, rerank: bool) -> Result<Memcc, BenchError> {
-    let settings = MemccConfig { llm_rerank: rerank || options.settings.llm_rerank, ..options.settings.clone() };
+    let settings = MemccConfig {
+        llm_rerank: Some(rerank || options.settings.memory_config().llm_rerank),
+        ..options.settings.clone()
+    };
     open_with(&settings, dir, embedder)
 }
 

@@ -186,7 +186,7 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
             let modes =
                 list(modes, "mode (bm25, dense, hybrid, full, full-rerank, full-bm25, full-dense)", Mode::parse)?;
             let mut opts = options(cli, common, modes)?;
-            opts.settings.rerank_model = rerank_model.clone();
+            opts.settings.rerank_model = Some(rerank_model.clone());
             opts.explain = explain.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
             let report = memcc_bench::run(&common.path, &opts, &mut tick)?;
             bar.finish_and_clear();

@@ -83,15 +83,19 @@ pub struct MemccConfig {
     /// `$OPENAI_BASE_URL`, else the OpenAI API when `$OPENAI_API_KEY` is set). Key: `$OPENAI_API_KEY`.
     pub llm_base_url: Option<String>,
     pub llm_timeout_secs: u64,
-    pub llm_rerank: bool,
-    pub rerank_model: String,
-    pub vector_dedup_enabled: bool,
-    pub vector_dedup_threshold: f64,
+    /// The plugin's names for `memory.llmRerank`, `memory.rerankModel`,
+    /// `memory.vectorDedupEnabled` and `memory.vectorDedupThreshold`: when given they win over
+    /// the nested ones, which are used otherwise (see [`MemccConfig::memory_config`]).
+    pub llm_rerank: Option<bool>,
+    pub rerank_model: Option<String>,
+    pub vector_dedup_enabled: Option<bool>,
+    pub vector_dedup_threshold: Option<f64>,
     /// Turn the long-term memory off (context engine only).
     pub memory_enabled: bool,
     /// Fine-grained context engine settings.
     pub context: ContextConfig,
-    /// Fine-grained memory settings (the top-level options above override their twins).
+    /// Fine-grained memory settings (the top-level options above override their twins when
+    /// they are given).
     pub memory: MemoryConfig,
 }
 
@@ -107,10 +111,10 @@ impl Default for MemccConfig {
             model_dir: None,
             llm_base_url: None,
             llm_timeout_secs: 60,
-            llm_rerank: false,
-            rerank_model: "gpt-4o-mini".into(),
-            vector_dedup_enabled: false,
-            vector_dedup_threshold: memcc_memory::config::DEFAULT_DEDUP_THRESHOLD,
+            llm_rerank: None,
+            rerank_model: None,
+            vector_dedup_enabled: None,
+            vector_dedup_threshold: None,
             memory_enabled: true,
             context: ContextConfig::default(),
             memory: MemoryConfig::default(),
@@ -151,14 +155,17 @@ impl MemccConfig {
         Ok(c)
     }
 
-    fn effective_memory(&self) -> MemoryConfig {
+    /// The memory settings in force: `memory`, with each top-level twin that was given in its
+    /// place (given nowhere, the memory crate's default).
+    pub fn memory_config(&self) -> MemoryConfig {
+        let m = &self.memory;
         MemoryConfig {
-            context_optimization: self.context_optimization || self.memory.context_optimization,
-            llm_rerank: self.llm_rerank,
-            rerank_model: self.rerank_model.clone(),
-            vector_dedup_enabled: self.vector_dedup_enabled,
-            vector_dedup_threshold: self.vector_dedup_threshold,
-            ..self.memory.clone()
+            context_optimization: self.context_optimization || m.context_optimization,
+            llm_rerank: self.llm_rerank.unwrap_or(m.llm_rerank),
+            rerank_model: self.rerank_model.clone().unwrap_or_else(|| m.rerank_model.clone()),
+            vector_dedup_enabled: self.vector_dedup_enabled.unwrap_or(m.vector_dedup_enabled),
+            vector_dedup_threshold: self.vector_dedup_threshold.unwrap_or(m.vector_dedup_threshold),
+            ..m.clone()
         }
     }
 }
@@ -284,7 +291,7 @@ impl Memcc {
         if config.memory_enabled {
             // Settings that can only be wrong, checked before anything is loaded.
             let reranker =
-                match (config.llm_rerank, config.openai(&config.rerank_model)) {
+                match (config.memory_config().llm_rerank, config.openai(&config.memory_config().rerank_model)) {
                     (true, Ok(c)) => Some(Arc::new(OpenAiChat::new(c).map_err(|e| MemccError::Config(e.to_string()))?)
                         as Arc<dyn ChatModel>),
                     (true, Err(_)) => {
@@ -324,12 +331,12 @@ impl Memcc {
                     if embedder_given.is_none() && embedder.model_id() != memcc_memory::embed::usem3::MODEL_ID {
                         refuse_fallback_over_vectors(
                             &dir.join("memory.db"),
-                            &config.effective_memory(),
+                            &config.memory_config(),
                             &embedder.model_id(),
                             &config.model_dir(),
                         )?;
                     }
-                    let mut rt = MemoryRuntime::open(&dir.join("memory.db"), config.effective_memory(), embedder)?;
+                    let mut rt = MemoryRuntime::open(&dir.join("memory.db"), config.memory_config(), embedder)?;
                     if let Some(r) = &reranker {
                         rt = rt.with_reranker(r.clone());
                     }
@@ -442,5 +449,44 @@ impl Memcc {
             a.estimated_tokens += reserved;
         }
         Ok(a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory_of(json: &str) -> MemoryConfig {
+        serde_json::from_str::<MemccConfig>(json).unwrap().memory_config()
+    }
+
+    /// `{"memory": {"llmRerank": true}}` used to be accepted and silently overwritten by the
+    /// top-level default; each nested key now holds unless its top-level twin is given.
+    #[test]
+    fn a_nested_memory_setting_holds_unless_its_top_level_twin_is_given() {
+        let default = MemoryConfig::default();
+        assert_eq!(memory_of("{}").llm_rerank, default.llm_rerank);
+        assert!(memory_of(r#"{"memory": {"llmRerank": true}}"#).llm_rerank);
+        assert!(!memory_of(r#"{"llmRerank": false, "memory": {"llmRerank": true}}"#).llm_rerank);
+        assert!(memory_of(r#"{"llmRerank": true}"#).llm_rerank);
+
+        assert_eq!(memory_of(r#"{"memory": {"rerankModel": "m-nested"}}"#).rerank_model, "m-nested");
+        assert_eq!(
+            memory_of(r#"{"rerankModel": "m-top", "memory": {"rerankModel": "m-nested"}}"#).rerank_model,
+            "m-top"
+        );
+
+        assert!(memory_of(r#"{"memory": {"vectorDedupEnabled": true}}"#).vector_dedup_enabled);
+        assert!(
+            !memory_of(r#"{"vectorDedupEnabled": false, "memory": {"vectorDedupEnabled": true}}"#).vector_dedup_enabled
+        );
+
+        assert_eq!(memory_of(r#"{"memory": {"vectorDedupThreshold": 0.8}}"#).vector_dedup_threshold, 0.8);
+        assert_eq!(
+            memory_of(r#"{"vectorDedupThreshold": 0.9, "memory": {"vectorDedupThreshold": 0.8}}"#)
+                .vector_dedup_threshold,
+            0.9
+        );
+        assert_eq!(memory_of("{}").vector_dedup_threshold, default.vector_dedup_threshold);
     }
 }
