@@ -57,7 +57,9 @@ static CUE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 static CAPITALISED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]+)*").expect("static regex"));
+    // Any script's letters: an ASCII class cut "Holzmarktstraße" to "Holzmarktstra" and dropped
+    // "Müller" and "São" whole.
+    LazyLock::new(|| Regex::new(r"\b\p{Lu}\p{Ll}{2,}(?:\s+\p{Lu}\p{Ll}+)*\b").expect("static regex"));
 
 const COMMON_CAPS: &[&str] = &[
     "The", "This", "That", "There", "Then", "They", "What", "When", "Where", "Which", "Who", "Why", "How", "And",
@@ -160,7 +162,7 @@ pub fn keywords(text: &str, max: usize) -> Vec<String> {
             }
         }
         for w in body.split(|c: char| !c.is_alphanumeric()) {
-            if w.chars().count() >= 7 && w.chars().all(|c| c.is_ascii_lowercase()) {
+            if w.chars().count() >= 7 && w.chars().all(char::is_lowercase) {
                 bump(w.to_string(), 1);
             }
         }
@@ -516,6 +518,16 @@ pub fn summarize_escalating(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keywords_keep_names_and_words_of_any_script_whole() {
+        let text = "user: We met Müller at Holzmarktstraße, then São Paulo and Kraków.\nuser: Müller liked Holzmarktstraße; São Paulo, Kraków too. Straßenbahn, straßenbahnen everywhere: straßenbahnen.";
+        let k = keywords(text, 10);
+        for want in ["Müller", "Holzmarktstraße", "São Paulo", "Kraków", "straßenbahnen"] {
+            assert!(k.iter().any(|w| w == want), "{want} in {k:?}");
+        }
+        assert!(!k.iter().any(|w| w == "Holzmarktstra" || w == "Krak"), "{k:?}");
+    }
 
     const SOURCE: &str = "[2023-05-08 13:56] user: Hey! Good to see you.\n\
         [2023-05-08 13:57] assistant: Thanks, you too. How was the weekend?\n\
