@@ -566,3 +566,28 @@ fn a_hand_off_memory_keeps_refusing_is_parked_not_retried_forever() {
     engine.hand_off_all().unwrap();
     assert_eq!(engine.stats(None).unwrap().pending_memory_handoffs, 0);
 }
+
+/// A summary row this MemCC did not write — a kind it does not know, a depth past u32 — is an
+/// error naming it when read, not a "condensed" summary of a wrapped depth.
+#[test]
+fn a_summary_row_of_an_unknown_kind_or_depth_is_an_error_not_a_guess() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine_at(&dir);
+    let mut rng = Lcg(5);
+    for i in 0..30 {
+        engine.ingest_batch(&SessionRef::new("k"), &turn(i, &mut rng, 1_700_000_000_000)).unwrap();
+    }
+    engine.flush("k", 2_000).unwrap();
+    let conv = engine.store().find_conversation("k").unwrap().unwrap();
+    assert!(!engine.store().summaries(conv.id).unwrap().is_empty());
+    let path = engine.store().path().unwrap().to_path_buf();
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    // The schema's CHECK keeps MemCC's own writes right; another program need not honour it.
+    raw.pragma_update(None, "ignore_check_constraints", true).unwrap();
+    raw.execute("UPDATE summaries SET kind = 'bogus' WHERE rowid = (SELECT MIN(rowid) FROM summaries)", []).unwrap();
+    let err = engine.store().summaries(conv.id).unwrap_err().to_string();
+    assert!(err.contains("\"bogus\" is neither leaf nor condensed"), "{err}");
+    raw.execute("UPDATE summaries SET kind = 'leaf', depth = 5000000000", []).unwrap();
+    let err = engine.store().summaries(conv.id).unwrap_err().to_string();
+    assert!(err.contains("depth 5000000000 is out of range"), "{err}");
+}

@@ -162,11 +162,20 @@ pub(crate) const SUMMARY_SELECT: &str =
 
 pub(crate) fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Summary> {
     let kind: String = r.get(2)?;
+    // A row this MemCC did not write (another version, a hand edit) is an error naming it, not a
+    // condensed summary of a wrapped depth.
+    let corrupt = |what: String| rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, what.into());
+    let kind = match kind.as_str() {
+        "leaf" => SummaryKind::Leaf,
+        "condensed" => SummaryKind::Condensed,
+        other => return Err(corrupt(format!("summary kind {other:?} is neither leaf nor condensed"))),
+    };
+    let depth: i64 = r.get(3)?;
     Ok(Summary {
         id: r.get(0)?,
         conversation_id: r.get(1)?,
-        kind: if kind == "leaf" { SummaryKind::Leaf } else { SummaryKind::Condensed },
-        depth: r.get::<_, i64>(3)? as u32,
+        kind,
+        depth: u32::try_from(depth).map_err(|_| corrupt(format!("summary depth {depth} is out of range")))?,
         content: r.get(4)?,
         token_count: r.get::<_, i64>(5)? as usize,
         earliest: r.get(6)?,
