@@ -209,13 +209,20 @@ proptest! {
         match serde_json::from_value::<MemccConfig>(config) {
             Err(e) => prop_assert!(!e.to_string().is_empty()),
             Ok(c) => {
-                if let Ok(m) = Memcc::open(c) {
-                    let s = SessionRef::new("c");
-                    m.context.ingest(&s, &AgentMessage::assistant(vec![ContentPart::text("a reply with some words")])).unwrap();
-                    m.context.ingest(&s, &AgentMessage::user("a question about the words")).unwrap();
-                    let _ = m.context.compact("c", 1000, true);
-                    let a = m.context.assemble("c", 1000, None).unwrap();
-                    prop_assert!(a.estimated_tokens <= 1000);
+                match Memcc::open(c) {
+                    Ok(m) => {
+                        let s = SessionRef::new("c");
+                        m.context.ingest(&s, &AgentMessage::assistant(vec![ContentPart::text("a reply with some words")])).unwrap();
+                        m.context.ingest(&s, &AgentMessage::user("a question about the words")).unwrap();
+                        let _ = m.context.compact("c", 1000, true);
+                        let a = m.context.assemble("c", 1000, None).unwrap();
+                        prop_assert!(a.estimated_tokens <= 1000);
+                    }
+                    // A clear error: a bad setting, said as one, naming what is wrong.
+                    Err(e) => {
+                        prop_assert_eq!(e.code(), memcc::core::ErrorCode::InvalidConfig, "{}", e);
+                        prop_assert!(e.to_string().len() > "invalid configuration: ".len(), "{}", e);
+                    }
                 }
             }
         }
