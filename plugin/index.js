@@ -189,6 +189,12 @@ async function hostTranscript(api, params) {
   }
 }
 
+/** The first `n` characters of `text`, counted in code points: a UTF-16 slice could end inside a
+ * surrogate pair (an emoji, a rare CJK character) and hand the host a broken string. */
+function firstChars(text, n) {
+  return Array.from(String(text)).slice(0, n).join("");
+}
+
 /** OpenClaw's memory search manager over MemCC's memory (what `memory_search` style host features read). */
 function memoryRuntime(api) {
   const manager = (agentId) => ({
@@ -196,7 +202,7 @@ function memoryRuntime(api) {
       const hits = await json(engine(api).memorySearch(agentId, String(query), opts.maxResults ?? 8, opts.minScore ?? 0, null));
       return hits.map((h) => {
         const lines = h.text.split("\n").length;
-        return { path: `memcc/${h.id}`, startLine: 1, endLine: lines, score: h.score, snippet: h.text.slice(0, 700), source: "memory" };
+        return { path: `memcc/${h.id}`, startLine: 1, endLine: lines, score: h.score, snippet: firstChars(h.text, 700), source: "memory" };
       });
     },
     async readFile({ relPath }) {
@@ -387,6 +393,7 @@ export default plugin;
 export const testing = {
   engineConfig,
   legacyStore,
+  firstChars,
   /** Register with `loader` standing in for the addon lookup (restored afterwards). */
   registerWithLoader(api, loader) {
     const [savedModule, savedLoader] = [processState.addonModule, addonLoader];

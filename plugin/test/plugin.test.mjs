@@ -248,3 +248,11 @@ test("the manifest parses and declares both slots and the four tools", () => {
   assert.deepEqual(manifest.contracts.tools, ["memory_search", "memory_get", "lcm_grep", "lcm_expand_query"]);
   assert.equal(manifest.configSchema.additionalProperties, false);
 });
+
+test("a memory snippet is cut between characters, never inside a surrogate pair", () => {
+  const text = "a".repeat(699) + "😀" + "tail";
+  const snippet = testing.firstChars(text, 700);
+  assert.equal(snippet, "a".repeat(699) + "😀", "the emoji whole, as the 700th character");
+  assert.ok(!/[\uD800-\uDBFF]$/.test(testing.firstChars(text, 700)), "no lone high surrogate at the end");
+  assert.equal(testing.firstChars("short", 700), "short");
+});
