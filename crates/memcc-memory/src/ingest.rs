@@ -97,10 +97,6 @@ impl Ingest<'_> {
         for (record, triples) in &mut batch {
             record.make_storable(triples);
         }
-        let batch = without_forgotten(self.store, batch)?;
-        if batch.is_empty() {
-            return Ok(Vec::new());
-        }
         let texts: Vec<&str> = batch.iter().map(|(r, _)| r.text.as_str()).collect();
         let model = self.embedder.model_id();
         let vectors = match self.embedder.embed(&texts) {
@@ -247,6 +243,8 @@ impl Ingest<'_> {
                 report.preferences += 1;
             }
         }
+        // What the agent forgot is not brought back by a summary that quotes it.
+        let batch = without_forgotten(self.store, batch)?;
         self.store_batch(batch, Some((&s.agent_id, &s.summary_id)), &mut report)?;
         Ok(report)
     }
@@ -298,7 +296,8 @@ fn quoted_first(messages: &[BridgeMessage], summary: &str) -> Vec<i64> {
 /// `batch` without what its agents forgot: the sentences a tombstone names
 /// ([`MemoryStore::tombstones`]) are taken out of every record (a summary condensing forgotten
 /// ones may quote them), with the triples whose object only they stated, and a record left
-/// with nothing to say is not stored.
+/// with nothing to say is not stored. For what memory derives (bridged summaries, imports); a
+/// person saying it again (`add`) is a new statement and is stored as said.
 pub(crate) fn without_forgotten(
     store: &dyn MemoryStore,
     batch: Vec<(NewRecord, Vec<NewTriple>)>,

@@ -1287,6 +1287,9 @@ fn a_forgotten_sentence_does_not_come_back_with_a_later_summary_or_an_import() {
     let report = rt.import_jsonl(&export[..], None, &mut |_, _| {}).unwrap();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(gone(&rt), "not brought back by an import");
+    // Said again on purpose, it is a new statement: stored as said.
+    rt.add("main", home, RecordKind::Fact, false, None).unwrap();
+    assert!(!gone(&rt), "an explicit add is kept");
 }
 
 /// A page asked for past every record — even at offset 2^64 − 1, where a cast wraps — is an
