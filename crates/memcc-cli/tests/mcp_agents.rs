@@ -114,3 +114,49 @@ fn an_mcp_client_acts_for_the_servers_agent_and_only_the_agents_its_operator_all
     assert!(found.contains("4242"), "{found}");
     refused(both.call("memory_search", json!({"query": "locker code", "agentId": "carol"})));
 }
+
+/// What a model sees of the contract: a call it got wrong comes back as a tool result marked
+/// isError with MemCC's code first (it can read and correct it), ids are "mem_N" in every
+/// answer, and the tools say which only read and which destroys.
+#[test]
+fn a_models_mistakes_come_back_as_error_results_and_ids_have_one_shape() {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Client::start(home.path(), &[]);
+    let tools = c.request("tools/list", json!({}));
+    let tool =
+        |name: &str| tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap().clone();
+    for read_only in
+        ["memory_search", "memory_get", "lcm_grep", "lcm_describe", "lcm_expand_query", "conversation_assemble"]
+    {
+        assert_eq!(tool(read_only)["annotations"]["readOnlyHint"], json!(true), "{read_only}");
+    }
+    assert_eq!(tool("memory_forget")["annotations"]["destructiveHint"], json!(true));
+    assert_eq!(tool("memory_add")["annotations"]["readOnlyHint"], json!(false));
+    assert!(tool("memory_search")["annotations"]["title"].is_string());
+
+    let added: Value =
+        serde_json::from_str(&c.call("memory_add", json!({"text": "The boat is moored at pier 9."})).unwrap()).unwrap();
+    let id = added["id"].as_str().unwrap().to_string();
+    assert!(id.starts_with("mem_"), "{added}");
+    c.call("conversation_append", json!({"messages": [{"role": "user", "content": "Check the mooring lines."}]}))
+        .unwrap();
+    let got: Value = serde_json::from_str(&c.call("memory_get", json!({"id": id})).unwrap()).unwrap();
+    assert_eq!(got["id"], json!(id), "memory_get answers the id as memory_search gives it");
+    for (tool, args, code) in [
+        ("memory_get", json!({"id": "mem_999999"}), "[not_found]"),
+        ("lcm_grep", json!({"pattern": "(unclosed", "mode": "regex"}), "[invalid_input]"),
+        ("lcm_grep", json!({"pattern": "x", "mode": "bogus"}), "[invalid_input]"),
+        ("memory_add", json!({"text": "   "}), "[invalid_input]"),
+    ] {
+        let v = c.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert!(v.get("error").is_none(), "{tool}: a tool result, not a JSON-RPC error: {v}");
+        assert_eq!(v["result"]["isError"], json!(true), "{tool}: {v}");
+        let text = v["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with(code), "{tool}: {text}");
+    }
+    let forgot: Value = serde_json::from_str(&c.call("memory_forget", json!({"id": id})).unwrap()).unwrap();
+    assert_eq!(forgot["removed"], json!([id]), "{forgot}");
+    // A query that matches nothing gets nothing, not the one record at 0.000.
+    let none: Value = serde_json::from_str(&c.call("memory_search", json!({"query": "zzqx vrrk"})).unwrap()).unwrap();
+    assert_eq!(none, json!([]), "{none}");
+}

@@ -76,6 +76,24 @@ fn invalid(message: &str) -> ErrorData {
     ErrorData::invalid_params(message.to_string(), Some(json!({"code": ErrorCode::InvalidInput.as_str()})))
 }
 
+/// `memory_search`'s default floor: a hit below it matched neither the words nor the meaning of
+/// the query (a store of one record answers any query with it, at 0.000).
+const DEFAULT_MIN_SCORE: f64 = 0.01;
+
+/// A failed call as the model should see it: a tool result marked `isError`, its text
+/// `[code] message` (MemCC's error code first), so the model can read it and correct the call —
+/// not a JSON-RPC error, which a client reports to a person. Errors of the protocol itself (a
+/// missing or mistyped argument, which the schema states) stay JSON-RPC errors.
+fn as_tool_result(outcome: Result<CallToolResult, ErrorData>) -> Result<CallToolResult, ErrorData> {
+    match outcome {
+        Err(e) => match e.data.as_ref().and_then(|d| d.get("code")).and_then(Value::as_str) {
+            Some(code) => Ok(CallToolResult::error(vec![ContentBlock::text(format!("[{code}] {}", e.message))])),
+            None => Err(e),
+        },
+        ok => ok,
+    }
+}
+
 fn text_result(value: &Value) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(serde_json::to_string_pretty(value).unwrap_or_default())])
 }
@@ -87,7 +105,8 @@ pub struct SearchArgs {
     pub query: String,
     /// How many results at most (1–100, default 8).
     pub max_results: Option<u32>,
-    /// Leave out results scoring below this.
+    /// Leave out results scoring below this (default 0.01: what matches neither the words nor the
+    /// meaning of the query).
     pub min_score: Option<f64>,
     /// Only this topic wing.
     pub wing: Option<String>,
@@ -252,149 +271,234 @@ impl MemccMcp {
 
 #[tool_router]
 impl MemccMcp {
-    #[tool(description = "Search long-term memory (earlier sessions) for facts, preferences and past exchanges. \
-        Returns scored memories with ids (mem_…) for memory_get.")]
+    #[tool(
+        description = "Search long-term memory (earlier sessions) for facts, preferences and past exchanges. \
+        Returns scored memories with ids (mem_…) for memory_get.",
+        annotations(title = "Search memory", read_only_hint = true)
+    )]
     async fn memory_search(&self, Parameters(a): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
-        let agent = self.agent(&a.agent_id)?;
-        let max = a.max_results.unwrap_or(8).clamp(1, 100) as usize;
-        self.call(move |m| {
-            Ok(m.memory()?.memory_search(&agent, &a.query, max, a.min_score.unwrap_or(0.0), a.wing.as_deref())?)
-        })
-        .await
+        as_tool_result(
+            async move {
+                let agent = self.agent(&a.agent_id)?;
+                let max = a.max_results.unwrap_or(8).clamp(1, 100) as usize;
+                self.call(move |m| {
+                    Ok(m.memory()?.memory_search(
+                        &agent,
+                        &a.query,
+                        max,
+                        a.min_score.unwrap_or(DEFAULT_MIN_SCORE),
+                        a.wing.as_deref(),
+                    )?)
+                })
+                .await
+            }
+            .await,
+        )
     }
 
     #[tool(
-        description = "Read one memory in full, with its date and provenance (ids from memory_search, e.g. mem_12)."
+        description = "Read one memory in full, with its date and provenance (ids from memory_search, e.g. mem_12).",
+        annotations(title = "Read a memory", read_only_hint = true)
     )]
     async fn memory_get(&self, Parameters(a): Parameters<IdArgs>) -> Result<CallToolResult, ErrorData> {
-        let agent = self.agent(&a.agent_id)?;
-        self.call(move |m| Ok(m.memory()?.memory_get(&agent, &a.id)?)).await
-    }
-
-    #[tool(description = "Remember a text in long-term memory; pin it to have it recalled in every prompt.")]
-    async fn memory_add(&self, Parameters(a): Parameters<AddArgs>) -> Result<CallToolResult, ErrorData> {
-        let agent = self.agent(&a.agent_id)?;
-        let pin = a.pin.unwrap_or(false);
-        let kind = if pin { RecordKind::Pinned } else { RecordKind::Fact };
-        self.call(move |m| {
-            let added = m.memory()?.add(&agent, &a.text, kind, pin, a.wing.as_deref())?;
-            Ok(json!({"id": format!("mem_{}", added.id), "duplicate": added.duplicate}))
-        })
-        .await
-    }
-
-    #[tool(description = "Forget a memory and what was made from the same words (later summaries that quote it \
-        do not bring it back); purge deletes it for good. The conversation it came from keeps its own messages.")]
-    async fn memory_forget(&self, Parameters(a): Parameters<ForgetArgs>) -> Result<CallToolResult, ErrorData> {
-        let agent = self.agent(&a.agent_id)?;
-        let how = if a.purge.unwrap_or(false) { Forget::Purge } else { Forget::Soft };
-        self.call(move |m| {
-            m.memory()?
-                .forget_as(&agent, &a.id, how)?
-                .ok_or_else(|| MemccError::Memory(memcc::memory::MemoryError::NotFound(format!("memory {}", a.id))))
-        })
-        .await
-    }
-
-    #[tool(description = "Search this conversation's earlier messages and summaries (words, or a regex) for exact \
-        details that were compacted. Returns ids for lcm_expand_query.")]
-    async fn lcm_grep(&self, Parameters(a): Parameters<GrepArgs>) -> Result<CallToolResult, ErrorData> {
-        let mode = match a.mode.as_deref() {
-            None | Some("text") => GrepMode::Text,
-            Some("regex") => GrepMode::Regex,
-            Some(other) => return Err(invalid(&format!("mode must be \"text\" or \"regex\", not {other:?}"))),
-        };
-        let scope = match a.scope.as_deref() {
-            None | Some("both") => GrepScope::Both,
-            Some("messages") => GrepScope::Messages,
-            Some("summaries") => GrepScope::Summaries,
-            Some(other) => return Err(invalid(&format!("scope must be messages, summaries or both, not {other:?}"))),
-        };
-        let request = GrepRequest {
-            pattern: a.pattern,
-            mode,
-            scope,
-            session_id: a.session_id.or_else(|| self.defaults.session_id.clone()),
-            agent_id: Some(self.agent(&a.agent_id)?),
-            limit: a.limit.map(|l| l as usize),
-            ..Default::default()
-        };
-        self.call(move |m| Ok(m.context.grep(&request)?)).await
+        as_tool_result(
+            async move {
+                let agent = self.agent(&a.agent_id)?;
+                self.call(move |m| {
+                    let record = m.memory()?.memory_get(&agent, &a.id)?;
+                    // Ids as memory_search gives them ("mem_12"), whatever the record's own type says.
+                    let mut value = serde_json::to_value(&record).unwrap_or_default();
+                    value["id"] = json!(record.ref_id());
+                    Ok(value)
+                })
+                .await
+            }
+            .await,
+        )
     }
 
     #[tool(
-        description = "Describe a summary: its span, token counts, the messages or summaries below it and above it."
+        description = "Remember a text in long-term memory; pin it to have it recalled in every prompt.",
+        annotations(title = "Remember", read_only_hint = false, destructive_hint = false)
     )]
-    async fn lcm_describe(&self, Parameters(a): Parameters<DescribeArgs>) -> Result<CallToolResult, ErrorData> {
-        let agent = self.agent(&a.agent_id)?;
-        self.call(move |m| Ok(m.context.describe(Some(&agent), &a.id)?)).await
+    async fn memory_add(&self, Parameters(a): Parameters<AddArgs>) -> Result<CallToolResult, ErrorData> {
+        as_tool_result(
+            async move {
+                let agent = self.agent(&a.agent_id)?;
+                let pin = a.pin.unwrap_or(false);
+                let kind = if pin { RecordKind::Pinned } else { RecordKind::Fact };
+                self.call(move |m| {
+                    let added = m.memory()?.add(&agent, &a.text, kind, pin, a.wing.as_deref())?;
+                    Ok(json!({"id": format!("mem_{}", added.id), "duplicate": added.duplicate}))
+                })
+                .await
+            }
+            .await,
+        )
     }
 
-    #[tool(description = "Expand summary, message or file ids (from lcm_grep or <summary id=…>) back to the original \
-        messages, or expand the best matches of a query.")]
+    #[tool(
+        description = "Forget a memory and what was made from the same words (later summaries that quote it \
+        do not bring it back); purge deletes it for good. The conversation it came from keeps its own messages.",
+        annotations(title = "Forget a memory", read_only_hint = false, destructive_hint = true)
+    )]
+    async fn memory_forget(&self, Parameters(a): Parameters<ForgetArgs>) -> Result<CallToolResult, ErrorData> {
+        as_tool_result(
+            async move {
+                let agent = self.agent(&a.agent_id)?;
+                let how = if a.purge.unwrap_or(false) { Forget::Purge } else { Forget::Soft };
+                self.call(move |m| {
+                    let done = m.memory()?.forget_as(&agent, &a.id, how)?.ok_or_else(|| {
+                        MemccError::Memory(memcc::memory::MemoryError::NotFound(format!("memory {}", a.id)))
+                    })?;
+                    let ids = |ids: &[i64]| ids.iter().map(|id| format!("mem_{id}")).collect::<Vec<_>>();
+                    Ok(json!({"removed": ids(&done.removed), "rewritten": ids(&done.rewritten)}))
+                })
+                .await
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "Search this conversation's earlier messages and summaries (words, or a regex) for exact \
+        details that were compacted. Returns ids for lcm_expand_query.",
+        annotations(title = "Search this conversation", read_only_hint = true)
+    )]
+    async fn lcm_grep(&self, Parameters(a): Parameters<GrepArgs>) -> Result<CallToolResult, ErrorData> {
+        as_tool_result(
+            async move {
+                let mode = match a.mode.as_deref() {
+                    None | Some("text") => GrepMode::Text,
+                    Some("regex") => GrepMode::Regex,
+                    Some(other) => return Err(invalid(&format!("mode must be \"text\" or \"regex\", not {other:?}"))),
+                };
+                let scope = match a.scope.as_deref() {
+                    None | Some("both") => GrepScope::Both,
+                    Some("messages") => GrepScope::Messages,
+                    Some("summaries") => GrepScope::Summaries,
+                    Some(other) => {
+                        return Err(invalid(&format!("scope must be messages, summaries or both, not {other:?}")));
+                    }
+                };
+                let request = GrepRequest {
+                    pattern: a.pattern,
+                    mode,
+                    scope,
+                    session_id: a.session_id.or_else(|| self.defaults.session_id.clone()),
+                    agent_id: Some(self.agent(&a.agent_id)?),
+                    limit: a.limit.map(|l| l as usize),
+                    ..Default::default()
+                };
+                self.call(move |m| Ok(m.context.grep(&request)?)).await
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "Describe a summary: its span, token counts, the messages or summaries below it and above it.",
+        annotations(title = "Describe a summary", read_only_hint = true)
+    )]
+    async fn lcm_describe(&self, Parameters(a): Parameters<DescribeArgs>) -> Result<CallToolResult, ErrorData> {
+        as_tool_result(
+            async move {
+                let agent = self.agent(&a.agent_id)?;
+                self.call(move |m| Ok(m.context.describe(Some(&agent), &a.id)?)).await
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "Expand summary, message or file ids (from lcm_grep or <summary id=…>) back to the original \
+        messages, or expand the best matches of a query.",
+        annotations(title = "Expand summaries", read_only_hint = true)
+    )]
     async fn lcm_expand_query(&self, Parameters(a): Parameters<ExpandArgs>) -> Result<CallToolResult, ErrorData> {
-        let request = ExpandRequest {
-            ids: a.ids.unwrap_or_default(),
-            query: a.query,
-            session_id: a.session_id.or_else(|| self.defaults.session_id.clone()),
-            agent_id: Some(self.agent(&a.agent_id)?),
-            max_tokens: a.max_tokens.map(|t| t as usize),
-            deep: a.deep.unwrap_or(false),
-            raw: false,
-        };
-        self.call(move |m| Ok(m.context.expand(&request)?)).await
+        as_tool_result(
+            async move {
+                let request = ExpandRequest {
+                    ids: a.ids.unwrap_or_default(),
+                    query: a.query,
+                    session_id: a.session_id.or_else(|| self.defaults.session_id.clone()),
+                    agent_id: Some(self.agent(&a.agent_id)?),
+                    max_tokens: a.max_tokens.map(|t| t as usize),
+                    deep: a.deep.unwrap_or(false),
+                    raw: false,
+                };
+                self.call(move |m| Ok(m.context.expand(&request)?)).await
+            }
+            .await,
+        )
     }
 
     #[tool(
         description = "Add messages to a conversation MemCC keeps for you (stored losslessly, then compacted under \
-        the budget, what is compacted going to long-term memory). For hosts without a context-engine API."
+        the budget, what is compacted going to long-term memory). For hosts without a context-engine API.",
+        annotations(title = "Append to a conversation", read_only_hint = false, destructive_hint = false)
     )]
     async fn conversation_append(&self, Parameters(a): Parameters<AppendArgs>) -> Result<CallToolResult, ErrorData> {
-        let session = SessionRef {
-            session_id: self.session(&a.session_id)?,
-            agent_id: Some(self.agent(&a.agent_id)?),
-            ..Default::default()
-        };
-        let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
-        let messages: Vec<AgentMessage> = a
-            .messages
-            .into_iter()
-            .map(|t| {
-                let mut v = match t.role.as_str() {
-                    "assistant" => json!({"role": "assistant", "content": [{"type": "text", "text": t.content}]}),
-                    role => json!({"role": role, "content": t.content}),
+        as_tool_result(
+            async move {
+                let session = SessionRef {
+                    session_id: self.session(&a.session_id)?,
+                    agent_id: Some(self.agent(&a.agent_id)?),
+                    ..Default::default()
                 };
-                if let Some(ts) = t.timestamp {
-                    v["timestamp"] = json!(ts);
-                }
-                if let Some(n) = t.name {
-                    v["name"] = json!(n);
-                }
-                AgentMessage::from_value(v)
+                let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
+                let messages: Vec<AgentMessage> = a
+                    .messages
+                    .into_iter()
+                    .map(|t| {
+                        let mut v = match t.role.as_str() {
+                            "assistant" => {
+                                json!({"role": "assistant", "content": [{"type": "text", "text": t.content}]})
+                            }
+                            role => json!({"role": role, "content": t.content}),
+                        };
+                        if let Some(ts) = t.timestamp {
+                            v["timestamp"] = json!(ts);
+                        }
+                        if let Some(n) = t.name {
+                            v["name"] = json!(n);
+                        }
+                        AgentMessage::from_value(v)
+                    })
+                    .collect();
+                self.call(move |m| {
+                let stored = m.context.ingest_batch(&session, &messages)?;
+                let compacted = m.context.compact(&session, budget, false)?;
+                Ok(json!({"added": stored.inserted.len(), "duplicates": stored.duplicates, "compaction": compacted}))
             })
-            .collect();
-        self.call(move |m| {
-            let stored = m.context.ingest_batch(&session, &messages)?;
-            let compacted = m.context.compact(&session, budget, false)?;
-            Ok(json!({"added": stored.inserted.len(), "duplicates": stored.duplicates, "compaction": compacted}))
-        })
-        .await
+            .await
+            }
+            .await,
+        )
     }
 
-    #[tool(description = "The prompt for the next model call of a conversation, within a token budget: summaries, \
-        the recent messages, and recalled memory.")]
+    #[tool(
+        description = "The prompt for the next model call of a conversation, within a token budget: summaries, \
+        the recent messages, and recalled memory.",
+        annotations(title = "Assemble the next prompt", read_only_hint = true)
+    )]
     async fn conversation_assemble(
         &self,
         Parameters(a): Parameters<AssembleArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let session = SessionRef {
-            session_id: self.session(&a.session_id)?,
-            agent_id: Some(self.agent(&a.agent_id)?),
-            ..Default::default()
-        };
-        let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
-        let pending: Vec<AgentMessage> = a.pending.iter().map(|p| AgentMessage::user(p)).collect();
-        self.call(move |m| m.assemble_for(&session, budget, None, &pending)).await
+        as_tool_result(
+            async move {
+                let session = SessionRef {
+                    session_id: self.session(&a.session_id)?,
+                    agent_id: Some(self.agent(&a.agent_id)?),
+                    ..Default::default()
+                };
+                let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
+                let pending: Vec<AgentMessage> = a.pending.iter().map(|p| AgentMessage::user(p)).collect();
+                self.call(move |m| m.assemble_for(&session, budget, None, &pending)).await
+            }
+            .await,
+        )
     }
 }
 
