@@ -247,6 +247,11 @@ impl MemccMcp {
         }
     }
 
+    /// The conversation a `conversation_*` call names (else the server's), as its agent.
+    fn conversation(&self, session: &Option<String>, agent: &Option<String>) -> Result<SessionRef, ErrorData> {
+        Ok(SessionRef { session_id: self.session(session)?, agent_id: Some(self.agent(agent)?), ..Default::default() })
+    }
+
     fn session(&self, given: &Option<String>) -> Result<String, ErrorData> {
         given
             .clone()
@@ -441,11 +446,7 @@ impl MemccMcp {
     async fn conversation_append(&self, Parameters(a): Parameters<AppendArgs>) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
             async move {
-                let session = SessionRef {
-                    session_id: self.session(&a.session_id)?,
-                    agent_id: Some(self.agent(&a.agent_id)?),
-                    ..Default::default()
-                };
+                let session = self.conversation(&a.session_id, &a.agent_id)?;
                 let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
                 let messages: Vec<AgentMessage> = a
                     .messages
@@ -467,11 +468,11 @@ impl MemccMcp {
                     })
                     .collect();
                 self.call(move |m| {
-                let stored = m.context.ingest_batch(&session, &messages)?;
-                let compacted = m.context.compact(&session, budget, false)?;
-                Ok(json!({"added": stored.inserted.len(), "duplicates": stored.duplicates, "compaction": compacted}))
-            })
-            .await
+                    let stored = m.context.ingest_batch(&session, &messages)?;
+                    let compacted = m.context.compact(&session, budget, false)?;
+                    Ok(json!({"added": stored.inserted.len(), "duplicates": stored.duplicates, "compaction": compacted}))
+                })
+                .await
             }
             .await,
         )
@@ -488,11 +489,7 @@ impl MemccMcp {
     ) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
             async move {
-                let session = SessionRef {
-                    session_id: self.session(&a.session_id)?,
-                    agent_id: Some(self.agent(&a.agent_id)?),
-                    ..Default::default()
-                };
+                let session = self.conversation(&a.session_id, &a.agent_id)?;
                 let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
                 let pending: Vec<AgentMessage> = a.pending.iter().map(|p| AgentMessage::user(p)).collect();
                 self.call(move |m| m.assemble_for(&session, budget, None, &pending)).await
