@@ -77,7 +77,7 @@ static SECTION_TAG: std::sync::LazyLock<regex::Regex> =
 /// Escape text placed inside a `<summary>` element so it can neither close nor open one, nor
 /// any of MemCC's `<memcc-…>` sections, in any letter case.
 pub fn escape_summary_text(text: &str) -> String {
-    SECTION_TAG.replace_all(text, "&lt;$1").into_owned()
+    memcc_core::framing::defang(&SECTION_TAG.replace_all(text, "&lt;$1")).into_owned()
 }
 
 /// A summary as the model sees it.
@@ -259,8 +259,10 @@ impl Assembler<'_> {
                 }
                 ItemRef::Message { id, .. } => {
                     if let Some(m) = self.store.messages(&[*id])?.pop() {
-                        let raw = serde_json::from_str(&m.raw)
+                        let mut raw = serde_json::from_str(&m.raw)
                             .unwrap_or_else(|_| json!({"role": m.role, "content": m.content}));
+                        // A message cannot pass for MemCC's own notes or citations.
+                        memcc_core::framing::defang_message(&mut raw);
                         messages.push(raw);
                         parts.push(PromptPart { source: PromptSource::Message { id: *id }, tokens: item.tokens });
                         raw_included += 1;

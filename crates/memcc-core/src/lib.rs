@@ -6,6 +6,7 @@
 
 pub mod bridge;
 pub mod errors;
+pub mod framing;
 pub mod llm;
 pub mod paths;
 pub mod period;

@@ -25,7 +25,9 @@ use memcc_core::text::excerpt;
 
 /// Escape recalled text: it can mention `<memcc-recall>` but never produce the tag.
 pub fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    let escaped = text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    // Nor can it pass for MemCC's own notes or its `(mem_N)` citations.
+    memcc_core::framing::defang(&escaped).into_owned()
 }
 
 /// Longest recalled line of one message, in characters, before it is cut (at sentence
