@@ -4,7 +4,7 @@ use memcc_core::llm::LlmError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("sqlite: {0}")]
+    #[error("{}", memcc_core::sqlite::describe(.0))]
     Sqlite(#[from] rusqlite::Error),
     #[error("database schema v{found} is newer than this MemCC supports (v{supported}); upgrade MemCC")]
     NewerSchema { found: i64, supported: i64 },

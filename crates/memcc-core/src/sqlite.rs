@@ -3,13 +3,13 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, MAIN_DB, OpenFlags, OptionalExtension, params};
 
 use crate::text::{FTS_DOCUMENT_VERSION, fts_document};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SqliteError {
-    #[error("sqlite: {0}")]
+    #[error("{}", describe(.0))]
     Sqlite(#[from] rusqlite::Error),
     #[error("cannot create data directory {path}: {source}")]
     DataDir { path: String, source: std::io::Error },
@@ -18,17 +18,71 @@ pub enum SqliteError {
 }
 
 /// Open (creating directories and the file as needed) a database for writing: WAL, so a crashed
-/// process never leaves a half-applied transaction and readers never block the writer.
+/// process never leaves a half-applied transaction and readers never block the writer. A file
+/// this user may not write (another user's data, a mounted backup) opens for reading instead
+/// ([`open_reader`]): reads work, and a write fails with the error [`describe`] words.
 pub fn open_writer(path: &Path) -> Result<Connection, SqliteError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
         std::fs::create_dir_all(dir)
             .map_err(|source| SqliteError::DataDir { path: dir.display().to_string(), source })?;
     }
     let conn = Connection::open(path)?;
+    if conn.is_readonly(MAIN_DB)? {
+        drop(conn);
+        return open_reader(path);
+    }
     configure(&conn)?;
     retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(conn)
+}
+
+/// Open an existing database for reading only. A WAL file read where its `-shm` index cannot
+/// be made (a directory this user may not write) opens as immutable: SQLite then reads the
+/// file as it lies, which is what a backup or another user's idle data is.
+pub fn open_reader(path: &Path) -> Result<Connection, SqliteError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags)?;
+    configure(&conn)?;
+    // Opening reads nothing yet: the schema read is where a missing index shows.
+    let probe = |c: &Connection| c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0));
+    if probe(&conn).is_ok() {
+        return Ok(conn);
+    }
+    drop(conn);
+    let conn = Connection::open_with_flags(format!("{}?immutable=1", file_uri(path)), flags)?;
+    configure(&conn)?;
+    probe(&conn)?;
+    Ok(conn)
+}
+
+/// `path` as an SQLite `file:` URI (the characters a URI gives meaning to, escaped).
+fn file_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", c as u32)),
+            c => uri.push(c),
+        }
+    }
+    uri
+}
+
+/// Whether `conn` was opened for reading only (its file is not writable by this user).
+pub fn is_read_only(conn: &Connection) -> bool {
+    conn.is_readonly(MAIN_DB).unwrap_or(false)
+}
+
+/// An SQLite error as a user should read it: a write refused because the data was opened for
+/// reading says so, rather than SQLite's "attempt to write a readonly database".
+pub fn describe(e: &rusqlite::Error) -> String {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::ReadOnly) => format!(
+            "the data directory is read-only for this user, so MemCC opened it for reading and refuses \
+             to write ({e}); run as the files' owner to change it"
+        ),
+        _ => format!("sqlite: {e}"),
+    }
 }
 
 /// Retry `f` while SQLite answers "busy" without waiting: processes creating one new file at
@@ -61,6 +115,12 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
 /// file at once apply every migration exactly once (the others wait, then find it done).
 pub fn migrate(conn: &mut Connection, migrations: &[&str]) -> Result<(), SqliteError> {
     let supported = migrations.len() as i64;
+    // The common case, a file already current, is a read: no write lock, and a file opened for
+    // reading only is served.
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current == supported {
+        return Ok(());
+    }
     loop {
         retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
         let step = || -> Result<bool, SqliteError> {
@@ -109,6 +169,10 @@ pub fn refresh_full_text(conn: &mut Connection, tables: &[FullTextTable<'_>]) ->
     };
     // The common case, an index already current, is a read: no write lock on every open.
     if is_current(conn)? {
+        return Ok(0);
+    }
+    if is_read_only(conn) {
+        tracing::warn!("the full-text index is of an older version and the file is read-only: searches may miss words");
         return Ok(0);
     }
     retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;

@@ -4,7 +4,7 @@ use crate::embed::EmbedError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
-    #[error("sqlite: {0}")]
+    #[error("{}", memcc_core::sqlite::describe(.0))]
     Sqlite(#[from] rusqlite::Error),
     #[cfg(feature = "postgres")]
     #[error("postgres: {}", pg_message(.0))]

@@ -286,6 +286,12 @@ impl Memcc {
             Some(model) => Arc::new(LlmSummarizer::new(model.clone())),
             None => Arc::new(ExtractiveSummarizer),
         };
+        if store.read_only() {
+            warnings.lock().unwrap_or_else(|p| p.into_inner()).push(format!(
+                "{} is read-only for this user: MemCC reads it, and commands that write are refused",
+                dir.display()
+            ));
+        }
         let mut context = ContextEngine::new(store, context_config)?.with_summarizer(summarizer);
         let mut memory = None;
         if config.memory_enabled {

@@ -83,6 +83,12 @@ impl ContextStore {
         self.path.as_deref()
     }
 
+    /// Whether the file was opened for reading only (this user may not write it): reads work,
+    /// writes fail with a clear error.
+    pub fn read_only(&self) -> bool {
+        memcc_core::sqlite::is_read_only(&self.conn())
+    }
+
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave SQLite inconsistent (transactions roll
         // back on drop), so a poisoned lock is safe to reuse.

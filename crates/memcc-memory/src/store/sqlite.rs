@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json, sql_int};
 use crate::browse::{Facets, Page, RecordFilter};
@@ -44,10 +44,7 @@ impl SqliteStore {
         schema::refresh_full_text(&mut writer)?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
-            let r =
-                Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
-            memcc_core::sqlite::configure(&r)?;
-            readers.push(Mutex::new(r));
+            readers.push(Mutex::new(memcc_core::sqlite::open_reader(path)?));
         }
         Ok(SqliteStore { writer: Mutex::new(writer), readers })
     }
@@ -161,6 +158,17 @@ impl MemoryStore for SqliteStore {
     /// `model`, pending otherwise. Vectors of other models are kept (switching back finds them).
     /// Only does work when the model changed since the last open; returns how many records wait.
     fn use_model(&self, model: &str, _dim: usize) -> Result<usize> {
+        const PENDING: &str = "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL";
+        // The common case, the model of last time, is a read: nothing to change, and a store
+        // opened for reading only is served.
+        {
+            let conn = self.reader();
+            let last: Option<String> =
+                conn.query_row("SELECT value FROM meta WHERE key = 'model'", [], |r| r.get(0)).optional()?;
+            if last.as_deref() == Some(model) {
+                return Ok(conn.query_row(PENDING, [], |r| r.get::<_, i64>(0))? as usize);
+            }
+        }
         self.write(|tx| {
             let last: Option<String> =
                 tx.query_row("SELECT value FROM meta WHERE key = 'model'", [], |r| r.get(0)).optional()?;
@@ -177,11 +185,7 @@ impl MemoryStore for SqliteStore {
                 )?;
             }
             tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('model', ?1)", [model])?;
-            let pending: i64 = tx.query_row(
-                "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
-                [],
-                |r| r.get(0),
-            )?;
+            let pending: i64 = tx.query_row(PENDING, [], |r| r.get(0))?;
             Ok(pending as usize)
         })
     }
