@@ -5,86 +5,25 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::{BufRead, Write};
 
-use common::{BIN, ok, run};
+use common::{McpClient, ok, run};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Value, json};
 
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
-}
-
-impl Client {
-    fn start(home: &std::path::Path, extra: &[&str]) -> Client {
-        let mut child = Command::new(BIN)
-            .arg("--home")
-            .arg(home)
-            .args(["--embedding-model", "hashing", "--agent", "alice", "mcp", "--session", "alice-chat"])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut c = Client { child, stdin, stdout, next: 1 };
-        let init = c.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
-        );
-        assert!(init.get("result").is_some(), "{init}");
-        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        c
-    }
-
-    fn send(&mut self, v: &Value) {
-        writeln!(self.stdin, "{v}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed its output");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == json!(id) {
-                return v;
-            }
-        }
-    }
-
-    /// A tool's text result, or the error's message.
-    fn call(&mut self, tool: &str, arguments: Value) -> Result<String, String> {
-        let v = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
-        if let Some(e) = v.get("error") {
-            return Err(e["message"].as_str().unwrap_or_default().to_string());
-        }
-        let result = &v["result"];
-        let text = result["content"][0]["text"].as_str().unwrap_or_default().to_string();
-        if result["isError"] == json!(true) { Err(text) } else { Ok(text) }
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `memcc --agent alice mcp --session alice-chat EXTRA…`.
+fn alice_server(home: &std::path::Path, extra: &[&str]) -> McpClient {
+    let mut args = vec!["--agent", "alice", "mcp", "--session", "alice-chat"];
+    args.extend_from_slice(extra);
+    McpClient::start(home, &args)
 }
 
 #[test]
 fn an_mcp_client_acts_for_the_servers_agent_and_only_the_agents_its_operator_allows() {
     let home = tempfile::tempdir().unwrap();
     ok(run(home.path(), &["--agent", "bob", "memory", "add", "Bob's locker code is 4242."]));
-    let mut alice = Client::start(home.path(), &[]);
+    let mut alice = alice_server(home.path(), &[]);
     let refused = |r: Result<String, String>| match r {
         Err(e) => assert!(e.contains("not allowed") && e.contains("alice"), "{e}"),
         Ok(out) => panic!("served another agent: {out}"),
@@ -109,7 +48,7 @@ fn an_mcp_client_acts_for_the_servers_agent_and_only_the_agents_its_operator_all
     let bob = ok(run(home.path(), &["--agent", "bob", "--json", "memory", "search", "locker code planted"]));
     assert!(bob.contains("4242") && !bob.contains("planted"), "{bob}");
     // The operator allows bob: now a call may name him.
-    let mut both = Client::start(home.path(), &["--allow-agent", "bob"]);
+    let mut both = alice_server(home.path(), &["--allow-agent", "bob"]);
     let found = both.call("memory_search", json!({"query": "locker code", "agentId": "bob"})).unwrap();
     assert!(found.contains("4242"), "{found}");
     refused(both.call("memory_search", json!({"query": "locker code", "agentId": "carol"})));
@@ -121,7 +60,7 @@ fn an_mcp_client_acts_for_the_servers_agent_and_only_the_agents_its_operator_all
 #[test]
 fn a_models_mistakes_come_back_as_error_results_and_ids_have_one_shape() {
     let home = tempfile::tempdir().unwrap();
-    let mut c = Client::start(home.path(), &[]);
+    let mut c = alice_server(home.path(), &[]);
     let tools = c.request("tools/list", json!({}));
     let tool =
         |name: &str| tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap().clone();
@@ -159,4 +98,165 @@ fn a_models_mistakes_come_back_as_error_results_and_ids_have_one_shape() {
     // A query that matches nothing gets nothing, not the one record at 0.000.
     let none: Value = serde_json::from_str(&c.call("memory_search", json!({"query": "zzqx vrrk"})).unwrap()).unwrap();
     assert_eq!(none, json!([]), "{none}");
+}
+
+#[test]
+fn a_request_line_over_16_mib_is_answered_with_an_error_for_its_id_and_the_server_goes_on() {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = alice_server(home.path(), &[]);
+    // The id last, as the TypeScript SDK writes it: the server finds it past the 16 MiB.
+    let text = "a".repeat(17 * 1024 * 1024);
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"memory_add","arguments":{{"text":"{text}"}}}},"id":41}}"#
+    );
+    writeln!(c.stdin, "{line}").unwrap();
+    c.stdin.flush().unwrap();
+    let mut answer = String::new();
+    c.stdout.read_line(&mut answer).unwrap();
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["id"], json!(41), "{answer}");
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("request too large") && message.contains("16777216"), "{message}");
+    assert_eq!(answer["error"]["data"]["bytes"], json!(line.len() + 1));
+    // Nothing of it was stored, and the next request is served as usual.
+    let stats: Value = serde_json::from_str(&c.call("memory_search", json!({"query": "aaaa"})).unwrap()).unwrap();
+    assert_eq!(stats, json!([]));
+    assert!(c.call("memory_add", json!({"text": "Short notes still go in."})).is_ok());
+}
+
+/// An argument value a model (or an attacker behind it) might send: hostile strings, other
+/// agents' names, sizes from nothing to far past every bound, numbers of any sign and size,
+/// and the wrong type altogether.
+fn wild_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        prop::sample::select(vec!["bob", "BOB", " bob", "bob\0", "alice", "", "*", "../bob", "mem_1", "sum_1"])
+            .prop_map(|s| json!(s)),
+        "\\PC{0,40}".prop_map(|s| json!(s)),
+        any::<String>().prop_map(|s| json!(s)),
+        (1usize..120_000).prop_map(|n| json!("locker ".repeat(n / 7 + 1))),
+        any::<i64>().prop_map(|n| json!(n)),
+        prop_oneof![Just(json!(-1.5e300)), Just(json!(1e300)), Just(json!(0)), Just(json!(u64::MAX))],
+        Just(json!(null)),
+        Just(json!(true)),
+        Just(json!({"agentId": "bob"})),
+        Just(json!([{"role": "usr", "content": "x"}])),
+        Just(json!([{"role": "user", "content": "the locker code is"}])),
+    ]
+}
+
+/// A wild string: hostile text, other agents' names, sizes from nothing to far past every bound.
+fn wild_string() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "bob", "BOB", " bob", "bob\0", "alice", "", "*", "../bob", "mem_1", "sum_1", "msg_1"
+        ])
+        .prop_map(String::from),
+        "\\PC{0,40}",
+        any::<String>(),
+        (1usize..120_000).prop_map(|n| "locker ".repeat(n / 7 + 1)),
+        Just("(a+)+$ [[:^".to_string()),
+    ]
+}
+
+/// A call to one of the tools: its required arguments as wild strings, often an `agentId`, and
+/// a few other arguments given wild values of any type.
+fn wild_call() -> impl Strategy<Value = (String, Value)> {
+    let keys = [
+        "query",
+        "maxResults",
+        "minScore",
+        "wing",
+        "agentId",
+        "id",
+        "text",
+        "pin",
+        "purge",
+        "pattern",
+        "mode",
+        "scope",
+        "sessionId",
+        "limit",
+        "ids",
+        "maxTokens",
+        "deep",
+        "messages",
+        "budget",
+        "pending",
+    ];
+    let tools = vec![
+        ("memory_search", "query"),
+        ("memory_get", "id"),
+        ("memory_add", "text"),
+        ("memory_forget", "id"),
+        ("lcm_grep", "pattern"),
+        ("lcm_describe", "id"),
+        ("lcm_expand_query", "query"),
+        ("conversation_append", "messages"),
+        ("conversation_assemble", "pending"),
+    ];
+    (
+        prop::sample::select(tools),
+        wild_string(),
+        prop::option::of(wild_string()),
+        prop::collection::vec((prop::sample::select(keys.to_vec()), wild_value()), 0..2),
+    )
+        .prop_map(|((tool, required), value, agent, extra)| {
+            let mut args = serde_json::Map::new();
+            for (k, v) in extra {
+                args.insert(k.to_string(), v);
+            }
+            let value = match required {
+                "messages" => json!([{"role": "user", "content": value}]),
+                _ => json!(value),
+            };
+            args.insert(required.to_string(), value);
+            if let Some(a) = agent {
+                args.insert("agentId".into(), json!(a));
+            }
+            (tool.to_string(), Value::Object(args))
+        })
+}
+
+/// Whatever a client sends, the server answers every call, stays up, and never lets alice's
+/// server show or change bob's memory or conversation.
+#[test]
+fn any_arguments_get_an_answer_and_never_reach_another_agent() {
+    let home = tempfile::tempdir().unwrap();
+    ok(run(home.path(), &["--agent", "bob", "memory", "add", "Bob's locker code is 4242-QX."]));
+    let bob_chat = home.path().join("bob.jsonl");
+    std::fs::write(&bob_chat, "{\"role\": \"user\", \"content\": \"My locker code is 4242-QX, keep it.\"}\n").unwrap();
+    ok(run(home.path(), &["--agent", "bob", "ingest", "--session", "bob-chat", bob_chat.to_str().unwrap()]));
+    let bob_before = ok(run(home.path(), &["--agent", "bob", "--json", "memory", "search", "locker code"]));
+    let alice = std::cell::RefCell::new(alice_server(home.path(), &[]));
+    let (served, succeeded) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(96);
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    runner
+        .run(&wild_call(), |(tool, arguments)| {
+            served.set(served.get() + 1);
+            let v = alice.borrow_mut().request("tools/call", json!({"name": tool, "arguments": arguments}));
+            let text = v.to_string();
+            prop_assert!(v.get("result").is_some() || v.get("error").is_some(), "no answer to {tool}: {text}");
+            if v["result"]["isError"] != json!(true) && v.get("error").is_none() {
+                succeeded.set(succeeded.get() + 1);
+            }
+            prop_assert!(!text.contains("4242-QX"), "{tool} {arguments} showed bob's memory: {text}");
+            if let Some(content) = v["result"]["content"][0]["text"].as_str() {
+                prop_assert!(content.len() <= 200_000, "{tool} answered {} bytes", content.len());
+            }
+            Ok(())
+        })
+        .unwrap();
+    // Most calls are well formed enough to reach MemCC, not refused by the schema.
+    assert!(succeeded.get() * 10 >= served.get(), "{} of {} calls succeeded", succeeded.get(), served.get());
+    // Still serving, and bob's memory is as it was.
+    let mut alice = alice.into_inner();
+    assert!(alice.call("memory_search", json!({"query": "locker"})).is_ok());
+    drop(alice);
+    let bob_after = ok(run(home.path(), &["--agent", "bob", "--json", "memory", "search", "locker code"]));
+    assert_eq!(bob_after, bob_before);
+    let bob_chat = ok(run(home.path(), &["--agent", "bob", "--json", "stats", "--session", "bob-chat"]));
+    let stats: Value = serde_json::from_str(&bob_chat).unwrap();
+    assert_eq!(stats["messages"], 1, "nothing appended to bob's conversation: {stats}");
 }

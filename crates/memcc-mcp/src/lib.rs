@@ -5,15 +5,17 @@
 //! logic). [`serve_stdio`] and [`serve_http`] are the two transports. MemCC's calls are
 //! synchronous (SQLite, the local model), so each runs on tokio's blocking pool.
 
+mod stdio;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-    ServerCapabilities, ServerConfig,
+    CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
@@ -509,6 +511,27 @@ impl ServerHandler for MemccMcp {
             .with_instructions(memcc::MEMORY_PROMPT)
     }
 
+    /// The one request MemCC adds: the stand-in [`stdio::BoundedLines`] puts after a line too
+    /// long to read, so the client hears why its request got no answer.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != stdio::TOO_LARGE_METHOD {
+            return Err(ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, request.method, None));
+        }
+        let bytes = request.params.as_ref().and_then(|p| p.get("bytes")).cloned().unwrap_or(Value::Null);
+        Err(ErrorData::invalid_request(
+            format!(
+                "request too large: a line may hold at most {} bytes (16 MiB) and this one held {bytes}; \
+                 send less (a memory record holds at most 32,000 characters)",
+                stdio::MAX_LINE_BYTES
+            ),
+            Some(json!({ "maxLineBytes": stdio::MAX_LINE_BYTES, "bytes": bytes })),
+        ))
+    }
+
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -563,10 +586,16 @@ impl MemccMcp {
     }
 }
 
-/// Serve MCP over standard input and output until the client leaves.
+/// Serve MCP over standard input and output until the client leaves. A request line over
+/// [`stdio::MAX_LINE_BYTES`] is answered with an `invalid_request` error for its id.
 pub async fn serve_stdio(server: MemccMcp) -> Result<(), McpError> {
-    let running =
-        server.serve(rmcp::transport::stdio()).await.map_err(|e| McpError::Setup(format!("MCP over stdio: {e}")))?;
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(
+        stdio::BoundedLines::new(stdin, stdio::MAX_LINE_BYTES),
+        stdout,
+    )
+    .with_max_line_length(stdio::MAX_LINE_BYTES);
+    let running = server.serve(transport).await.map_err(|e| McpError::Setup(format!("MCP over stdio: {e}")))?;
     running.waiting().await.map_err(|e| McpError::Setup(format!("MCP over stdio: {e}")))?;
     Ok(())
 }
