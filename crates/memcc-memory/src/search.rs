@@ -199,6 +199,20 @@ impl Search<'_> {
     }
 
     pub fn find(&self, q: &Query<'_>) -> Result<Found> {
+        // Stored agent ids and wings never hold U+0000 (`record::without_nul`): one that does
+        // matches nothing, on PostgreSQL (which refuses it as a parameter) as on SQLite.
+        let nul = |s: &str| s.contains('\0');
+        if q.agents.iter().any(|a| nul(a)) || q.also_in_wing.is_some_and(|(w, _)| nul(w)) {
+            let agents: Vec<String> = q.agents.iter().filter(|a| !nul(a)).cloned().collect();
+            let also_in_wing = q.also_in_wing.filter(|(w, _)| !nul(w));
+            if agents.is_empty() {
+                return Ok(Found { hits: Vec::new(), in_wing: Vec::new() });
+            }
+            return self.find(&Query { agents: &agents, also_in_wing, ..*q });
+        }
+        if q.wing.is_some_and(nul) {
+            return Ok(Found { hits: Vec::new(), in_wing: Vec::new() });
+        }
         let now = q.as_of.unwrap_or_else(memcc_core::time::now_ms);
         let periods = named_periods(q.question.text, Some(now));
         let when = asks_when(q.question.text);

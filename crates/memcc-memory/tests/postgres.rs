@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use memcc_memory::embed::HashingEmbedder;
 use memcc_memory::{MemoryConfig, MemoryRuntime, RecordKind, StoreBackend};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 
 fn open(url: &str, dir: &tempfile::TempDir) -> MemoryRuntime {
     let config = MemoryConfig { backend: StoreBackend::Postgres, postgres_url: Some(url.into()), ..Default::default() };
@@ -243,4 +245,75 @@ fn a_database_of_the_first_schema_is_upgraded_and_its_records_lengths_filled() {
     assert!(hits.first().is_some_and(|h| h.text.contains("Lisbon")), "{hits:?}");
     let version: i64 = admin.query_one("SELECT version FROM memcc_schema", &[]).unwrap().get(0);
     assert_eq!(version, memcc_memory::store::postgres::PG_SCHEMA_VERSION);
+}
+
+/// Text that PostgreSQL and SQLite might each take differently: NUL and other control
+/// characters, full-text query syntax, scripts of every kind, sizes around the record cap.
+fn stored_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "\\PC{0,120}",
+        any::<String>(),
+        "[a-z]{1,12}\u{0}[a-z \u{0}]{0,12}",
+        Just("\u{0}".to_string()),
+        Just(" \u{0} \t".to_string()),
+        prop::sample::select(vec![
+            "\" AND ( OR NEAR(",
+            "*)(:^ & | ! <->",
+            "'); DROP TABLE records; --",
+            "E'\\\\x00' $$ $1 ::text",
+            "北京大学 我们昨天去了",
+            "👩‍👩‍👧‍👦 ﷽ \u{202e}",
+        ])
+        .prop_map(String::from),
+        (31_990usize..32_010).prop_map(|n| "é".repeat(n)),
+    ]
+}
+
+/// One rule for text on both backends: whatever an agent id, wing and text hold, PostgreSQL
+/// stores what SQLite stores (or refuses it with the same code), and a search with that text
+/// as the query is answered by both.
+#[test]
+fn any_text_is_kept_alike_by_both_backends_or_refused_alike() {
+    let key = tempfile::tempdir().unwrap();
+    let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
+    let (pg_dir, lite_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let pg = open(&url, &pg_dir);
+    let lite = MemoryRuntime::open(
+        &lite_dir.path().join("memory.db"),
+        MemoryConfig::default(),
+        Arc::new(HashingEmbedder::default()),
+    )
+    .unwrap();
+    let agent = prop_oneof![Just("main".to_string()), "\\PC{0,12}", "[a-z]{0,4}\u{0}[a-z]{0,4}"];
+    let wing = prop::option::of(prop_oneof!["[a-z_]{1,10}", "\\PC{0,12}"]);
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64);
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    runner
+        .run(&(stored_text(), agent, wing), |(text, agent, wing)| {
+            let kept = |rt: &MemoryRuntime| {
+                rt.add(&agent, &text, RecordKind::Fact, false, wing.as_deref()).map(|stored| {
+                    let record = rt.store().get_many(&[stored.id]).unwrap().pop().map(|r| (r.text, r.agent_id));
+                    (stored.duplicate, record)
+                })
+            };
+            match (kept(&lite), kept(&pg)) {
+                (Ok(a), Ok(b)) => {
+                    prop_assert_eq!(&a, &b, "the backends stored {:?} differently", text);
+                    let (_, record) = a;
+                    prop_assert!(record.is_some_and(|(t, a)| !t.contains('\0') && !a.contains('\0')));
+                }
+                (Err(a), Err(b)) => prop_assert_eq!(a.code(), b.code(), "{} / {}", a, b),
+                (a, b) => prop_assert!(false, "the backends disagree on {:?}: {:?} / {:?}", text, a, b),
+            }
+            let searched = [&lite, &pg].map(|rt| rt.memory_search(&agent, &text, 5, 0.0, wing.as_deref()).map(|_| ()));
+            for found in &searched {
+                // An empty query is the caller's mistake; anything else must be answered.
+                if let Err(e) = found {
+                    prop_assert_eq!(e.code(), memcc_core::ErrorCode::InvalidInput, "a search for {:?}: {}", text, e);
+                }
+            }
+            prop_assert_eq!(searched[0].is_ok(), searched[1].is_ok());
+            Ok(())
+        })
+        .unwrap();
 }
