@@ -49,3 +49,71 @@ fn two_processes_on_two_data_dirs_share_one_memory() {
     assert!(ok(run(&server, &["memory", "verify"])).contains("PostgreSQL memory store integrity: ok"));
     assert!(!laptop.join("memory.db").exists() && !server.join("memory.db").exists(), "no local memory.db");
 }
+
+/// PostgreSQL goes away under a running `memcc mcp`: memory calls answer `memory_unavailable`
+/// at once, turns are appended (and compacted) at full speed meanwhile, and once the server is
+/// back what was compacted during the outage reaches memory — nothing lost.
+#[test]
+fn an_outage_under_a_running_mcp_server_stalls_no_turn_and_loses_nothing() {
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(url) = memcc_testkit::postgres_database(&dir.path().to_string_lossy()) else { return };
+    let (user, target, db) = memcc_testkit::postgres_url_parts(&url).unwrap();
+    let (switch, port) = memcc_testkit::TcpSwitch::start(target);
+    let config = dir.path().join("relayed.json");
+    let relayed = format!("postgres://{user}@127.0.0.1:{port}/{db}");
+    std::fs::write(&config, json!({ "memory": { "backend": "postgres", "postgresUrl": relayed } }).to_string())
+        .unwrap();
+    let home = dir.path().join("home");
+    let mut mcp = common::McpClient::start(
+        &home,
+        &["--config", config.to_str().unwrap(), "mcp", "--session", "ops", "--budget", "600"],
+    );
+    let turn = |i: usize| {
+        let text = match i {
+            7 => "The generator's fuel code is 4417, keep it safe.".to_string(),
+            _ => format!("Shift note {i}: the loading dock inventory of pallets and crates was checked again."),
+        };
+        json!({"messages": [{"role": "user", "content": text, "timestamp": 1_767_261_600_000i64 + i as i64 * 60_000}]})
+    };
+    for i in 0..4 {
+        mcp.call("conversation_append", turn(i)).unwrap();
+    }
+    mcp.call("memory_search", json!({"query": "loading dock"})).unwrap();
+
+    switch.cut();
+    let first = Instant::now();
+    let err = mcp.call("memory_search", json!({"query": "loading dock"})).unwrap_err();
+    assert!(err.contains("[memory_unavailable]"), "{err}");
+    assert!(first.elapsed() < Duration::from_secs(3), "no five tries over 8.5 s: {:?}", first.elapsed());
+    let appending = Instant::now();
+    for i in 4..44 {
+        let appended = mcp.call("conversation_append", turn(i)).unwrap();
+        assert!(appended.contains("\"added\":1") || appended.contains("\"added\": 1"), "{appended}");
+    }
+    assert!(appending.elapsed() < Duration::from_secs(20), "turns stalled: {:?}", appending.elapsed());
+    let assembled = mcp.call("conversation_assemble", json!({})).unwrap();
+    assert!(assembled.contains("Shift note 43"), "the prompt goes on without memory");
+
+    switch.restore();
+    // Back: what waits in the outbox goes with the next turns (each at its own back-off).
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut i = 44;
+    loop {
+        mcp.call("conversation_append", turn(i)).unwrap();
+        i += 1;
+        let found = mcp.call("memory_search", json!({"query": "generator fuel code"}));
+        if found.is_ok_and(|f| f.contains("4417")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "what was compacted in the outage never reached memory");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    drop(mcp);
+    let stats =
+        common::ok(common::run(&home, &["--config", config.to_str().unwrap(), "--json", "stats", "--session", "ops"]));
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["messages"], i, "every turn stored: {stats}");
+}

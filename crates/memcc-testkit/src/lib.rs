@@ -2,6 +2,8 @@
 //! whose answers each test scripts, and which logs every request it receives.
 //! Used only as a dev-dependency.
 
+use std::io::copy;
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -171,4 +173,53 @@ pub fn postgres_url_parts(url: &str) -> Option<(String, String, String)> {
     let (userinfo_host, db) = rest.split_once('/')?;
     let (user, target) = userinfo_host.rsplit_once('@')?;
     Some((user.to_string(), target.to_string(), db.split('?').next().unwrap_or(db).to_string()))
+}
+
+/// A TCP relay that can be cut (every connection closed, new ones closed as they come: the server
+/// looks gone) and restored.
+pub struct TcpSwitch {
+    down: Arc<AtomicBool>,
+    open: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl TcpSwitch {
+    /// Relay connections on a free port of 127.0.0.1 (returned) to `target` (host:port).
+    pub fn start(target: String) -> (TcpSwitch, u16) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let switch = TcpSwitch { down: Arc::default(), open: Arc::default() };
+        let (down, open) = (switch.down.clone(), switch.open.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                if down.load(Ordering::SeqCst) {
+                    let _ = client.shutdown(Shutdown::Both);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(&target) else { continue };
+                open.lock().unwrap().extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
+                for (mut from, mut to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)]
+                {
+                    std::thread::spawn(move || {
+                        let _ = copy(&mut from, &mut to);
+                        let _ = from.shutdown(Shutdown::Both);
+                        let _ = to.shutdown(Shutdown::Both);
+                    });
+                }
+            }
+        });
+        (switch, port)
+    }
+
+    /// The server looks gone: every open connection closed, new ones closed as they come.
+    pub fn cut(&self) {
+        self.down.store(true, Ordering::SeqCst);
+        for s in self.open.lock().unwrap().drain(..) {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Relay again.
+    pub fn restore(&self) {
+        self.down.store(false, Ordering::SeqCst);
+    }
 }

@@ -8,8 +8,6 @@
 
 use std::io::copy;
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use memcc::memory::{MemoryConfig, StoreBackend};
@@ -76,59 +74,13 @@ fn memory_comes_back_when_the_database_does() {
     assert!(hits.iter().any(|h| h.text.contains("Thursday")), "{hits:?}");
 }
 
-/// A relay that can be cut (every connection closed, new ones closed as they come: the server
-/// looks gone) and restored.
-struct Switch {
-    down: Arc<AtomicBool>,
-    open: Arc<Mutex<Vec<TcpStream>>>,
-}
-
-impl Switch {
-    fn start(target: String) -> (Switch, u16) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let switch = Switch { down: Arc::default(), open: Arc::default() };
-        let (down, open) = (switch.down.clone(), switch.open.clone());
-        std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                if down.load(Ordering::SeqCst) {
-                    let _ = client.shutdown(Shutdown::Both);
-                    continue;
-                }
-                let Ok(server) = TcpStream::connect(&target) else { continue };
-                open.lock().unwrap().extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
-                for (mut from, mut to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)]
-                {
-                    std::thread::spawn(move || {
-                        let _ = copy(&mut from, &mut to);
-                        let _ = from.shutdown(Shutdown::Both);
-                        let _ = to.shutdown(Shutdown::Both);
-                    });
-                }
-            }
-        });
-        (switch, port)
-    }
-
-    fn cut(&self) {
-        self.down.store(true, Ordering::SeqCst);
-        for s in self.open.lock().unwrap().drain(..) {
-            let _ = s.shutdown(Shutdown::Both);
-        }
-    }
-
-    fn restore(&self) {
-        self.down.store(false, Ordering::SeqCst);
-    }
-}
-
 #[test]
 fn an_outage_mid_run_stalls_no_turn_and_loses_nothing() {
     use memcc::context::message::AgentMessage;
     let key = tempfile::tempdir().unwrap();
     let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
     let (user, target, db) = memcc_testkit::postgres_url_parts(&url).unwrap();
-    let (switch, port) = Switch::start(target);
+    let (switch, port) = memcc_testkit::TcpSwitch::start(target);
     let dir = tempfile::tempdir().unwrap();
     let config = MemccConfig {
         data_dir: Some(dir.path().to_path_buf()),
