@@ -86,6 +86,8 @@ fn a_models_mistakes_come_back_as_error_results_and_ids_have_one_shape() {
         ("lcm_grep", json!({"pattern": "(unclosed", "mode": "regex"}), "[invalid_input]"),
         ("lcm_grep", json!({"pattern": "x", "mode": "bogus"}), "[invalid_input]"),
         ("memory_add", json!({"text": "   "}), "[invalid_input]"),
+        // A session nobody appended to is said, not started on the spot.
+        ("conversation_assemble", json!({"sessionId": "alice-chta"}), "[unknown_session]"),
     ] {
         let v = c.request("tools/call", json!({"name": tool, "arguments": args}));
         assert!(v.get("error").is_none(), "{tool}: a tool result, not a JSON-RPC error: {v}");
@@ -93,6 +95,22 @@ fn a_models_mistakes_come_back_as_error_results_and_ids_have_one_shape() {
         let text = v["result"]["content"][0]["text"].as_str().unwrap();
         assert!(text.starts_with(code), "{tool}: {text}");
     }
+    // A typo'd role is kept as given, and the answer says so.
+    let appended: Value = serde_json::from_str(
+        &c.call("conversation_append", json!({"messages": [{"role": "usr", "content": "Typo in the role."}]})).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(appended["added"], json!(1), "{appended}");
+    let warning = appended["warnings"][0].as_str().unwrap_or_default();
+    assert!(warning.starts_with("message 1: role \"usr\" is not user"), "{appended}");
+    // camelCase everywhere, lcm_describe's summary included.
+    c.call("conversation_append", json!({"messages": (0..40).map(|i| json!({"role": "user", "content": format!("Mooring note {i}: check the lines at pier 9 and the fenders.")})).collect::<Vec<_>>(), "budget": 300})).unwrap();
+    let grep: Value =
+        serde_json::from_str(&c.call("lcm_grep", json!({"pattern": "mooring", "scope": "summaries"})).unwrap())
+            .unwrap();
+    let summary_id = grep[0]["id"].as_str().expect("a summary matches").to_string();
+    let described = c.call("lcm_describe", json!({"id": summary_id})).unwrap();
+    assert!(described.contains("\"tokenCount\"") && !described.contains("token_count"), "{described}");
     let forgot: Value = serde_json::from_str(&c.call("memory_forget", json!({"id": id})).unwrap()).unwrap();
     assert_eq!(forgot["removed"], json!([id]), "{forgot}");
     // A query that matches nothing gets nothing, not the one record at 0.000.
@@ -259,4 +277,42 @@ fn any_arguments_get_an_answer_and_never_reach_another_agent() {
     let bob_chat = ok(run(home.path(), &["--agent", "bob", "--json", "stats", "--session", "bob-chat"]));
     let stats: Value = serde_json::from_str(&bob_chat).unwrap();
     assert_eq!(stats["messages"], 1, "nothing appended to bob's conversation: {stats}");
+}
+
+/// Schemas every client reads the same way: each argument has one type (an optional one is
+/// left out, never `null`), a description, and its allowed values or range where it has them.
+#[test]
+fn every_tool_argument_has_one_type_a_description_and_its_values() {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = alice_server(home.path(), &[]);
+    let tools = c.request("tools/list", json!({}));
+    let tools = tools["result"]["tools"].as_array().unwrap().clone();
+    assert_eq!(tools.len(), 9);
+    let mut seen = 0;
+    for tool in &tools {
+        let schema = &tool["inputSchema"];
+        let defs = schema["$defs"].as_object().cloned().unwrap_or_default();
+        for object in std::iter::once(schema).chain(defs.values()) {
+            for (name, p) in object["properties"].as_object().unwrap() {
+                seen += 1;
+                let at = format!("{}.{name}", tool["name"]);
+                assert!(p["type"].is_string(), "{at}: one type, not {}", p["type"]);
+                assert!(p.get("anyOf").is_none() && p.get("oneOf").is_none(), "{at}: {p}");
+                assert!(p["description"].as_str().is_some_and(|d| d.len() > 8), "{at} has no description");
+            }
+        }
+    }
+    assert!(seen >= 40, "{seen} arguments");
+    let arg = |tool: &str, name: &str| -> Value {
+        let t = tools.iter().find(|t| t["name"] == tool).unwrap();
+        let s = &t["inputSchema"];
+        s["properties"].get(name).cloned().unwrap_or_else(|| s["$defs"]["TurnMessage"]["properties"][name].clone())
+    };
+    assert_eq!(arg("lcm_grep", "mode")["enum"], json!(["text", "regex"]));
+    assert_eq!(arg("lcm_grep", "scope")["enum"], json!(["messages", "summaries", "both"]));
+    assert_eq!(arg("conversation_append", "role")["enum"], json!(["user", "assistant", "toolResult"]));
+    assert_eq!(
+        (arg("memory_search", "maxResults")["minimum"].clone(), arg("memory_search", "maxResults")["maximum"].clone()),
+        (json!(1), json!(100))
+    );
 }

@@ -73,16 +73,25 @@ pub const FORMATS_READ: &str = "OpenClaw session JSONL, {role, content} lines, C
 fn entry(value: Value, line: usize, parsed: &mut ParsedTranscript) -> Result<(), String> {
     let before = parsed.messages.len();
     let result = read_entry(value, parsed);
-    if let Some(m @ AgentMessage::Unknown(_)) = parsed.messages.get(before) {
-        let role = m.role();
-        let note = if matches!(role.as_str(), "user" | "assistant" | "toolResult") {
-            format!("a {role} message that does not parse as one (kept as given)")
-        } else {
-            format!("role {role:?} is not user, assistant or toolResult (kept as given)")
-        };
+    if let Some(note) = parsed.messages.get(before).and_then(unread_note) {
         parsed.unread.push(LineError { line, error: note });
     }
     result
+}
+
+/// What to tell the sender of a message of no kind MemCC reads (a typo'd role such as "usr",
+/// another format's "system", a user message whose content does not parse): it is kept as
+/// given, but worth a word. `None` for a message MemCC reads.
+pub fn unread_note(m: &AgentMessage) -> Option<String> {
+    if !matches!(m, AgentMessage::Unknown(_)) {
+        return None;
+    }
+    let role = m.role();
+    Some(if matches!(role.as_str(), "user" | "assistant" | "toolResult") {
+        format!("a {role} message that does not parse as one (kept as given)")
+    } else {
+        format!("role {role:?} is not user, assistant or toolResult (kept as given)")
+    })
 }
 
 /// A message read from `format`: its messages joined in order, the file's format noted.

@@ -102,15 +102,19 @@ fn text_result(value: &Value) -> CallToolResult {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
 pub struct SearchArgs {
     /// What to look for, in any words.
     pub query: String,
     /// How many results at most (1–100, default 8).
+    #[schemars(range(min = 1, max = 100))]
     pub max_results: Option<u32>,
     /// Leave out results scoring below this (default 0.01: what matches neither the words nor the
     /// meaning of the query).
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub min_score: Option<f64>,
-    /// Only this topic wing.
+    /// Only this topic wing (a namespace MemCC files each memory under by its subject, e.g.
+    /// "work", "health", "travel", or one configured in memory.wings); the hits name theirs.
     pub wing: Option<String>,
     /// Whose memory: the server's agent (the default) or one its operator allowed.
     pub agent_id: Option<String>,
@@ -118,6 +122,7 @@ pub struct SearchArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
 pub struct IdArgs {
     /// A memory id from memory_search, e.g. mem_12.
     pub id: String,
@@ -127,11 +132,13 @@ pub struct IdArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
 pub struct AddArgs {
     /// What to remember.
     pub text: String,
     /// Always recall it.
     pub pin: Option<bool>,
+    /// File it under this topic wing (default: the wing its subject suggests).
     pub wing: Option<String>,
     /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
@@ -139,6 +146,7 @@ pub struct AddArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
 pub struct ForgetArgs {
     /// The memory to forget, e.g. mem_12.
     pub id: String,
@@ -150,15 +158,20 @@ pub struct ForgetArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
 pub struct GrepArgs {
     /// Words (all of them must occur), or a regular expression with mode "regex".
     pub pattern: String,
     /// "text" (default) or "regex".
+    #[schemars(extend("enum" = ["text", "regex"]))]
     pub mode: Option<String>,
     /// "messages", "summaries" or "both" (default).
+    #[schemars(extend("enum" = ["messages", "summaries", "both"]))]
     pub scope: Option<String>,
     /// One conversation (default: the server's session, else all of the agent's).
     pub session_id: Option<String>,
+    /// How many matches at most (1–500, default 20).
+    #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
     /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
@@ -166,6 +179,7 @@ pub struct GrepArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
 pub struct DescribeArgs {
     /// A summary id, e.g. sum_0123456789abcdef.
     pub id: String,
@@ -175,11 +189,13 @@ pub struct DescribeArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
 pub struct ExpandArgs {
     /// Summary, message or file ids (sum_…, msg_…, file_…) to expand.
     pub ids: Option<Vec<String>>,
     /// Without ids: expand the best matches of this query.
     pub query: Option<String>,
+    /// The conversation a query searches (default: the server's session, else all of the agent's).
     pub session_id: Option<String>,
     /// Token cap on what comes back (default 4000).
     pub max_tokens: Option<u32>,
@@ -191,9 +207,12 @@ pub struct ExpandArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
 pub struct TurnMessage {
     /// "user", "assistant" or "toolResult".
+    #[schemars(extend("enum" = ["user", "assistant", "toolResult"]))]
     pub role: String,
+    /// The message's text.
     pub content: String,
     /// Milliseconds since the epoch.
     pub timestamp: Option<i64>,
@@ -203,9 +222,11 @@ pub struct TurnMessage {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
 pub struct AppendArgs {
     /// The conversation (default: the server's session).
     pub session_id: Option<String>,
+    /// The new messages, oldest first.
     pub messages: Vec<TurnMessage>,
     /// Compact against this token budget afterwards (default: the server's).
     pub budget: Option<u32>,
@@ -215,7 +236,9 @@ pub struct AppendArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
 pub struct AssembleArgs {
+    /// The conversation (default: the server's session); it must exist (conversation_append starts one).
     pub session_id: Option<String>,
     /// Token budget (default: the server's).
     pub budget: Option<u32>,
@@ -469,10 +492,21 @@ impl MemccMcp {
                         AgentMessage::from_value(v)
                     })
                     .collect();
+                // A typo'd role is stored as given (lossless), and the model hears of it.
+                let warnings: Vec<String> = messages
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, m)| Some(format!("message {}: {}", i + 1, memcc::context::import::unread_note(m)?)))
+                    .collect();
                 self.call(move |m| {
                     let stored = m.context.ingest_batch(&session, &messages)?;
                     let compacted = m.context.compact(&session, budget, false)?;
-                    Ok(json!({"added": stored.inserted.len(), "duplicates": stored.duplicates, "compaction": compacted}))
+                    let mut answer =
+                        json!({"added": stored.inserted.len(), "duplicates": stored.duplicates, "compaction": compacted});
+                    if !warnings.is_empty() {
+                        answer["warnings"] = json!(warnings);
+                    }
+                    Ok(answer)
                 })
                 .await
             }
@@ -494,10 +528,43 @@ impl MemccMcp {
                 let session = self.conversation(&a.session_id, &a.agent_id)?;
                 let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
                 let pending: Vec<AgentMessage> = a.pending.iter().map(|p| AgentMessage::user(p)).collect();
-                self.call(move |m| m.assemble_for(&session, budget, None, &pending)).await
+                self.call(move |m| {
+                    // A session nobody appended to is most likely a mistaken id: said, not
+                    // answered with the empty prompt of a conversation started on the spot.
+                    m.context.existing(&session)?;
+                    m.assemble_for(&session, budget, None, &pending)
+                })
+                .await
             }
             .await,
         )
+    }
+}
+
+/// Optional arguments as one type. Leaving one out is how a client says "none", so the `null`
+/// alternative schemars writes for an `Option` only makes strict clients warn (the MCP
+/// Inspector's `--strict` check flags `["string", "null"]`).
+fn one_type(schema: &mut schemars::Schema) {
+    let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else { return };
+    let is_null = |v: &Value| v == "null" || v.get("type").is_some_and(|t| t == "null") || v.is_null();
+    for property in properties.values_mut().filter_map(Value::as_object_mut) {
+        if let Some(Value::Array(types)) = property.get("type") {
+            let rest: Vec<Value> = types.iter().filter(|t| !is_null(t)).cloned().collect();
+            let one = if rest.len() == 1 { rest[0].clone() } else { Value::Array(rest) };
+            property.insert("type".into(), one);
+        }
+        if let Some(Value::Array(any)) = property.get("anyOf") {
+            let rest: Vec<Value> = any.iter().filter(|s| !is_null(s)).cloned().collect();
+            if let [Value::Object(only)] = rest.as_slice() {
+                property.remove("anyOf");
+                for (k, v) in only {
+                    property.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+        }
+        if let Some(Value::Array(values)) = property.get_mut("enum") {
+            values.retain(|v| !v.is_null());
+        }
     }
 }
 

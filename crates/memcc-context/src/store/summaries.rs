@@ -10,6 +10,7 @@ use memcc_core::text::fts_document;
 pub use memcc_core::bridge::SummaryKind;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Summary {
     pub id: String,
     pub conversation_id: i64,
