@@ -19,6 +19,9 @@ pub enum ErrorCode {
     Storage,
     /// A model or remote endpoint failed.
     Model,
+    /// A fault in MemCC itself (a part of a search that panicked), not in the request: nothing
+    /// stored changed; worth a bug report.
+    Internal,
 }
 
 impl ErrorCode {
@@ -31,6 +34,7 @@ impl ErrorCode {
             ErrorCode::MemoryUnavailable => "memory_unavailable",
             ErrorCode::Storage => "storage",
             ErrorCode::Model => "model",
+            ErrorCode::Internal => "internal",
         }
     }
 }

@@ -26,6 +26,9 @@ pub enum MemoryError {
     NotFound(String),
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
+    /// A fault in MemCC itself, not in the caller's request.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl From<memcc_core::sqlite::SqliteError> for MemoryError {
@@ -56,6 +59,7 @@ impl MemoryError {
             MemoryError::Config(_) => C::InvalidConfig,
             MemoryError::Input(_) => C::InvalidInput,
             MemoryError::NotFound(_) => C::NotFound,
+            MemoryError::Internal(_) => C::Internal,
         }
     }
 }

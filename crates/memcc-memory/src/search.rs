@@ -274,9 +274,9 @@ impl Search<'_> {
             (vector, lexical.join())
         });
         let vector_scores =
-            vector_scores.map_err(|_| crate::error::MemoryError::Input("the vector search panicked".into()))?;
+            vector_scores.map_err(|_| crate::error::MemoryError::Internal("the vector search panicked".into()))?;
         let (lexical, in_wing, in_context) =
-            lexical.map_err(|_| crate::error::MemoryError::Input("the full-text search panicked".into()))??;
+            lexical.map_err(|_| crate::error::MemoryError::Internal("the full-text search panicked".into()))??;
         let ids: Vec<i64> = vector_scores
             .keys()
             .chain(lexical.keys())
