@@ -41,6 +41,10 @@ pub struct HQuestion {
     /// RealMem: the memory points the answer draws on (each paraphrases a turn of a gold
     /// session); a prompt holds the answer when it holds every point (strict) or half (loose).
     pub gold_points: Vec<String>,
+    /// RealMem "Dynamic Updating": the older versions of the gold points — points of earlier
+    /// sessions of the same project under the same `【label】` — that the answer must not take
+    /// for current.
+    pub superseded_points: Vec<String>,
 }
 
 /// A question asked partway through a haystack (RealMem's protocol): memory holds the sessions

@@ -275,6 +275,7 @@ pub fn to_haystacks(conversations: &[Conversation], issues: &mut Vec<String>) ->
                             adversarial_answer: q.adversarial_answer.clone(),
                             asked_at: None,
                             gold_points: Vec::new(),
+                            superseded_points: Vec::new(),
                         }
                     })
                     .collect(),

@@ -116,6 +116,7 @@ pub fn to_haystacks(items: &[Item]) -> Vec<Haystack> {
                     adversarial_answer: None,
                     asked_at: None,
                     gold_points: Vec::new(),
+                    superseded_points: Vec::new(),
                 }],
             }
         })

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::answer::{Containment, contains, contains_points, gold_tokens, point_tokens, text_tokens};
+use crate::answer::{Containment, contains, contains_point, contains_points, gold_tokens, point_tokens, text_tokens};
 use crate::baseline::Corpus;
 use crate::haystack::HQuestion;
 use crate::haystack::Haystack;
@@ -94,6 +94,11 @@ pub struct Score {
     pub questions: usize,
     pub strict: f64,
     pub loose: f64,
+    /// RealMem Dynamic Updating: of the questions whose gold has older versions, the share whose
+    /// text holds an older version of a point and not the point itself (a superseded value
+    /// shown as the current one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shown_superseded: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -104,10 +109,15 @@ struct Tally {
     chars: usize,
     tokens: usize,
     cl100k: usize,
+    /// Questions with older versions of their gold, and those whose text showed one as current.
+    superseded: usize,
+    stale: usize,
 }
 
 impl Tally {
-    fn add(&mut self, c: Containment, m: &Measured) {
+    fn add(&mut self, c: Containment, m: &Measured, stale: Option<bool>) {
+        self.superseded += usize::from(stale.is_some());
+        self.stale += usize::from(stale == Some(true));
         self.n += 1;
         self.strict += usize::from(c.strict);
         self.loose += usize::from(c.loose);
@@ -123,11 +133,18 @@ impl Tally {
         self.chars += o.chars;
         self.tokens += o.tokens;
         self.cl100k += o.cl100k;
+        self.superseded += o.superseded;
+        self.stale += o.stale;
     }
 
     fn score(&self) -> Score {
         let per = |x: usize| if self.n == 0 { 0.0 } else { x as f64 / self.n as f64 };
-        Score { questions: self.n, strict: per(self.strict), loose: per(self.loose) }
+        Score {
+            questions: self.n,
+            strict: per(self.strict),
+            loose: per(self.loose),
+            shown_superseded: (self.superseded > 0).then(|| self.stale as f64 / self.superseded as f64),
+        }
     }
 
     fn mean(&self, x: usize) -> f64 {
@@ -296,6 +313,38 @@ impl Gold {
     }
 }
 
+/// A Dynamic Updating question's points by label, current and older ([`HQuestion::superseded_points`]).
+struct Versions {
+    current: Vec<(String, Vec<String>)>,
+    older: Vec<(String, Vec<String>)>,
+}
+
+impl Versions {
+    fn of(q: &HQuestion) -> Option<Versions> {
+        if q.superseded_points.is_empty() {
+            return None;
+        }
+        let labelled = |points: &[String]| -> Vec<(String, Vec<String>)> {
+            points
+                .iter()
+                .filter_map(|p| Some((crate::realmem::point_label(p)?.to_string(), point_tokens(p))))
+                .filter(|(_, t)| !t.is_empty())
+                .collect()
+        };
+        let v = Versions { current: labelled(&q.gold_points), older: labelled(&q.superseded_points) };
+        (!v.older.is_empty()).then_some(v)
+    }
+
+    /// Whether `text` holds an older version under some label and no current point of that label.
+    fn shown_as_current(&self, text: &str) -> bool {
+        let tokens = text_tokens(text);
+        self.older.iter().any(|(label, old)| {
+            contains_point(&tokens, old)
+                && !self.current.iter().any(|(l, now)| l == label && contains_point(&tokens, now))
+        })
+    }
+}
+
 /// The host budget at which recalled memory gets `memory` tokens.
 fn host_budget(settings: &MemccConfig, memory: usize) -> usize {
     let fraction = settings.context.memory_budget_fraction.max(0.01);
@@ -348,15 +397,17 @@ impl Run<'_> {
         if let Some(extra) = expanded {
             texts.push((System::MemccExpand, format!("{prompt}\n\n{extra}")));
         }
+        let versions = Versions::of(q);
+        let stale = |text: &str| versions.as_ref().map(|v| v.shown_as_current(text));
         let mut results = Vec::with_capacity(texts.len() + 1);
         let found = gold.in_text(prompt);
         results.push((System::Memcc, found.strict, found.loose));
-        self.tally(scenario, memory, System::Memcc, &q.category, found, &memcc);
+        self.tally(scenario, memory, System::Memcc, &q.category, found, &memcc, stale(prompt));
         for (system, text) in &texts {
             let found = gold.in_text(text);
             let m = measure(text, None);
             results.push((*system, found.strict, found.loose));
-            self.tally(scenario, memory, *system, &q.category, found, &m);
+            self.tally(scenario, memory, *system, &q.category, found, &m, stale(text));
         }
         self.lines.push(QuestionLine {
             id: q.id.clone(),
@@ -373,8 +424,18 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn tally(&mut self, scenario: Scenario, memory: usize, system: System, cat: &str, c: Containment, m: &Measured) {
-        self.tallies.entry((scenario, memory, system, cat.to_string())).or_default().add(c, m);
+    #[allow(clippy::too_many_arguments)]
+    fn tally(
+        &mut self,
+        scenario: Scenario,
+        memory: usize,
+        system: System,
+        cat: &str,
+        c: Containment,
+        m: &Measured,
+        stale: Option<bool>,
+    ) {
+        self.tallies.entry((scenario, memory, system, cat.to_string())).or_default().add(c, m, stale);
     }
 
     /// Every session replayed as a host session of its own (compacted, flushed); each question
@@ -713,6 +774,7 @@ pub fn markdown(report: &PromptReport) -> String {
             ));
         }
         s.push_str(&margins(report, *scenario));
+        s.push_str(&superseded_shown(report, *scenario));
         if *scenario == Scenario::LongSession && !report.long_runs.is_empty() {
             s.push_str(&long_runs(&report.long_runs));
         }
@@ -728,6 +790,33 @@ pub fn markdown(report: &PromptReport) -> String {
             c.in_other_turn,
             c.in_whole_session
         ));
+    }
+    s
+}
+
+/// RealMem Dynamic Updating: how often each system's text showed an older version of a point
+/// and not the point itself, per memory size.
+fn superseded_shown(report: &PromptReport, scenario: Scenario) -> String {
+    let mut s = String::new();
+    for memory in &report.memory_sizes {
+        let rates: Vec<String> = report
+            .rows
+            .iter()
+            .filter(|r| r.scenario == scenario && r.memory_tokens == *memory)
+            .filter_map(|r| {
+                let (_, score) = r.by_category.iter().find(|(c, _)| c == crate::realmem::DYNAMIC_UPDATING)?;
+                Some(format!("{} {:.3}", r.system.label(), score.shown_superseded?))
+            })
+            .collect();
+        if !rates.is_empty() {
+            if s.is_empty() {
+                s.push_str(
+                    "\nDynamic Updating, a superseded version shown as current (an older version of a gold point in \
+                     the text, the point itself not):\n",
+                );
+            }
+            s.push_str(&format!("- {memory}: {}\n", rates.join(", ")));
+        }
     }
     s
 }
@@ -802,4 +891,23 @@ fn margins(report: &PromptReport, scenario: Scenario) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_older_version_is_shown_as_current_only_where_the_current_point_is_missing() {
+        let point = |p: &str| (crate::realmem::point_label(p).unwrap().to_string(), point_tokens(p));
+        let v = Versions {
+            current: vec![point("【Plan】 Take the night train to Vienna on Friday")],
+            older: vec![point("【Plan】 Fly to Osaka on May 1"), point("【Budget】 Spend 3,000 dollars in total")],
+        };
+        assert!(v.shown_as_current("The user will fly to Osaka on May 1."));
+        assert!(!v.shown_as_current("First Osaka on May 1, now the night train to Vienna on Friday."));
+        assert!(!v.shown_as_current("Nothing about the trip."));
+        // The budget has no current point among the gold: an older budget shows as current.
+        assert!(v.shown_as_current("Spend 3,000 dollars in total; the night train to Vienna on Friday."));
+    }
 }

@@ -36,6 +36,10 @@ pub struct Metadata {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Dialogue {
     pub session_uuid: String,
+    /// "Travel_Planning_6:S4_01": the project before the colon (gold metadata: it only finds the
+    /// older versions of a point, never reaches MemCC).
+    #[serde(default)]
+    pub session_identifier: String,
     /// "2025-12-17 (Wednesday)".
     pub current_time: String,
     #[serde(default)]
@@ -196,12 +200,46 @@ fn to_haystack(id: &str, p: &Persona, issues: &mut Vec<String>) -> Haystack {
                 adversarial_answer: None,
                 asked_at: Some(AskedAt { session: si, turn: k }),
                 gold_points: answer.memory_used.iter().map(|m| m.content.clone()).collect(),
+                superseded_points: if t.category_name.as_deref() == Some(DYNAMIC_UPDATING) {
+                    superseded(d, &seen, &answer.memory_used)
+                } else {
+                    Vec::new()
+                },
             });
         }
         seen.insert(&d.session_uuid, d);
         sessions.push(HSession { unit: d.session_uuid.clone(), time, turns });
     }
     Haystack { id: id.to_string(), sessions, questions }
+}
+
+/// The category whose queries ask for the newest version of something that changed.
+pub const DYNAMIC_UPDATING: &str = "Dynamic Updating";
+
+/// A memory point's `【label】` ("Travel Plan"), when it has one.
+pub fn point_label(point: &str) -> Option<&str> {
+    let rest = point.trim_start().strip_prefix('【')?;
+    Some(rest[..rest.find('】')?].trim())
+}
+
+/// The older versions of `used` (the gold points of a Dynamic Updating query asked in `d`): the
+/// points of earlier sessions of the same project that carry a gold point's label and are not
+/// gold themselves.
+fn superseded(d: &Dialogue, seen: &HashMap<&str, &Dialogue>, used: &[UsedMemory]) -> Vec<String> {
+    let project = |d: &Dialogue| d.session_identifier.split(':').next().unwrap_or_default().to_string();
+    let here = project(d);
+    let labels: HashSet<&str> = used.iter().filter_map(|m| point_label(&m.content)).collect();
+    let gold: HashSet<&str> = used.iter().map(|m| m.content.as_str()).collect();
+    let mut older: Vec<String> = seen
+        .values()
+        .filter(|e| !here.is_empty() && project(e) == here)
+        .flat_map(|e| e.extracted_memory.iter())
+        .filter(|p| point_label(&p.content).is_some_and(|l| labels.contains(l)) && !gold.contains(p.content.as_str()))
+        .map(|p| p.content.clone())
+        .collect();
+    older.sort();
+    older.dedup();
+    older
 }
 
 /// How the memory-point rule of `memcc bench prompt` ([`crate::answer::POINT_SHARE`]) reads
@@ -290,6 +328,25 @@ mod tests {
         // Nothing of the gold or the metadata reaches a turn.
         let all: String = h.sessions.iter().flat_map(|s| s.turns.iter().map(|t| t.text.clone())).collect();
         assert!(!all.contains("Trip_1") && !all.contains("【Plan】"));
+    }
+
+    #[test]
+    fn a_dynamic_updating_query_knows_the_older_versions_of_its_points() {
+        // A first plan in another session of the same project, under the same label; a plan of
+        // another project and a point under another label are not older versions.
+        let older = r#"{"session_identifier": "Trip_1:S0_01", "session_uuid": "a0", "current_time": "2025-12-16 (Tuesday)",
+           "extracted_memory": [{"content": "【Plan】 Fly to Osaka on May 1", "source_turn": 0},
+                                {"content": "【Budget】 3,000 dollars", "source_turn": 0}],
+           "dialogue_turns": [{"speaker": "User", "content": "Osaka on May 1", "is_query": false}]},
+          {"session_identifier": "Work_2:S1_01", "session_uuid": "w1", "current_time": "2025-12-16 (Tuesday)",
+           "extracted_memory": [{"content": "【Plan】 Ship v2 on June 1", "source_turn": 0}],
+           "dialogue_turns": [{"speaker": "User", "content": "Ship v2 on June 1", "is_query": false}]},
+          "#;
+        let text = TINY.replacen(r#""dialogues": ["#, &format!(r#""dialogues": [{older}"#), 1);
+        let h = to_haystack("P", &parse(&text).unwrap(), &mut Vec::new());
+        assert_eq!(h.questions[0].superseded_points, vec!["【Plan】 Fly to Osaka on May 1".to_string()]);
+        assert_eq!(point_label("【Plan】 Fly"), Some("Plan"));
+        assert_eq!(point_label("no label"), None);
     }
 
     #[test]
