@@ -5,6 +5,7 @@ mod context_cmd;
 mod demo;
 mod mcp_cmd;
 mod memory_cmd;
+mod model_cmd;
 mod ui_cmd;
 
 use std::path::PathBuf;
@@ -60,6 +61,9 @@ enum Command {
     /// Long-term memory: add, search, get, forget, export, import, stats, reembed.
     #[command(subcommand)]
     Memory(memory_cmd::MemoryCommand),
+    /// The local embedding model: `fetch` installs it, `status` says whether it is installed.
+    #[command(subcommand)]
+    Model(model_cmd::ModelCommand),
     /// Retrieval benchmarks (LoCoMo).
     #[command(subcommand)]
     Bench(bench_cmd::BenchCommand),
@@ -196,6 +200,7 @@ fn main() -> std::process::ExitCode {
     let result = match &cli.command {
         Command::Context(c) => context_cmd::run(&cli, c),
         Command::Memory(c) => memory_cmd::run(&cli, c),
+        Command::Model(c) => model_cmd::run(&cli, c),
         Command::Bench(c) => bench_cmd::run(&cli, c),
         Command::Mcp(a) => mcp_cmd::run(&cli, a),
         Command::Ui(a) => ui_cmd::run(&cli, a),

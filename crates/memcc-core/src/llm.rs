@@ -187,7 +187,41 @@ fn send_once(agent: &ureq::Agent, config: &OpenAiConfig, url: &str, payload: &st
 
 /// Build a ureq agent whose every request is bounded by `timeout`.
 pub fn http_agent(timeout: Duration) -> ureq::Agent {
-    ureq::Agent::config_builder().timeout_global(Some(timeout)).http_status_as_error(false).build().into()
+    let mut config = ureq::Agent::config_builder().timeout_global(Some(timeout)).http_status_as_error(false);
+    if let Some(roots) = system_roots() {
+        config = config.tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build());
+    }
+    config.build().into()
+}
+
+/// The system's certificate authorities (`$SSL_CERT_FILE`, else the bundle where Linux
+/// distributions, Alpine and macOS keep it), read once: an endpoint, proxy or package mirror
+/// this machine trusts is trusted here too, as curl and pip trust it. Mozilla's roots, built
+/// in, when there is no bundle.
+fn system_roots() -> Option<ureq::tls::RootCerts> {
+    static ROOTS: std::sync::OnceLock<Option<ureq::tls::RootCerts>> = std::sync::OnceLock::new();
+    ROOTS
+        .get_or_init(|| {
+            let named = std::env::var_os("SSL_CERT_FILE").filter(|v| !v.is_empty()).map(std::path::PathBuf::from);
+            let known = [
+                "/etc/ssl/certs/ca-certificates.crt",
+                "/etc/pki/tls/certs/ca-bundle.crt",
+                "/etc/ssl/ca-bundle.pem",
+                "/etc/ssl/cert.pem",
+            ];
+            let bundle = named
+                .into_iter()
+                .chain(known.iter().map(std::path::PathBuf::from))
+                .find_map(|p| std::fs::read(p).ok())?;
+            let certs: Vec<ureq::tls::Certificate<'static>> = ureq::tls::parse_pem(&bundle)
+                .filter_map(|item| match item {
+                    Ok(ureq::tls::PemItem::Certificate(c)) => Some(c.to_owned()),
+                    _ => None,
+                })
+                .collect();
+            (!certs.is_empty()).then(|| ureq::tls::RootCerts::new_with_certs(&certs))
+        })
+        .clone()
 }
 
 /// An OpenAI-compatible chat-completions client.

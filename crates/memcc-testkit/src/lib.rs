@@ -20,6 +20,8 @@ pub enum Reply {
     Raw(u16, String),
     /// Wait this long, then answer 200 with an empty completion (the client should give up first).
     Hang(Duration),
+    /// Any status and a binary body (a file a package index serves).
+    Bytes(u16, Arc<Vec<u8>>),
 }
 
 /// A request the server received.
@@ -77,6 +79,11 @@ impl MockServer {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
+    /// `http://127.0.0.1:<port>`
+    pub fn origin(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
     pub fn requests(&self) -> Vec<Logged> {
         self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -106,6 +113,10 @@ fn respond(request: tiny_http::Request, reply: Reply) {
     let (status, body) = match reply {
         Reply::Chat(text) => (200, chat_completion(&text)),
         Reply::Raw(status, body) => (status, body),
+        Reply::Bytes(status, bytes) => {
+            let _ = request.respond(tiny_http::Response::from_data(bytes.as_slice()).with_status_code(status));
+            return;
+        }
         Reply::Hang(d) => {
             std::thread::sleep(d);
             (200, chat_completion(""))

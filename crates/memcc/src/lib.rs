@@ -196,7 +196,7 @@ fn refuse_fallback_over_vectors(
     if let Some((model, n)) = store.vector_models()?.into_iter().find(|(m, _)| m != fallback) {
         let place = if sqlite { path.display().to_string() } else { "the PostgreSQL memory store".into() };
         return Err(MemccError::MemoryUnavailable(format!(
-            "{place} holds {n} vectors of the {model} model, which is missing at {}; fetch it (scripts/fetch-model.sh) \
+            "{place} holds {n} vectors of the {model} model, which is missing at {}; fetch it (`memcc model fetch`) \
              or set embeddingModel \"hashing\" on purpose",
             model_dir.display()
         )));
@@ -386,7 +386,7 @@ impl Memcc {
                 Err(e) => {
                     warnings.push(format!(
                         "local embedding model unavailable ({e}); using the hashing embedder, which only matches \
-                         shared words. Run scripts/fetch-model.sh for semantic recall."
+                         shared words. Run `memcc model fetch` for semantic recall."
                     ));
                     Arc::new(HashingEmbedder::default())
                 }

@@ -1,10 +1,12 @@
 //! Embedders: text → L2-normalised vectors, behind one trait.
 //!
-//! - [`usem3::Usem3`]: the local default (USE multilingual v3, 512-d), files fetched at set-up.
+//! - [`usem3::Usem3`]: the local default (USE multilingual v3, 512-d), its files fetched at
+//!   set-up ([`install`]).
 //! - [`OpenAiEmbedder`]: an OpenAI-compatible `/embeddings` endpoint.
 //! - [`HashingEmbedder`]: character n-gram hashing; needs no files. For tests, and the loud
 //!   fallback when no model is installed.
 
+pub mod install;
 pub mod sentencepiece;
 pub mod usem3;
 

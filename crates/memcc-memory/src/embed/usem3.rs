@@ -71,7 +71,7 @@ impl Usem3 {
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
         let missing = |f: &str| {
             EmbedError::Model(format!(
-                "{} not found; run scripts/fetch-model.sh (or set MEMCC_MODEL_DIR)",
+                "{} not found; run `memcc model fetch` (or set MEMCC_MODEL_DIR)",
                 dir.join(f).display()
             ))
         };
