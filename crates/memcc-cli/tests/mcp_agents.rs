@@ -216,12 +216,12 @@ fn wild_call() -> impl Strategy<Value = (String, Value)> {
     (
         prop::sample::select(tools),
         wild_string(),
-        prop::option::of(wild_string()),
-        prop::collection::vec((prop::sample::select(keys.to_vec()), wild_value()), 0..2),
+        prop::option::weighted(0.3, wild_string()),
+        prop::option::weighted(0.3, (prop::sample::select(keys.to_vec()), wild_value())),
     )
         .prop_map(|((tool, required), value, agent, extra)| {
             let mut args = serde_json::Map::new();
-            for (k, v) in extra {
+            if let Some((k, v)) = extra {
                 args.insert(k.to_string(), v);
             }
             let value = match required {
@@ -249,7 +249,11 @@ fn any_arguments_get_an_answer_and_never_reach_another_agent() {
     let alice = std::cell::RefCell::new(alice_server(home.path(), &[]));
     let (served, succeeded) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(96);
-    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    // A fixed seed: the same calls every run, so the share that reaches MemCC is a fact of the
+    // generator, not of the day's luck.
+    let config = Config { cases, failure_persistence: None, ..Config::default() };
+    let rng = proptest::test_runner::TestRng::deterministic_rng(config.rng_algorithm);
+    let mut runner = TestRunner::new_with_rng(config, rng);
     runner
         .run(&wild_call(), |(tool, arguments)| {
             served.set(served.get() + 1);
@@ -267,7 +271,8 @@ fn any_arguments_get_an_answer_and_never_reach_another_agent() {
         })
         .unwrap();
     // Most calls are well formed enough to reach MemCC, not refused by the schema.
-    assert!(succeeded.get() * 10 >= served.get(), "{} of {} calls succeeded", succeeded.get(), served.get());
+    eprintln!("{} of {} calls succeeded", succeeded.get(), served.get());
+    assert!(succeeded.get() * 5 >= served.get(), "{} of {} calls succeeded", succeeded.get(), served.get());
     // Still serving, and bob's memory is as it was.
     let mut alice = alice.into_inner();
     assert!(alice.call("memory_search", json!({"query": "locker"})).is_ok());
