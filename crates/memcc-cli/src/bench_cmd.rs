@@ -24,6 +24,7 @@ pub struct Common {
     /// Dataset format of PATH.
     #[arg(long, value_enum)]
     dataset: DatasetArg,
+    /// The dataset file (or, for RealMem, a directory of persona files), e.g. ../shared/data/locomo/locomo7-dev.json.
     path: PathBuf,
     /// Token budget the full pipeline compacts and assembles against.
     #[arg(long, default_value_t = 8000)]
@@ -50,6 +51,7 @@ pub enum BenchCommand {
         /// One JSON line per question and mode.
         #[arg(long)]
         per_question: Option<PathBuf>,
+        /// The chat model full-rerank asks.
         #[arg(long, default_value = "gpt-4o-mini")]
         rerank_model: String,
         /// Comma-separated question ids (e.g. conv-26#14) whose top hits the report lists: kind,
@@ -65,8 +67,10 @@ pub enum BenchCommand {
         /// Comma-separated sizes of an imported session compacted in one call (messages).
         #[arg(long, default_value = "10000,100000,200000")]
         bulk_sizes: String,
+        /// Timed calls per operation and size (p50 / p99 over them).
         #[arg(long, default_value_t = 100)]
         samples: usize,
+        /// Write the report (JSON) here, and a Markdown copy beside it.
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -76,11 +80,13 @@ pub enum BenchCommand {
         /// Comma-separated sizes (records).
         #[arg(long, default_value = "10000,100000")]
         sizes: String,
+        /// Timed calls per operation and size (p50 / p99 over them).
         #[arg(long, default_value_t = 100)]
         samples: usize,
         /// A PostgreSQL server with pgvector where a scratch database may be created (else $MEMCC_PG_URL).
         #[arg(long)]
         postgres_url: Option<String>,
+        /// Write the report (JSON) here, and a Markdown copy beside it.
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -106,8 +112,10 @@ pub enum BenchCommand {
     Qa {
         #[command(flatten)]
         common: Common,
+        /// The chat model that answers from the prompt.
         #[arg(long, default_value = "gpt-4o-mini")]
         model: String,
+        /// The chat model that grades each answer against the gold one.
         #[arg(long, default_value = "gpt-4o")]
         judge: String,
     },

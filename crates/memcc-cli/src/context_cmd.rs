@@ -62,54 +62,79 @@ pub enum ContextCommand {
         budget: usize,
     },
     /// Ingest messages: JSON objects, one per line, from FILE or stdin.
+    ///
+    /// Example: `echo '{"role": "user", "content": "hi"}' | memcc ingest --session s --budget 8000`.
     Ingest {
+        /// The conversation to add to (created on first use).
         #[arg(long)]
         session: String,
+        /// A JSONL file of messages ({"role", "content", "timestamp"?}); default: standard input.
         file: Option<PathBuf>,
         /// Compact after ingesting, against this token budget.
         #[arg(long)]
         budget: Option<usize>,
     },
     /// Compact a session when it is over its threshold (always with --force).
+    ///
+    /// Example: `memcc compact --session s --budget 16000`.
     Compact {
+        /// The conversation to compact.
         #[arg(long)]
         session: String,
+        /// The host's context window, in tokens: compaction starts at its threshold share of it.
         #[arg(long)]
         budget: usize,
+        /// Compact now, even under the threshold.
         #[arg(long)]
         force: bool,
     },
     /// End a session: fold everything, fresh tail included, so its last messages reach long-term
     /// memory (hosts call this when a conversation is over).
     Flush {
+        /// The conversation that has ended.
         #[arg(long)]
         session: String,
+        /// Token budget the flush compacts against.
         #[arg(long, default_value_t = 8000)]
         budget: usize,
     },
     /// Delete a session on request: its raw messages, summaries and every memory made from it.
     Purge {
+        /// The conversation to delete.
         #[arg(long)]
         session: String,
     },
     /// Print the prompt that would be sent next, within a token budget.
+    ///
+    /// Example: `memcc --json assemble --session s --budget 16000`.
     Assemble {
+        /// The conversation.
         #[arg(long)]
         session: String,
+        /// Tokens the prompt may take (summaries, fresh tail and recalled memory together).
         #[arg(long)]
         budget: usize,
     },
     /// Search messages and summaries (lcm_grep).
     Grep(GrepArgs),
     /// Show a summary's metadata, span, children and parents (lcm_describe).
-    Describe { id: String },
+    Describe {
+        /// A summary id, e.g. sum_0123456789abcdef (from grep or a prompt's <summary id=…>).
+        id: String,
+    },
     /// Expand summaries, messages or files back to their sources (lcm_expand_query).
+    ///
+    /// Examples: `memcc expand sum_0123456789abcdef --deep`; `memcc expand --query "flight number" --session s`.
     Expand {
+        /// Summary, message or file ids (sum_…, msg_…, file_…).
         ids: Vec<String>,
+        /// Without ids: expand the best matches of this query.
         #[arg(long)]
         query: Option<String>,
+        /// The conversation a query searches (default: all of the agent's).
         #[arg(long)]
         session: Option<String>,
+        /// Token cap on what is printed (default 4000).
         #[arg(long)]
         max_tokens: Option<usize>,
         /// Go all the way down to raw messages.
@@ -121,11 +146,13 @@ pub enum ContextCommand {
     },
     /// Check that the summary DAG still covers every message exactly once, and the file's integrity.
     Verify {
+        /// The conversation to check.
         #[arg(long)]
         session: String,
     },
     /// Counts of messages, summaries, depth and tokens.
     Stats {
+        /// One conversation (default: the whole store).
         #[arg(long)]
         session: Option<String>,
     },
@@ -133,12 +160,15 @@ pub enum ContextCommand {
 
 #[derive(Args)]
 pub struct GrepArgs {
+    /// Words that must all occur (full text), or a regular expression with --regex.
     pattern: String,
+    /// One conversation (default: all of the agent's).
     #[arg(long)]
     session: Option<String>,
     /// Treat the pattern as a regular expression (default: full-text words).
     #[arg(long)]
     regex: bool,
+    /// Search raw messages, summaries, or both.
     #[arg(long, value_parser = ["messages", "summaries", "both"], default_value = "both")]
     scope: String,
     /// Only hits at or after this time (RFC 3339, YYYY-MM-DD or epoch ms).
@@ -147,6 +177,7 @@ pub struct GrepArgs {
     /// Only hits before this time.
     #[arg(long, value_parser = parse_time)]
     before: Option<i64>,
+    /// How many hits at most (default 20, at most 500).
     #[arg(long)]
     limit: Option<usize>,
 }

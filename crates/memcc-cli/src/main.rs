@@ -226,3 +226,31 @@ pub fn emit<T: serde::Serialize>(cli: &Cli, value: &T, human: impl FnOnce() -> S
         other => Ok(other?),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// `memcc help …` says what every subcommand and argument is: none is bare (`<FILE>`,
+    /// `--session`, `--budget` without a word).
+    #[test]
+    fn every_subcommand_and_argument_says_what_it_is() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let builtin = ["help", "version"].contains(&arg.get_id().as_str());
+                if !builtin && !arg.is_hide_set() && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+                if sub.get_about().is_none() && sub.get_long_about().is_none() {
+                    missing.push(format!("{path} {}", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "memcc", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:#?}");
+    }
+}

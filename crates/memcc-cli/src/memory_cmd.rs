@@ -14,29 +14,43 @@ use memcc::memory::forget::Forget;
 #[derive(Subcommand)]
 pub enum MemoryCommand {
     /// Remember a text.
+    ///
+    /// Example: `memcc memory add "I am allergic to peanuts" --pin`.
     Add {
+        /// What to remember (at most 32,000 characters).
         text: String,
         /// Always recall it (layer L1).
         #[arg(long)]
         pin: bool,
+        /// File it under this topic wing (default: the one its subject suggests).
         #[arg(long)]
         wing: Option<String>,
     },
     /// Search memory (memory_search).
+    ///
+    /// Example: `memcc memory search "what am I allergic to" --max 5`.
     Search {
+        /// What to look for, in any words.
         query: String,
+        /// How many results at most.
         #[arg(long, default_value_t = 10)]
         max: usize,
+        /// Leave out results scoring below this (0–1).
         #[arg(long, default_value_t = 0.0)]
         min_score: f64,
+        /// Only this topic wing.
         #[arg(long)]
         wing: Option<String>,
     },
     /// Show one record with its provenance (memory_get).
-    Get { id: String },
+    Get {
+        /// A memory id, e.g. mem_12 (from `memory search`).
+        id: String,
+    },
     /// Forget a record and what was mined from the same words (soft: never read again, kept on
     /// disk and in exports, marked; --purge: deleted).
     Forget {
+        /// The memory to forget, e.g. mem_12.
         id: String,
         /// Delete it for good (FTS, vectors, triples too) instead of hiding it.
         #[arg(long)]
@@ -44,6 +58,7 @@ pub enum MemoryCommand {
     },
     /// Write the agent's records as JSON lines.
     Export {
+        /// Write here (default: standard output).
         #[arg(long)]
         file: Option<PathBuf>,
         /// Every agent's records (an operator's backup of the whole store).
@@ -53,6 +68,7 @@ pub enum MemoryCommand {
     /// Read records from JSON lines (an export) into the agent (`--agent`), embedding them with a
     /// progress bar. The agent a line names is ignored unless `--keep-agents`.
     Import {
+        /// A JSONL file from `memory export` (one record per line).
         file: PathBuf,
         /// Keep the agent each line names (an operator restoring an `--all-agents` backup).
         #[arg(long)]
