@@ -30,7 +30,11 @@ use memcc::Memcc;
 pub enum InspectorError {
     #[error("the inspector listens on loopback only, not {0}")]
     NotLoopback(IpAddr),
-    #[error("I/O: {0}")]
+    #[error(
+        "{0} is in use (another `memcc ui`, or another program): choose a port with --port N, or --port 0 for any free one"
+    )]
+    PortInUse(SocketAddr),
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 
@@ -115,7 +119,10 @@ pub async fn serve(
     if !addr.ip().is_loopback() {
         return Err(InspectorError::NotLoopback(addr.ip()));
     }
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| match e.kind() {
+        std::io::ErrorKind::AddrInUse => InspectorError::PortInUse(addr),
+        _ => InspectorError::Io(e),
+    })?;
     ready(listener.local_addr()?);
     axum::serve(listener, router(memcc, agent))
         .with_graceful_shutdown(async {

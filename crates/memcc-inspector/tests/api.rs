@@ -180,6 +180,25 @@ fn it_refuses_to_listen_beyond_loopback() {
     };
     let memcc = Arc::new(Memcc::open(config).unwrap());
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let result = runtime.block_on(memcc_inspector::serve(memcc, "main".into(), "0.0.0.0:0".parse().unwrap(), |_| {}));
+    let result =
+        runtime.block_on(memcc_inspector::serve(memcc.clone(), "main".into(), "0.0.0.0:0".parse().unwrap(), |_| {}));
     assert!(matches!(result, Err(memcc_inspector::InspectorError::NotLoopback(_))));
+    // A port in use is said once, with what to do.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let err = runtime.block_on(memcc_inspector::serve(memcc, "main".into(), addr, |_| {})).unwrap_err();
+    let said = anyhow_like(&err);
+    assert!(said.contains("is in use") && said.contains("--port 0"), "{said}");
+    assert_eq!(said.matches("in use").count(), 1, "said once: {said}");
+}
+
+/// An error and its sources, as `anyhow`'s `{:#}` prints them at the CLI.
+fn anyhow_like(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s.push_str(&format!(": {inner}"));
+        source = inner.source();
+    }
+    s
 }
