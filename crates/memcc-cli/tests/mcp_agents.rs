@@ -64,9 +64,15 @@ fn a_models_mistakes_come_back_as_error_results_and_ids_have_one_shape() {
     let tools = c.request("tools/list", json!({}));
     let tool =
         |name: &str| tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap().clone();
-    for read_only in
-        ["memory_search", "memory_get", "lcm_grep", "lcm_describe", "lcm_expand_query", "conversation_assemble"]
-    {
+    for read_only in [
+        "memory_search",
+        "memory_get",
+        "memory_facts",
+        "lcm_grep",
+        "lcm_describe",
+        "lcm_expand_query",
+        "conversation_assemble",
+    ] {
         assert_eq!(tool(read_only)["annotations"]["readOnlyHint"], json!(true), "{read_only}");
     }
     assert_eq!(tool("memory_forget")["annotations"]["destructiveHint"], json!(true));
@@ -212,6 +218,7 @@ fn wild_call() -> impl Strategy<Value = (String, Value)> {
         ("lcm_expand_query", "query"),
         ("conversation_append", "messages"),
         ("conversation_assemble", "pending"),
+        ("memory_facts", "about"),
     ];
     (
         prop::sample::select(tools),
@@ -292,7 +299,7 @@ fn every_tool_argument_has_one_type_a_description_and_its_values() {
     let mut c = alice_server(home.path(), &[]);
     let tools = c.request("tools/list", json!({}));
     let tools = tools["result"]["tools"].as_array().unwrap().clone();
-    assert_eq!(tools.len(), 9);
+    assert_eq!(tools.len(), 10);
     let mut seen = 0;
     for tool in &tools {
         let schema = &tool["inputSchema"];
@@ -320,4 +327,27 @@ fn every_tool_argument_has_one_type_a_description_and_its_values() {
         (arg("memory_search", "maxResults")["minimum"].clone(), arg("memory_search", "maxResults")["maximum"].clone()),
         (json!(1), json!(100))
     );
+}
+
+/// What memory knows about the user is reachable over MCP: the facts it learned, current first,
+/// the one a later statement replaced marked as no longer holding, each with its memory.
+#[test]
+fn memory_facts_lists_what_memory_knows_about_someone() {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = alice_server(home.path(), &[]);
+    c.call("memory_add", json!({"text": "I live in Boston and I work at Fidelity."})).unwrap();
+    c.call("memory_add", json!({"text": "Actually I moved: I live in Lisbon now."})).unwrap();
+    let now: Value = serde_json::from_str(&c.call("memory_facts", json!({})).unwrap()).unwrap();
+    assert_eq!(now["about"], "user");
+    let facts = now["facts"].as_array().unwrap();
+    let said = |f: &Value| format!("{} {} {}", f["subject"], f["predicate"], f["object"]).to_lowercase();
+    assert!(facts.iter().any(|f| said(f).contains("lisbon") && f["current"] == true), "{now}");
+    assert!(facts.iter().all(|f| !said(f).contains("boston")), "only what holds now: {now}");
+    assert!(facts.iter().all(|f| f["source"].as_str().is_some_and(|s| s.starts_with("mem_"))), "{now}");
+    let all: Value = serde_json::from_str(&c.call("memory_facts", json!({"history": true})).unwrap()).unwrap();
+    let facts = all["facts"].as_array().unwrap();
+    let boston = facts.iter().find(|f| said(f).contains("boston")).expect("the old home, in the history");
+    assert_eq!(boston["current"], false, "{all}");
+    let first_old = facts.iter().position(|f| f["current"] == false).unwrap();
+    assert!(facts[..first_old].iter().all(|f| f["current"] == true), "current first: {all}");
 }

@@ -159,6 +159,22 @@ pub struct ForgetArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(transform = one_type)]
+pub struct FactsArgs {
+    /// Whom or what the facts are about (their subject or object): "user" (the default) for the
+    /// person MemCC serves, or a name as they said it (e.g. "Maria", "the boat").
+    pub about: Option<String>,
+    /// Also the facts that no longer hold (replaced by a later one), each with what replaced it.
+    pub history: Option<bool>,
+    /// How many facts at most (1–200, default 50).
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: Option<u32>,
+    /// Act as this agent: the server's (the default) or one its operator allowed.
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
 pub struct GrepArgs {
     /// Words (all of them must occur), or a regular expression with mode "regex".
     pub pattern: String,
@@ -383,6 +399,59 @@ impl MemccMcp {
                     })?;
                     let ids = |ids: &[i64]| ids.iter().map(|id| format!("mem_{id}")).collect::<Vec<_>>();
                     Ok(json!({"removed": ids(&done.removed), "rewritten": ids(&done.rewritten)}))
+                })
+                .await
+            }
+            .await,
+        )
+    }
+
+    #[tool(
+        description = "What memory knows about someone or something: the facts (subject, predicate, object) it \
+        learned from the conversations, current ones first, each with when it started to hold and the memory it \
+        came from (mem_…, for memory_get).",
+        annotations(title = "Facts about someone", read_only_hint = true)
+    )]
+    async fn memory_facts(&self, Parameters(a): Parameters<FactsArgs>) -> Result<CallToolResult, ErrorData> {
+        as_tool_result(
+            async move {
+                let agent = self.agent(&a.agent_id)?;
+                let about = a.about.filter(|x| !x.trim().is_empty()).unwrap_or_else(|| "user".into());
+                let limit = a.limit.unwrap_or(50).clamp(1, 200) as usize;
+                let history = a.history.unwrap_or(false);
+                self.call(move |m| {
+                    let store = m.memory()?.store();
+                    let mut facts = if history {
+                        store.triple_history(&agent, &about)?
+                    } else {
+                        store.triples_about(std::slice::from_ref(&agent), std::slice::from_ref(&about), limit)?
+                    };
+                    // Current first, then newest first.
+                    facts.sort_by_key(|t| {
+                        (t.superseded_by.is_some() || t.valid_until.is_some(), std::cmp::Reverse(t.id))
+                    });
+                    facts.truncate(limit);
+                    let shown: Vec<Value> = facts
+                        .iter()
+                        .map(|t| {
+                            let current = t.superseded_by.is_none() && t.valid_until.is_none();
+                            let mut v = json!({
+                                "subject": t.subject,
+                                "predicate": t.predicate,
+                                "object": t.object,
+                                "current": current,
+                                "validFrom": t.valid_from.and_then(memcc::core::time::day),
+                            });
+                            if let Some(until) = t.valid_until.and_then(memcc::core::time::day) {
+                                v["validUntil"] = json!(until);
+                            }
+                            if let Some(r) = t.source_record {
+                                v["source"] = json!(format!("mem_{r}"));
+                            }
+                            v
+                        })
+                        .collect();
+                    Ok(json!({"about": about, "facts": shown}))
                 })
                 .await
             }
