@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::classify::WingRule;
+use crate::tuning::Tuning;
 
 pub const DEFAULT_DEDUP_THRESHOLD: f64 = 0.95;
 
@@ -46,6 +47,8 @@ pub struct MemoryConfig {
     /// A PEM file of CA certificates the PostgreSQL server's certificate may chain to, beside
     /// the public (Mozilla) roots: a private or cloud provider's CA.
     pub postgres_ca_file: Option<PathBuf>,
+    /// The weights and pool sizes of search and recall ([`Tuning`]: defaults with their evidence).
+    pub tuning: Tuning,
 }
 
 /// The [`crate::store::MemoryStore`] records live in.
@@ -95,6 +98,7 @@ impl Default for MemoryConfig {
             backend: StoreBackend::Sqlite,
             postgres_url: None,
             postgres_ca_file: None,
+            tuning: Tuning::default(),
         }
     }
 }
@@ -117,6 +121,10 @@ impl MemoryConfig {
         if !self.essential_min_weight.is_finite() {
             warnings.push("essentialMinWeight must be a number; using 2".into());
             self.essential_min_weight = 2.0;
+        }
+        if let Err(e) = self.tuning.check() {
+            warnings.push(format!("{e}; using the default tuning"));
+            self.tuning = Tuning::default();
         }
         if self.chunk_tokens < 32 {
             warnings.push(format!("chunkTokens {} is too small; using 120", self.chunk_tokens));

@@ -19,6 +19,7 @@ pub mod runtime;
 pub mod said;
 pub mod search;
 pub mod store;
+pub mod tuning;
 pub mod vector;
 
 pub use config::{MemoryConfig, StoreBackend, VectorBackend};

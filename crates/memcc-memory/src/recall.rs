@@ -35,15 +35,6 @@ pub fn escape(text: &str) -> String {
 const MESSAGE_CHARS: usize = 800;
 /// Longest excerpt of a summary shown in recall.
 const SUMMARY_CHARS: usize = 600;
-/// A candidate is worth showing while its score is at least this share of the best one's.
-/// Where the room binds (≤ 2k tokens) it makes no difference; at 8k it decides how much of the
-/// room is used. LoCoMo dev, new session at 8k: 0.25 / 0.15 / 0.1 used 4.3k / 6.2k / 7.1k
-/// tokens and held the answer for 0.735 / 0.754 / 0.763 of questions — beating BM25 given the
-/// same characters by +0.094 / +0.083 / +0.071 and BM25 filling all 8k by +0.049 / +0.068 /
-/// +0.077. 0.15 keeps both margins wide for about three quarters of the room.
-const VALUE_FLOOR: f64 = 0.15;
-/// Order weight of a line from a session that already has `n` lines shown: `SESSION_DECAY^n`.
-const SESSION_DECAY: f64 = 0.9;
 /// Rough tokens of one recalled line, for sizing the candidate pool.
 const LINE_TOKENS: usize = 40;
 /// Records L2 draws from its wing.
@@ -78,8 +69,8 @@ impl Recall<'_> {
         let config = self.search.config;
         let store = self.search.store;
         let (wing, _) = self.classifier.classify(query);
-        let essential_budget = config.essential_budget().min(budget * 15 / 100);
-        let context_budget = config.context_budget().min(budget / 10);
+        let essential_budget = config.essential_budget().min(budget * config.tuning.essential_percent / 100);
+        let context_budget = config.context_budget().min(budget * config.tuning.on_demand_percent / 100);
         let identity = self.identity();
         let identity_tokens = identity.as_ref().map_or(0, |t| estimate_tokens(t) + SECTION_TAGS);
         let essentials = store.essentials(agents, config.essential_min_weight, 50)?;
@@ -162,7 +153,7 @@ impl Recall<'_> {
             return Ok((Vec::new(), None));
         }
         // About one candidate per line the room holds (twice as many found nothing more on LoCoMo).
-        let pool = (room / LINE_TOKENS).clamp(crate::search::MIN_CANDIDATES, 200);
+        let pool = (room / LINE_TOKENS).clamp(self.search.config.tuning.min_candidates, 200);
         let Found { mut hits, in_wing } = self.search.find(&Query {
             agents,
             question,
@@ -175,14 +166,16 @@ impl Recall<'_> {
             rerank: true,
             context,
         })?;
-        let floor = hits.first().map_or(0.0, |h| h.score * VALUE_FLOOR);
+        let floor = hits.first().map_or(0.0, |h| h.score * self.search.config.tuning.value_floor);
         let mut out = Vec::new();
         let mut used = 0;
         let mut per_session: HashMap<String, i32> = HashMap::new();
         let limit = self.search.config.recall_line_limit();
         while out.len() < limit {
             // Diversity orders; the value floor judges a record on its own score.
-            let weight = |h: &SearchHit| h.score * SESSION_DECAY.powi(*per_session.get(session_of(h)).unwrap_or(&0));
+            let weight = |h: &SearchHit| {
+                h.score * self.search.config.tuning.session_decay.powi(*per_session.get(session_of(h)).unwrap_or(&0))
+            };
             let Some(best) = (0..hits.len()).max_by(|&a, &b| weight(&hits[a]).total_cmp(&weight(&hits[b]))) else {
                 break;
             };

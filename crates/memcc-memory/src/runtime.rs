@@ -18,7 +18,7 @@ use crate::portable::ImportReport;
 use crate::question::Question;
 use crate::recall::Recall;
 use crate::record::{MAX_WEIGHT, MemoryRecord, NewRecord, RecordKind, parse_ref};
-use crate::search::{Query, SEARCH_POOL, Search, SearchHit, SearchMode, WIDE_POOL};
+use crate::search::{Query, Search, SearchHit, SearchMode};
 use crate::store::{Inserted, MemoryStats, MemoryStore};
 use crate::vector::{FlatScan, VectorStore};
 use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
@@ -259,7 +259,7 @@ impl MemoryRuntime {
 
     /// L3 deep search for `agent` (plus shared agents), with a choice of retrievers: `Hybrid`
     /// is what recall uses; the benchmark compares the others on the same store. The first
-    /// [`SEARCH_POOL`] hits are the same for every `top`, and so are those up to [`WIDE_POOL`]:
+    /// `tuning.searchPool` hits are the same for every `top`, and so are those up to `tuning.widePool`:
     /// they come from a wider search and follow the first, whatever their scores.
     pub fn search_with(
         &self,
@@ -306,11 +306,12 @@ impl MemoryRuntime {
         };
         // The first hits must not depend on how many are asked for, yet a record's score does
         // depend on the candidates it is ranked among (its cosine counts only within the vector
-        // side's best). So the first SEARCH_POOL always come from a search among that many per
-        // retriever, and more hits follow from one among WIDE_POOL (or `top`, if more).
-        let mut hits = search(top.min(SEARCH_POOL), SEARCH_POOL, true)?;
-        if top > SEARCH_POOL {
-            let wide = top.max(WIDE_POOL);
+        // side's best). So the first `searchPool` always come from a search among that many per
+        // retriever, and more hits follow from one among `widePool` (or `top`, if more).
+        let (search_pool, wide_pool) = (self.config.tuning.search_pool, self.config.tuning.wide_pool);
+        let mut hits = search(top.min(search_pool), search_pool, true)?;
+        if top > search_pool {
+            let wide = top.max(wide_pool);
             let first: HashSet<String> = hits.iter().map(|h| h.id.clone()).collect();
             let more: Vec<SearchHit> = search(wide, wide, false)?
                 .into_iter()
@@ -358,7 +359,14 @@ impl MemoryRuntime {
         if query.trim().is_empty() {
             return Err(MemoryError::Input("memory_search needs a query".into()));
         }
-        let hits = self.search_with(agent, query, None, wing, max_results.clamp(1, WIDE_POOL), SearchMode::Hybrid)?;
+        let hits = self.search_with(
+            agent,
+            query,
+            None,
+            wing,
+            max_results.clamp(1, self.config.tuning.wide_pool),
+            SearchMode::Hybrid,
+        )?;
         // Each hit's text at most SEARCH_HIT_CHARS, cut around the query's words: 100 hits stay
         // well under a client's message limit, and `memory_get` returns a record whole.
         let needles = Question::new(query).needles;

@@ -98,31 +98,6 @@ pub fn evidence(record: &MemoryRecord, needles: &[String], when: bool) -> Vec<i6
     scored.into_iter().map(|(_, id)| id).collect()
 }
 
-/// What a record dated within a period the query names ([`named_periods`]) adds to its hybrid
-/// score: more than recency's tie-break, less than the words (the question still names its
-/// subject; ~15 % of LoCoMo's evidence for such questions was told outside the period).
-pub const IN_PERIOD: f64 = 0.2;
-
-/// What a record that states a date in its words ([`states_a_date`]) adds when the query asks
-/// when something happened: half a named period — a date in the text answers "when" only if
-/// it is about the right event, which the words decide.
-pub const STATES_WHEN: f64 = 0.1;
-
-/// What a superseded or expired record's score is multiplied by: kept for history, it ranks
-/// below what replaced it.
-pub const NOT_CURRENT: f64 = 0.6;
-
-/// Candidates taken from each retriever before fusion, at least.
-pub const MIN_CANDIDATES: usize = 20;
-
-/// Candidates per retriever behind the first hits of `memory_search` (and the retrieval bench's
-/// 30), whatever the limit: a limit of 5 gives the first 5 of a limit of 30.
-pub const SEARCH_POOL: usize = 30;
-
-/// Candidates per retriever behind the hits that follow the first [`SEARCH_POOL`]: the most
-/// `memory_search` returns, so every limit gets the same hits in the same order.
-pub const WIDE_POOL: usize = 100;
-
 /// What a search reads.
 pub(crate) struct Search<'a> {
     pub store: &'a dyn MemoryStore,
@@ -140,7 +115,7 @@ pub(crate) struct Query<'a> {
     pub as_of: Option<i64>,
     pub wing: Option<&'a str>,
     pub top: usize,
-    /// Candidates from each retriever (at least [`MIN_CANDIDATES`]).
+    /// Candidates from each retriever (at least `tuning.minCandidates`).
     pub candidates: usize,
     pub mode: SearchMode,
     /// Beside the search, the best full-text matches of this wing, this many ([`Found::in_wing`]):
@@ -150,19 +125,10 @@ pub(crate) struct Query<'a> {
     /// wider search that only extends hits already reranked.
     pub rerank: bool,
     /// What the conversation said just before the question ([`memcc_core::RecallQuery::context`]):
-    /// its words, weighed [`IN_CONTEXT`] against the question's own, favour the records of the
+    /// its words, weighed `tuning.inContext` against the question's own, favour the records of the
     /// subject being worked on.
     pub context: Option<&'a Question<'a>>,
 }
-
-/// What a record's full-text match with the conversation's recent turns adds to its hybrid
-/// score (relative to the best such match), against 0.65 for the question's own words: less
-/// than half, so turns about something else cannot outvote the question, yet enough to order
-/// its near-ties by the subject at hand. RealMem (five personas, session R_all@10): 0.621 with
-/// no context, 0.630 / 0.636 / 0.637 at 0.15 / 0.3 / 0.5; LoCoMo dev long session at 0.3:
-/// 1k 0.690 → 0.685, 2k 0.732 → 0.729 (there the turns before a question are about something
-/// else, and the question's own words still decide).
-pub const IN_CONTEXT: f64 = 0.3;
 
 /// The full-text terms of a query, and how many records each matches when that was counted
 /// ([`crate::store::MemoryStore::document_frequencies`]).
@@ -216,7 +182,9 @@ impl Search<'_> {
         let now = q.as_of.unwrap_or_else(memcc_core::time::now_ms);
         let periods = named_periods(q.question.text, Some(now));
         let when = asks_when(q.question.text);
-        let candidates = q.candidates.max(MIN_CANDIDATES).max(if q.mode == SearchMode::Hybrid { 0 } else { q.top });
+        let tuning = &self.config.tuning;
+        let candidates =
+            q.candidates.max(tuning.min_candidates).max(if q.mode == SearchMode::Hybrid { 0 } else { q.top });
         // The two retrievers run side by side: the term statistics and BM25 on a new thread,
         // embedding and the vector scan — the longer of the two — on this one, which need not
         // wait for a thread to be scheduled (~1.5 ms on a 2-core VM).
@@ -319,20 +287,23 @@ impl Search<'_> {
                 // (for a "when" question) or how recent it is (for a question about now) count
                 // less than the words — recency only separates near-ties (≤ 0.05).
                 let age = (now - r.event_time.unwrap_or(r.created_at)).max(0) as f64;
-                let recency = if now_asked { 0.05 * (-age / half_life_ms * std::f64::consts::LN_2).exp() } else { 0.0 };
-                let mut time = if period_separates && in_period(&r) { IN_PERIOD } else { 0.0 };
+                let recency =
+                    if now_asked { tuning.recency * (-age / half_life_ms * std::f64::consts::LN_2).exp() } else { 0.0 };
+                let mut time = if period_separates && in_period(&r) { tuning.in_period } else { 0.0 };
                 if when_separates && dated.contains(&r.id) {
-                    time += STATES_WHEN;
+                    time += tuning.states_when;
                 }
                 let context =
                     if max_context > 0.0 { in_context.get(&r.id).copied().unwrap_or(0.0) / max_context } else { 0.0 };
                 let mut score = match q.mode {
-                    SearchMode::Hybrid => 0.35 * cos + 0.65 * lex + IN_CONTEXT * context + recency + time,
+                    SearchMode::Hybrid => {
+                        tuning.semantic * cos + tuning.lexical * lex + tuning.in_context * context + recency + time
+                    }
                     SearchMode::Lexical => lex,
                     SearchMode::Dense => cos,
                 };
                 if !r.is_current() {
-                    score *= NOT_CURRENT;
+                    score *= tuning.not_current;
                 }
                 SearchHit {
                     id: r.ref_id(),
@@ -375,7 +346,7 @@ impl Search<'_> {
     /// Mark each hit with what it states that a later statement superseded (a record saying "I
     /// live in Boston and work at Fidelity" stays current for the job after "I live in Lisbon
     /// now"); a hit whose changed statement the question asks about ranks as a superseded record
-    /// does ([`NOT_CURRENT`]), so the newest value comes first.
+    /// does (`tuning.notCurrent`), so the newest value comes first.
     fn mark_outdated(&self, question: &Question<'_>, hits: &mut [SearchHit]) -> Result<()> {
         let ids: Vec<i64> = hits.iter().filter_map(|h| h.record.as_ref().map(|r| r.id)).collect();
         if ids.is_empty() {
@@ -392,7 +363,7 @@ impl Search<'_> {
                 continue;
             }
             if hit.current && question.asks_about(old) && hit.outdated.is_empty() {
-                hit.score *= NOT_CURRENT;
+                hit.score *= self.config.tuning.not_current;
             }
             hit.outdated.push(line);
         }
@@ -419,7 +390,8 @@ impl Search<'_> {
             return uncounted(content.to_vec());
         }
         let records = self.store.record_count()?;
-        let cap = (records / 20).max(2_000) as usize;
+        let tuning = &self.config.tuning;
+        let cap = ((records as f64 * tuning.common_term_share) as usize).max(tuning.common_term_floor);
         // No term can be in more records than there are: nothing to count.
         if records as usize <= cap {
             return uncounted(content.to_vec());
@@ -471,12 +443,12 @@ impl Search<'_> {
             })
             .collect();
         let best = hits.first().map_or(0.5, |h| h.score);
-        let position = hits.len().min(2);
+        let position = hits.len().min(self.config.tuning.knowledge_graph_slot);
         hits.insert(
             position,
             SearchHit {
                 id: format!("kg_{}", fresh[0].subject.replace(' ', "_")),
-                score: best * 0.9,
+                score: best * self.config.tuning.knowledge_graph,
                 kind: RecordKind::Fact,
                 wing: "knowledge".into(),
                 room: "graph".into(),

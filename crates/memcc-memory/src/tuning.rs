@@ -1,0 +1,157 @@
+//! The scoring model in one place: every weight and pool size search and recall apply, each
+//! default with the evidence it was chosen on. A config file may set any of them
+//! (`{"memory": {"tuning": {"inContext": 0.2}}}`), so a bench sweeps a weight without a code
+//! edit; the defaults are what MemCC ships. (PostgreSQL's BM25 constants live in its SQL, as
+//! SQLite's FTS5 keeps its own.)
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Tuning {
+    /// A record's full-text match (BM25, relative to the best candidate's) in the hybrid score.
+    /// Words decide more than meaning: LoCoMo dev and RealMem both rank best with the words ahead.
+    pub lexical: f64,
+    /// A record's meaning match (cosine with the query) in the hybrid score.
+    pub semantic: f64,
+    /// What a record's full-text match with the conversation's recent turns adds (relative to
+    /// the best such match): under half the question's own words, so turns about something
+    /// else cannot outvote the question. RealMem session R_all@10: 0.621 without, 0.630 / 0.636
+    /// / 0.637 at 0.15 / 0.3 / 0.5; LoCoMo long session at 0.3: 1k 0.690 → 0.685.
+    pub in_context: f64,
+    /// What a record dated within a period the query names adds: more than recency's
+    /// tie-break, less than the words (~15 % of LoCoMo's evidence for such questions was told
+    /// outside the period).
+    pub in_period: f64,
+    /// What a record that states a date adds when the query asks when: half a named period — a
+    /// date answers "when" only if it is about the right event, which the words decide.
+    pub states_when: f64,
+    /// The most recency adds, for a question about now or the latest (decaying with
+    /// `recencyHalfLifeDays`): a tie-break only. Asked of every question it pushed what was
+    /// said early below later small talk (LoCoMo dev: five questions lost).
+    pub recency: f64,
+    /// What a superseded or expired record's score is multiplied by: kept for history, it ranks
+    /// below what replaced it.
+    pub not_current: f64,
+    /// A knowledge-graph line's score, relative to the best hit's, and the place it takes among
+    /// the hits (0-based): beside the best hits, not above them.
+    pub knowledge_graph: f64,
+    pub knowledge_graph_slot: usize,
+    /// A query word found in more than this share of the agents' records (and in more than
+    /// `commonTermFloor` of them) is left out of BM25: it barely moves the ranking, and its cost
+    /// grows with the store (retrieve p99 at 100k records).
+    pub common_term_share: f64,
+    pub common_term_floor: usize,
+    /// Candidates taken from each retriever before fusion, at least.
+    pub min_candidates: usize,
+    /// Candidates per retriever behind `memory_search`'s first hits (and the retrieval bench's
+    /// 30), whatever the limit: a limit of 5 gives the first 5 of a limit of 30.
+    pub search_pool: usize,
+    /// Candidates per retriever behind the hits after the first `searchPool`: the most
+    /// `memory_search` returns, so every limit gets the same hits in the same order.
+    pub wide_pool: usize,
+    /// Recall shows a candidate while its score is at least this share of the best one's. LoCoMo
+    /// dev, new session at 8k: 0.25 / 0.15 / 0.1 used 4.3k / 6.2k / 7.1k tokens and held the
+    /// answer for 0.735 / 0.754 / 0.763, beating BM25 given the same characters by +0.094 /
+    /// +0.083 / +0.071; 0.15 keeps the margins wide for about three quarters of the room.
+    pub value_floor: f64,
+    /// Order weight of a recalled line from a session that already has `n` lines shown:
+    /// `sessionDecay^n`, so one long session does not fill the room.
+    pub session_decay: f64,
+    /// The most of recall's budget the essential layer (L1) may take, and the share kept back
+    /// for the wing's on-demand layer (L2), in percent of the budget (each also capped by its
+    /// own token setting).
+    pub essential_percent: usize,
+    pub on_demand_percent: usize,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            lexical: 0.65,
+            semantic: 0.35,
+            in_context: 0.3,
+            in_period: 0.2,
+            states_when: 0.1,
+            recency: 0.05,
+            not_current: 0.6,
+            knowledge_graph: 0.9,
+            knowledge_graph_slot: 2,
+            common_term_share: 0.05,
+            common_term_floor: 2_000,
+            min_candidates: 20,
+            search_pool: 30,
+            wide_pool: 100,
+            value_floor: 0.15,
+            session_decay: 0.9,
+            essential_percent: 15,
+            on_demand_percent: 10,
+        }
+    }
+}
+
+impl Tuning {
+    /// Every weight finite and in its range, every pool at least 1: what a bad config file gets
+    /// told instead of a search that silently ranks nothing.
+    pub fn check(&self) -> Result<(), String> {
+        let weights = [
+            ("lexical", self.lexical, 10.0),
+            ("semantic", self.semantic, 10.0),
+            ("inContext", self.in_context, 10.0),
+            ("inPeriod", self.in_period, 10.0),
+            ("statesWhen", self.states_when, 10.0),
+            ("recency", self.recency, 10.0),
+            ("notCurrent", self.not_current, 1.0),
+            ("knowledgeGraph", self.knowledge_graph, 10.0),
+            ("commonTermShare", self.common_term_share, 1.0),
+            ("valueFloor", self.value_floor, 1.0),
+            ("sessionDecay", self.session_decay, 1.0),
+        ];
+        for (name, value, max) in weights {
+            if !value.is_finite() || !(0.0..=max).contains(&value) {
+                return Err(format!("memory.tuning.{name} must be between 0 and {max}, not {value}"));
+            }
+        }
+        if self.lexical + self.semantic <= 0.0 {
+            return Err("memory.tuning: lexical and semantic cannot both be 0".into());
+        }
+        for (name, value) in
+            [("minCandidates", self.min_candidates), ("searchPool", self.search_pool), ("widePool", self.wide_pool)]
+        {
+            if !(1..=10_000).contains(&value) {
+                return Err(format!("memory.tuning.{name} must be between 1 and 10000, not {value}"));
+            }
+        }
+        for (name, value) in [("essentialPercent", self.essential_percent), ("onDemandPercent", self.on_demand_percent)]
+        {
+            if value > 100 {
+                return Err(format!("memory.tuning.{name} is a percentage (0–100), not {value}"));
+            }
+        }
+        if self.wide_pool < self.search_pool {
+            return Err(format!(
+                "memory.tuning.widePool ({}) must be at least searchPool ({})",
+                self.wide_pool, self.search_pool
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_sets_one_weight_and_keeps_the_rest() {
+        let t: Tuning = serde_json::from_str(r#"{"inContext": 0.2}"#).unwrap();
+        assert_eq!(t, Tuning { in_context: 0.2, ..Tuning::default() });
+        assert!(t.check().is_ok());
+        assert!(serde_json::from_str::<Tuning>(r#"{"inContxt": 0.2}"#).is_err(), "a misspelt key is an error");
+        let bad = Tuning { not_current: 1.5, ..Tuning::default() };
+        assert!(bad.check().unwrap_err().contains("notCurrent"));
+        let bad = Tuning { search_pool: 0, ..Tuning::default() };
+        assert!(bad.check().unwrap_err().contains("searchPool"));
+        assert!(Tuning { lexical: f64::NAN, ..Tuning::default() }.check().is_err());
+    }
+}
