@@ -468,7 +468,15 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             // OpenClaw state dir, so "which store is this?" deserves an answer here.
             let settings = cli.settings()?;
             let model = settings.model_dir();
-            let model_state = if model.join("weights.npz").is_file() { "present" } else { "missing" };
+            let present = memcc::memory::embed::usem3::FILES.iter().all(|(f, _)| model.join(f).is_file());
+            let model_state = if present {
+                "present"
+            } else if !settings.local_model_missing() {
+                "missing, and not used: another embedding model is configured"
+            } else {
+                "missing: recall runs on the hashing fallback, which matches shared words only; `memcc model fetch` \
+                 installs it"
+            };
             emit(cli, &st, || {
                 format!(
                     "data in {}; local model in {} ({model_state})\n{} conversations, {} messages ({} tokens), {} summaries ({} leaf, {} condensed, max depth {}), \

@@ -6,6 +6,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use serde_json::json;
+
 /// `memcc ingest` of one message with exactly the given MemCC/OpenClaw variables set.
 fn ingest(dir: &Path, vars: &[(&str, &Path)]) {
     let file = dir.join("t.jsonl");
@@ -46,7 +48,7 @@ fn data_follows_memcc_home_then_the_openclaw_state_dir_then_home() {
     let text = common::ok(out);
     let first = text.lines().next().unwrap_or_default().to_string();
     assert!(first.contains(&format!("data in {}", state.join("memcc").display())), "{text}");
-    assert!(first.contains(&format!("{} (missing)", state.join("memcc/models/usem3").display())), "{text}");
+    assert!(first.contains(&format!("{} (missing", state.join("memcc/models/usem3").display())), "{text}");
 }
 
 #[test]
@@ -63,4 +65,28 @@ fn a_missing_local_model_is_said_once() {
     common::ok(out);
     assert_eq!(stderr.matches("local embedding model unavailable").count(), 1, "{stderr}");
     assert!(stderr.starts_with("memcc: warning: "), "{stderr}");
+    // `stats` says what that means, and the way out.
+    let out = Command::new(common::BIN)
+        .env_remove("MEMCC_MODEL_DIR")
+        .arg("--home")
+        .arg(dir.path())
+        .arg("stats")
+        .output()
+        .unwrap();
+    let text = common::ok(out);
+    assert!(text.contains("recall runs on the hashing fallback") && text.contains("memcc model fetch"), "{text}");
+    // An MCP client hears it too: in the server's instructions and beside search results.
+    let mut cmd = Command::new(common::BIN);
+    cmd.env_remove("MEMCC_MODEL_DIR").arg("--home").arg(dir.path()).arg("mcp");
+    let mut mcp = common::McpClient::spawn(cmd);
+    let instructions = mcp.initialized["instructions"].as_str().unwrap_or_default().to_string();
+    assert!(instructions.contains("matches shared words only"), "{instructions}");
+    let v = mcp.request("tools/call", json!({"name": "memory_search", "arguments": {"query": "pottery"}}));
+    let blocks = v["result"]["content"].as_array().unwrap();
+    assert!(blocks.iter().any(|b| b["text"].as_str().is_some_and(|t| t.starts_with("[notice]"))), "{v}");
+    // Chosen on purpose (`--embedding-model hashing`), it is nothing to warn about.
+    let mut quiet = common::McpClient::start(dir.path(), &["mcp"]);
+    assert!(!quiet.initialized["instructions"].as_str().unwrap_or_default().contains("shared words only"));
+    let v = quiet.request("tools/call", json!({"name": "memory_search", "arguments": {"query": "pottery"}}));
+    assert_eq!(v["result"]["content"].as_array().unwrap().len(), 1, "{v}");
 }

@@ -323,7 +323,7 @@ impl MemccMcp {
         annotations(title = "Search memory", read_only_hint = true)
     )]
     async fn memory_search(&self, Parameters(a): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
-        as_tool_result(
+        let mut result = as_tool_result(
             async move {
                 let agent = self.agent(&a.agent_id)?;
                 let max = a.max_results.unwrap_or(8).clamp(1, 100) as usize;
@@ -339,7 +339,11 @@ impl MemccMcp {
                 .await
             }
             .await,
-        )
+        )?;
+        if result.is_error != Some(true) && self.memcc.recall_on_fallback() {
+            result.content.push(ContentBlock::text(format!("[notice] {}", Memcc::FALLBACK_NOTICE)));
+        }
+        Ok(result)
     }
 
     #[tool(
@@ -644,7 +648,11 @@ impl ServerHandler for MemccMcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("memcc", env!("CARGO_PKG_VERSION")).with_title("MemCC"))
-            .with_instructions(memcc::MEMORY_PROMPT)
+            .with_instructions(if self.memcc.config.local_model_missing() {
+                format!("{}\n\n{}", memcc::MEMORY_PROMPT, Memcc::FALLBACK_NOTICE)
+            } else {
+                memcc::MEMORY_PROMPT.to_string()
+            })
     }
 
     /// The one request MemCC adds: the stand-in [`stdio::BoundedLines`] puts after a line too

@@ -134,6 +134,13 @@ impl MemccConfig {
             .unwrap_or_else(|| self.data_dir().join("models").join(memcc_memory::embed::usem3::MODEL_ID))
     }
 
+    /// Whether the local model is asked for (the default) and its files are not in
+    /// [`model_dir`](Self::model_dir): recall will then run on the hashing fallback.
+    pub fn local_model_missing(&self) -> bool {
+        matches!(self.embedding_model.as_str(), "usem3" | "")
+            && !memcc_memory::embed::usem3::FILES.iter().all(|(f, _)| self.model_dir().join(f).is_file())
+    }
+
     /// The OpenAI-compatible endpoint, if one is configured.
     pub fn endpoint(&self) -> Option<String> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
@@ -414,6 +421,18 @@ impl Memcc {
     }
 
     /// Whether long-term memory is enabled (it may still be opening).
+    /// Whether recall runs on the hashing fallback because the local model it was asked for
+    /// could not load (a user should hear it, and a model using MemCC's tools too).
+    pub fn recall_on_fallback(&self) -> bool {
+        matches!(self.config.embedding_model.as_str(), "usem3" | "")
+            && self.memory().is_ok_and(|m| m.embedder_model() != memcc_memory::embed::usem3::MODEL_ID)
+    }
+
+    /// What to tell whoever reads recall's results while it runs on the hashing fallback.
+    pub const FALLBACK_NOTICE: &'static str = "MemCC's local embedding model is not installed, so memory search \
+        matches shared words only, not meaning (run `memcc model fetch` to install it): search again in other \
+        words before concluding something is not remembered.";
+
     pub fn memory_enabled(&self) -> bool {
         self.memory.is_some()
     }

@@ -40,29 +40,30 @@ pub struct McpClient {
     pub stdin: ChildStdin,
     pub stdout: BufReader<ChildStdout>,
     next: u64,
+    /// The server's answer to `initialize` (its info and instructions).
+    pub initialized: Value,
 }
 
 impl McpClient {
     /// `memcc --home HOME --embedding-model hashing ARGS…` (ARGS ending in `mcp …`), initialised.
     pub fn start(home: &std::path::Path, args: &[&str]) -> McpClient {
-        let mut child = Command::new(BIN)
-            .arg("--home")
-            .arg(home)
-            .args(["--embedding-model", "hashing"])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut cmd = Command::new(BIN);
+        cmd.arg("--home").arg(home).args(["--embedding-model", "hashing"]).args(args);
+        McpClient::spawn(cmd)
+    }
+
+    /// Run `cmd` (a `memcc … mcp` command) and initialise the session.
+    pub fn spawn(mut cmd: Command) -> McpClient {
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut c = McpClient { child, stdin, stdout, next: 1 };
+        let mut c = McpClient { child, stdin, stdout, next: 1, initialized: Value::Null };
         let init = c.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
         );
         assert!(init.get("result").is_some(), "{init}");
+        c.initialized = init["result"].clone();
         c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         c
     }
