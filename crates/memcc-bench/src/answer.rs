@@ -7,6 +7,7 @@
 //! made only of stop words ("No") keeps them. *Strict*: every gold token is in the text;
 //! *loose*: at least half of them are.
 
+use memcc::core::text::static_regex;
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
@@ -15,7 +16,7 @@ use regex::Regex;
 static STOP_WORDS: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| stop_words::lookup("en").unwrap_or_default().iter().copied().collect());
 
-static ISO_DATE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(\d{4})-(\d{2})-(\d{2})\b").expect("static regex"));
+static ISO_DATE: LazyLock<Regex> = LazyLock::new(|| static_regex(r"\b(\d{4})-(\d{2})-(\d{2})\b"));
 
 const MONTHS: [&str; 12] = [
     "january",

@@ -7,6 +7,10 @@
 //! - [`qa`] — answer from the assembled prompt with a model, grade with a judge.
 //! - [`speed`] — throughput and latency beside same-run baselines.
 
+// No panic on a path input can reach: outside tests, `unwrap`, `expect` and `panic!` are errors
+// (a pattern in the source goes through `memcc_core::text::static_regex`).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod answer;
 pub mod backends;
 pub mod baseline;

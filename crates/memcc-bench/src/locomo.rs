@@ -1,5 +1,6 @@
 //! The LoCoMo dataset (`locomo10.json` format): loading, validation, evidence ids.
 
+use memcc::core::text::static_regex;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::LazyLock;
@@ -71,9 +72,8 @@ pub enum Evidence {
     Unparseable(String),
 }
 
-static STRICT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^D([1-9]\d*):([1-9]\d*)$").expect("static regex"));
-static LOOSE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*D\s*:?\s*0*(\d+)\s*:\s*0*(\d+)\s*$").expect("static regex"));
+static STRICT: LazyLock<Regex> = LazyLock::new(|| static_regex(r"^D([1-9]\d*):([1-9]\d*)$"));
+static LOOSE: LazyLock<Regex> = LazyLock::new(|| static_regex(r"^\s*D\s*:?\s*0*(\d+)\s*:\s*0*(\d+)\s*$"));
 
 /// Classify an evidence id against the conversation's turns.
 pub fn parse_evidence(given: &str, turns: &HashSet<DiaId>) -> Evidence {

@@ -1,5 +1,9 @@
 //! `memcc`: a thin command line over the `memcc` crate. Argument parsing and printing only.
 
+// No panic on a path input can reach: outside tests, `unwrap`, `expect` and `panic!` are errors
+// (a pattern in the source goes through `memcc_core::text::static_regex`).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 mod bench_cmd;
 mod context_cmd;
 mod demo;

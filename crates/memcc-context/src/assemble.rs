@@ -5,6 +5,7 @@
 //! not fit is dropped oldest-first as a contiguous prefix, tool call/result pairs stay together,
 //! and the estimate never exceeds the budget.
 
+use memcc_core::text::static_regex;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -72,7 +73,7 @@ pub enum PromptSource {
 }
 
 static SECTION_TAG: std::sync::LazyLock<regex::Regex> =
-    std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)<(\s*/?\s*(?:summary|memcc-))").expect("static regex"));
+    std::sync::LazyLock::new(|| static_regex(r"(?i)<(\s*/?\s*(?:summary|memcc-))"));
 
 /// Escape text placed inside a `<summary>` element so it can neither close nor open one, nor
 /// any of MemCC's `<memcc-…>` sections, in any letter case.

@@ -4,6 +4,10 @@
 //! Start at [`ContextEngine`]. This crate never depends on the memory runtime; it reaches memory
 //! only through [`memcc_core::MemoryBridge`].
 
+// No panic on a path input can reach: outside tests, `unwrap`, `expect` and `panic!` are errors
+// (a pattern in the source goes through `memcc_core::text::static_regex`).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod assemble;
 pub mod compact;
 pub mod config;

@@ -2,6 +2,7 @@
 //! (any [`ChatModel`]: an OpenAI-compatible API or the host's model), and the escalation that
 //! always ends in a deterministic truncation that is smaller than its input.
 
+use memcc_core::text::static_regex;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
@@ -46,20 +47,18 @@ pub use memcc_core::bridge::EXPAND_FOOTER;
 pub struct ExtractiveSummarizer;
 
 static LINE_PREFIX: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?:- )?(\[[^\]]{1,40}\] [^:\n]{1,40}:)\s?(.*)$").expect("static regex"));
-static SENTENCE_END: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[.!?;](?:\s+|$)|[。！？；]").expect("static regex"));
-static DIGIT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\d").expect("static regex"));
+    LazyLock::new(|| static_regex(r"^(?:- )?(\[[^\]]{1,40}\] [^:\n]{1,40}:)\s?(.*)$"));
+static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| static_regex(r"[.!?;](?:\s+|$)|[。！？；]"));
+static DIGIT: LazyLock<Regex> = LazyLock::new(|| static_regex(r"\d"));
 static CUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    static_regex(
         r"(?i)\b(decided?|decision|agreed?|plan(?:ned|ning)?|will|going to|must|need to|deadline|todo|promise[ds]?|remember|important|prefer(?:s|red)?|love[sd]?|like[sd]?|hate[sd]?|favou?rite|always|never|allergic|birthday|moved?|married|started|finished|bought|adopted|joined|lives?|works?)\b|决定|计划|打算|需要|必须|喜欢|讨厌|最爱|记得|重要|搬|生日",
     )
-    .expect("static regex")
 });
 static CAPITALISED: LazyLock<Regex> =
     // Any script's letters: an ASCII class cut "Holzmarktstraße" to "Holzmarktstra" and dropped
     // "Müller" and "São" whole.
-    LazyLock::new(|| Regex::new(r"\b\p{Lu}\p{Ll}{2,}(?:\s+\p{Lu}\p{Ll}+)*\b").expect("static regex"));
+    LazyLock::new(|| static_regex(r"\b\p{Lu}\p{Ll}{2,}(?:\s+\p{Lu}\p{Ll}+)*\b"));
 
 const COMMON_CAPS: &[&str] = &[
     "The", "This", "That", "There", "Then", "They", "What", "When", "Where", "Which", "Who", "Why", "How", "And",
@@ -84,8 +83,7 @@ struct InputStats {
     counts: HashMap<String, usize>,
 }
 
-static SPEAKER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s").expect("static regex"));
+static SPEAKER: LazyLock<Regex> = LazyLock::new(|| static_regex(r"^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s"));
 
 /// Words long enough to carry content (CJK runs have no word boundaries and are left out).
 fn content_words(s: &str) -> impl Iterator<Item = String> + '_ {

@@ -6,13 +6,14 @@
 //! a conversation or cite a record that says something else. Such text gets a zero-width space
 //! inside the mark (`[MemCC\u{200B}:`, `(mem\u{200B}_12)`): the words stay, the frame is gone.
 
+use crate::text::static_regex;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-static NOTE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(\[\s*memcc)(\s*:)").expect("static regex"));
-static CITATION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(\(\s*mem)(_\s*\d)").expect("static regex"));
+static NOTE: LazyLock<Regex> = LazyLock::new(|| static_regex(r"(?i)(\[\s*memcc)(\s*:)"));
+static CITATION: LazyLock<Regex> = LazyLock::new(|| static_regex(r"(?i)(\(\s*mem)(_\s*\d)"));
 
 /// `text` with MemCC's marks (`[MemCC:`, `(mem_N`) made inert, in any letter case; borrowed when
 /// it has none.

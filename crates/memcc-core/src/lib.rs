@@ -4,6 +4,10 @@
 //! here: the [`bridge`] contract they meet at, token estimation, CJK-aware text segmentation for
 //! full-text search, [`time`] (validated timestamps, dates grounded), and the OpenAI-compatible chat client both use for optional LLM work.
 
+// No panic on a path input can reach: outside tests, `unwrap`, `expect` and `panic!` are errors
+// (a pattern in the source goes through `memcc_core::text::static_regex`).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod bridge;
 pub mod errors;
 pub mod framing;

@@ -3,6 +3,7 @@
 //! Memory search prefers what was said within them, since a question that names when
 //! something happened is asking about that time.
 
+use crate::text::static_regex;
 use std::sync::LazyLock;
 
 use chrono::{Datelike, NaiveDate, Weekday};
@@ -79,7 +80,7 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         m5 = m(5),
         m6 = m(6),
     );
-    Regex::new(&pattern).expect("static period regex")
+    static_regex(&pattern)
 });
 
 fn month_number(name: &str) -> Option<u32> {
@@ -144,9 +145,8 @@ const JOINS_A_RANGE: &[&str] = &["to", "and", "until", "till", "through", "-", "
 /// Whether `before` ends with the opening of a range of months — "from May to", "between May
 /// and" — so that a bare month after it is the range's end ("to May" alone may be a name).
 fn closes_a_range(before: &str) -> bool {
-    static A_MONTH: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(&format!(r"(?i)^{}$", MONTH.replace("(?P<MONTH>", "(?:"))).expect("static month regex")
-    });
+    static A_MONTH: LazyLock<Regex> =
+        LazyLock::new(|| static_regex(&format!(r"(?i)^{}$", MONTH.replace("(?P<MONTH>", "(?:"))));
     let mut words = words_before(before);
     let (joiner, month, opener) = (words.next(), words.next(), words.next());
     joiner.is_some_and(|w| JOINS_A_RANGE.contains(&w.as_str()))
@@ -396,12 +396,12 @@ impl Bound {
     }
 }
 
-static YEAR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?-u:\b)(?:1[89]|2[01])\d\d(?-u:\b)").expect("static year regex"));
+static YEAR: LazyLock<Regex> = LazyLock::new(|| static_regex(r"(?-u:\b)(?:1[89]|2[01])\d\d(?-u:\b)"));
 
 static ASKS_WHEN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bwhen\b|\bwhat (?:date|day|month|year|time)\b|\bhow long ago\b|什么时候|哪天|哪一天|几号|哪年|哪一年|几月")
-        .expect("static question regex")
+    static_regex(
+        r"(?i)\bwhen\b|\bwhat (?:date|day|month|year|time)\b|\bhow long ago\b|什么时候|哪天|哪一天|几号|哪年|哪一年|几月",
+    )
 });
 
 /// Whether `question` asks when something happened ("When did…", "what year…", "什么时候").
@@ -411,10 +411,9 @@ pub fn asks_when(question: &str) -> bool {
 
 /// Words by which a question asks about the present or the latest state of things.
 static ASKS_ABOUT_NOW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    static_regex(
         r"(?i)\b(?:now|nowadays|currently|current|these days|lately|recently|recent|latest|anymore|still|at the moment|so far|last time)\b|现在|目前|最近|当前|如今|还在|仍然|至今|上次",
     )
-    .expect("static question regex")
 });
 
 /// Whether `question` asks about now or the latest state ("Where does she live now?", "What is

@@ -11,6 +11,14 @@
 //! User text never reaches `MATCH` directly: [`match_query`] extracts terms and quotes each one,
 //! so hostile syntax such as `"foo AND (` is searched as words, never parsed as operators.
 
+/// A regular expression written in MemCC's source. Only the pattern goes in, never input, and
+/// the tests compile every one, so a typo fails them rather than a user: the one place a
+/// library crate may panic (the crates deny `expect` everywhere else).
+#[allow(clippy::expect_used)]
+pub fn static_regex(pattern: &str) -> regex::Regex {
+    regex::Regex::new(pattern).expect("a pattern in MemCC's source compiles")
+}
+
 /// Ideographs, kana and hangul: the characters that are segmented into bigrams.
 pub fn is_cjk_letter(c: char) -> bool {
     matches!(c as u32,

@@ -2,6 +2,7 @@
 //! valid from year 1 to year 9999; formatting never panics; and relative dates in what people
 //! say ("yesterday", "last Friday", "上周") are grounded against when they said it.
 
+use crate::text::static_regex;
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate, Utc, Weekday};
@@ -92,7 +93,7 @@ fn number(word: &str) -> Option<u32> {
 const WEEKDAYS: &str = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?";
 
 static ENGLISH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
+    static_regex(&format!(
         r"(?ix)\b(?:
             (?P<dbyest>the\ day\ before\ yesterday)
           | (?P<yest>yesterday|last\ night)
@@ -110,12 +111,12 @@ static ENGLISH: LazyLock<Regex> = LazyLock::new(|| {
                \ (?P<unit>day|week|month|year)s?\ ago)
         )\b"
     ))
-    .expect("static time regex")
 });
 
 static CHINESE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?P<qian>前天)|(?P<zuo>昨天|昨晚)|(?P<ming>明天)|(?P<lastwk>上周|上星期|上个星期)|(?P<nextwk>下周|下星期|下个星期)|(?P<lastmo>上个月)|(?P<nextmo>下个月)|(?P<lastyr>去年)|(?P<nextyr>明年)|(?P<agon>\d{1,3})(?P<agou>天|周|个月|年)前")
-        .expect("static time regex")
+    static_regex(
+        r"(?P<qian>前天)|(?P<zuo>昨天|昨晚)|(?P<ming>明天)|(?P<lastwk>上周|上星期|上个星期)|(?P<nextwk>下周|下星期|下个星期)|(?P<lastmo>上个月)|(?P<nextmo>下个月)|(?P<lastyr>去年)|(?P<nextyr>明年)|(?P<agon>\d{1,3})(?P<agou>天|周|个月|年)前",
+    )
 });
 
 /// The absolute date an English relative expression stands for, said on `today`.

@@ -12,6 +12,10 @@
 //! custom header (which a cross-site form or fetch cannot send without a preflight it never
 //! gets).
 
+// No panic on a path input can reach: outside tests, `unwrap`, `expect` and `panic!` are errors
+// (a pattern in the source goes through `memcc_core::text::static_regex`).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 mod api;
 
 use std::net::{IpAddr, SocketAddr};

@@ -5,6 +5,10 @@
 //! logic). [`serve_stdio`] and [`serve_http`] are the two transports. MemCC's calls are
 //! synchronous (SQLite, the local model), so each runs on tokio's blocking pool.
 
+// No panic on a path input can reach: outside tests, `unwrap`, `expect` and `panic!` are errors
+// (a pattern in the source goes through `memcc_core::text::static_regex`).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 mod stdio;
 
 use std::net::SocketAddr;

@@ -2,6 +2,7 @@
 //! synthetic "User …" documents so paraphrased questions recall them; rule-based triples fill
 //! the knowledge graph. Only the user's own words are mined.
 
+use memcc_core::text::static_regex;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -42,7 +43,7 @@ pub struct Preference {
 }
 
 fn re(s: &str) -> Regex {
-    Regex::new(s).expect("static preference regex")
+    static_regex(s)
 }
 
 macro_rules! pat {

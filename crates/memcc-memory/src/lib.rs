@@ -2,6 +2,10 @@
 //! next. Summaries arrive through [`memcc_core::MemoryBridge`] (implemented by
 //! [`MemoryRuntime`]); recall is layered L0–L3. This crate never depends on the context engine.
 
+// No panic on a path input can reach: outside tests, `unwrap`, `expect` and `panic!` are errors
+// (a pattern in the source goes through `memcc_core::text::static_regex`).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod browse;
 pub mod chunk;
 pub mod classify;

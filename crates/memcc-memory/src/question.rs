@@ -7,6 +7,7 @@
 //! module leaves them out; function words go as everywhere ([`memcc_core::text::is_stop_word`]).
 //! Time words are read elsewhere ([`memcc_core::period`]), from the question's own text.
 
+use memcc_core::text::static_regex;
 use memcc_core::text::{MAX_QUERY_TERMS, Term, irregular_forms, is_cjk_letter as is_cjk, is_stop_word, terms};
 
 use crate::extract::predicate_cues;
@@ -216,9 +217,8 @@ pub fn without_exclusions(question: &str) -> String {
 /// "除了游泳以外" / "除了游泳之外" / "除了游泳，": what the answer is not, in Chinese. No spaces
 /// separate words there, so without 以外/之外 or a comma to end it ("她除了游泳还喜欢什么") where
 /// the exclusion ends is unknown and nothing is left out.
-static CHINESE_EXCLUSION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"除了[^，,。？?！!；;]*?(?:以外|之外|[，,])").expect("static exclusion regex")
-});
+static CHINESE_EXCLUSION: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| static_regex(r"除了[^，,。？?！!；;]*?(?:以外|之外|[，,])"));
 
 /// A space where an exclusion was, so the characters either side do not join into one run.
 fn without_chinese_exclusions(text: &str) -> std::borrow::Cow<'_, str> {

@@ -2,6 +2,10 @@
 //! thread pool (never on the JS thread), and converts JSON out; errors and panics become
 //! rejected promises, never a crashed host.
 
+// No panic on a path input can reach: outside tests, `unwrap`, `expect` and `panic!` are errors
+// (a pattern in the source goes through `memcc_core::text::static_regex`).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU32, Ordering};
