@@ -35,7 +35,7 @@ fn main() {
     let source = data.clone();
     let scan = FlatScan::new(
         dim,
-        Some(Box::new(move |ids: &[i64]| ids.iter().map(|&i| (i, source[i as usize].clone())).collect())),
+        Some(Box::new(move |ids: &[i64]| Ok(ids.iter().map(|&i| (i, source[i as usize].clone())).collect()))),
     );
     for chunk in rows.chunks(2048) {
         scan.upsert_many(chunk);
@@ -85,7 +85,7 @@ fn report(name: &str, load: f64, store: &dyn VectorStore, queries: &[Vec<f32>], 
         .iter()
         .map(|q| {
             let t = Instant::now();
-            let hits = store.search(q, 10, &owners);
+            let hits = store.search(q, 10, &owners).unwrap_or_default();
             let d = t.elapsed();
             got.push(hits.iter().map(|h| h.id as usize).collect());
             d

@@ -427,7 +427,7 @@ fn vector_scan(vectors: Vec<Vec<f32>>, queries: &[Vec<f32>]) -> (f64, Vec<Durati
     let source = vectors.clone();
     let scan = FlatScan::new(
         dim,
-        Some(Box::new(move |ids: &[i64]| ids.iter().map(|&i| (i, source[i as usize].clone())).collect())),
+        Some(Box::new(move |ids: &[i64]| Ok(ids.iter().map(|&i| (i, source[i as usize].clone())).collect()))),
     );
     for (i, v) in vectors.iter().enumerate() {
         scan.upsert(i as i64, "a", v);
@@ -445,7 +445,7 @@ fn vector_scan(vectors: Vec<Vec<f32>>, queries: &[Vec<f32>]) -> (f64, Vec<Durati
         t_brute.push(t.elapsed());
         let top: Vec<i64> = truth[..k].iter().map(|x| x.0 as i64).collect();
         let t = Instant::now();
-        let got = scan.search(q, 10, &owners);
+        let got = scan.search(q, 10, &owners).unwrap_or_default();
         t_scan.push(t.elapsed());
         found += got.iter().filter(|h| top.contains(&h.id)).count();
         wanted += k;

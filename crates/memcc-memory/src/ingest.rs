@@ -111,7 +111,7 @@ impl Ingest<'_> {
         if let (Some(vectors), true) = (&vectors, self.config.vector_dedup_enabled) {
             for (i, ((record, _), v)) in batch.iter().zip(vectors).enumerate() {
                 // Persisted records only: earlier records of this very batch are not compared.
-                let near = self.index.search(v, 1, std::slice::from_ref(&record.agent_id));
+                let near = self.index.search(v, 1, std::slice::from_ref(&record.agent_id))?;
                 if near.first().is_some_and(|h| f64::from(h.score) >= self.config.vector_dedup_threshold) {
                     keep[i] = false;
                     report.duplicates += 1;

@@ -57,7 +57,7 @@ fn open_index(
             let source_model = model.to_string();
             let index: Arc<dyn VectorStore> = Arc::new(FlatScan::new(
                 dim,
-                Some(Box::new(move |ids: &[i64]| source_store.vectors(ids, &source_model).unwrap_or_default())),
+                Some(Box::new(move |ids: &[i64]| source_store.vectors(ids, &source_model))),
             ));
             load_index(&*index, &**store, model)?;
             Ok(index)

@@ -223,26 +223,27 @@ impl Search<'_> {
                 Ok((scores, in_wing, in_context))
             });
             // A panic here is this search's error, as on the other thread, not the caller's crash.
-            let vector = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let vector = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<HashMap<i64, f64>> {
                 let mut scores: HashMap<i64, f64> = HashMap::new();
                 if q.mode == SearchMode::Lexical {
-                    return scores;
+                    return Ok(scores);
                 }
                 match self.embed_query(&without_exclusions(q.question.text)) {
                     Ok(v) if v.is_empty() => {}
                     Ok(v) => {
-                        for hit in self.index.search(&v, candidates, q.agents) {
+                        for hit in self.index.search(&v, candidates, q.agents)? {
                             scores.insert(hit.id, f64::from(hit.score));
                         }
                     }
+                    // A remote embedder that fails: the words still find what they can.
                     Err(e) => tracing::warn!(error = %e, "query embedding failed; lexical search only"),
                 }
-                scores
+                Ok(scores)
             }));
             (vector, lexical.join())
         });
         let vector_scores =
-            vector_scores.map_err(|_| crate::error::MemoryError::Internal("the vector search panicked".into()))?;
+            vector_scores.map_err(|_| crate::error::MemoryError::Internal("the vector search panicked".into()))??;
         let (lexical, in_wing, in_context) =
             lexical.map_err(|_| crate::error::MemoryError::Internal("the full-text search panicked".into()))??;
         let ids: Vec<i64> = vector_scores

@@ -34,8 +34,10 @@ pub trait VectorStore: Send + Sync {
         }
     }
     fn remove(&self, id: i64);
-    /// The `k` nearest of the vectors owned by one of `owners`, best first.
-    fn search(&self, query: &[f32], k: usize, owners: &[String]) -> Vec<VectorHit>;
+    /// The `k` nearest of the vectors owned by one of `owners`, best first. A store that
+    /// cannot answer says so (a pgvector server away, a LanceDB read that failed), never an
+    /// empty list that reads as "nothing similar".
+    fn search(&self, query: &[f32], k: usize, owners: &[String]) -> crate::error::Result<Vec<VectorHit>>;
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {
         self.len() == 0
@@ -43,7 +45,7 @@ pub trait VectorStore: Send + Sync {
 }
 
 /// Where exact f32 vectors come from for the rerank.
-pub type ExactSource = Box<dyn Fn(&[i64]) -> Vec<(i64, Vec<f32>)> + Send + Sync>;
+pub type ExactSource = Box<dyn Fn(&[i64]) -> crate::error::Result<Vec<(i64, Vec<f32>)>> + Send + Sync>;
 
 /// Candidates scanned in int8 per result returned.
 pub const OVERSAMPLE: usize = 4;
@@ -403,19 +405,19 @@ impl VectorStore for FlatScan {
         inner.signs.truncate(new_len);
     }
 
-    fn search(&self, query: &[f32], k: usize, owners: &[String]) -> Vec<VectorHit> {
+    fn search(&self, query: &[f32], k: usize, owners: &[String]) -> crate::error::Result<Vec<VectorHit>> {
         let candidates = self.scan(query, k.saturating_mul(OVERSAMPLE).min(k.saturating_add(MAX_EXTRA)), owners);
         let Some(exact) = &self.exact else {
-            return candidates.into_iter().take(k).collect();
+            return Ok(candidates.into_iter().take(k).collect());
         };
         let ids: Vec<i64> = candidates.iter().map(|h| h.id).collect();
-        let mut hits: Vec<VectorHit> = exact(&ids)
+        let mut hits: Vec<VectorHit> = exact(&ids)?
             .into_iter()
             .map(|(id, v)| VectorHit { id, score: v.iter().zip(query).map(|(a, b)| a * b).sum() })
             .collect();
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
         hits.truncate(k);
-        hits
+        Ok(hits)
     }
 
     fn len(&self) -> usize {

@@ -317,3 +317,22 @@ fn any_text_is_kept_alike_by_both_backends_or_refused_alike() {
         })
         .unwrap();
 }
+
+/// A pgvector search that fails is the search's error, not an empty vector side that makes the
+/// answer look like "nothing similar" (it used to be logged and dropped).
+#[test]
+fn a_failed_vector_search_is_an_error_not_an_empty_result() {
+    let key = tempfile::tempdir().unwrap();
+    let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let rt = open(&url, &dir);
+    rt.add("main", "The spare key is under the blue flowerpot", RecordKind::Fact, false, None).unwrap();
+    assert!(!rt.memory_search("main", "spare key", 3, 0.0, None).unwrap().is_empty());
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin.batch_execute("ALTER TABLE vectors RENAME TO vectors_away").unwrap();
+    let searched = rt.memory_search("main", "spare key", 3, 0.0, None);
+    admin.batch_execute("ALTER TABLE vectors_away RENAME TO vectors").unwrap();
+    let err = searched.expect_err("the vector side failed");
+    assert!(err.to_string().contains("vectors"), "{err}");
+    assert!(!rt.memory_search("main", "spare key", 3, 0.0, None).unwrap().is_empty(), "and works again");
+}

@@ -31,24 +31,24 @@ pub fn contract(make: impl Fn(usize) -> Box<dyn VectorStore>) {
     }
     assert_eq!(store.len(), 100);
     // Exact match first, owners respected.
-    let hits = store.search(&normalised(42, dim), 5, &["a".to_string()]);
+    let hits = store.search(&normalised(42, dim), 5, &["a".to_string()]).unwrap();
     assert_eq!(hits[0].id, 42);
     assert!((hits[0].score - 1.0).abs() < 2e-2, "int8 scores are within quantisation error");
     assert!(hits.iter().all(|h| h.id % 2 == 0));
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
-    assert!(store.search(&normalised(42, dim), 5, &["nobody".to_string()]).is_empty());
+    assert!(store.search(&normalised(42, dim), 5, &["nobody".to_string()]).unwrap().is_empty());
     // Upsert replaces, remove removes.
     store.upsert(42, "a", &normalised(4242, dim));
     assert_eq!(store.len(), 100);
-    assert_ne!(store.search(&normalised(42, dim), 1, &["a".to_string()])[0].id, 42);
+    assert_ne!(store.search(&normalised(42, dim), 1, &["a".to_string()]).unwrap()[0].id, 42);
     store.remove(42);
     store.remove(42);
     assert_eq!(store.len(), 99);
-    assert!(store.search(&normalised(4242, dim), 3, &["a".to_string()]).iter().all(|h| h.id != 42));
+    assert!(store.search(&normalised(4242, dim), 3, &["a".to_string()]).unwrap().iter().all(|h| h.id != 42));
     // Wrong dimensions are ignored, not a panic.
     store.upsert(1000, "a", &[1.0, 0.0]);
     assert_eq!(store.len(), 99);
-    assert!(store.search(&[1.0, 0.0], 3, &["a".to_string()]).is_empty());
+    assert!(store.search(&[1.0, 0.0], 3, &["a".to_string()]).unwrap().is_empty());
 }
 
 #[test]
@@ -62,7 +62,7 @@ fn exact_scan_meets_the_contract() {
             dim,
             Some(Box::new(move |ids: &[i64]| {
                 let t = source.lock().unwrap();
-                ids.iter().filter_map(|id| t.get(id).map(|v| (*id, v.clone()))).collect()
+                Ok(ids.iter().filter_map(|id| t.get(id).map(|v| (*id, v.clone()))).collect())
             })),
         );
         Box::new(Recording { scan, table, dim })
@@ -90,7 +90,12 @@ impl VectorStore for Recording {
         self.table.lock().unwrap().remove(&id);
         self.scan.remove(id)
     }
-    fn search(&self, q: &[f32], k: usize, owners: &[String]) -> Vec<memcc_memory::vector::VectorHit> {
+    fn search(
+        &self,
+        q: &[f32],
+        k: usize,
+        owners: &[String],
+    ) -> memcc_memory::error::Result<Vec<memcc_memory::vector::VectorHit>> {
         self.scan.search(q, k, owners)
     }
     fn len(&self) -> usize {
@@ -123,12 +128,12 @@ fn a_scan_split_across_threads_finds_what_one_thread_finds() {
         small.upsert(i, owner, &normalised(i as u64, dim));
     }
     let q = normalised(7, dim);
-    let hits = large.search(&q, 25, &["a".to_string()]);
-    assert_eq!(hits, small.search(&q, 25, &["a".to_string()]));
+    let hits = large.search(&q, 25, &["a".to_string()]).unwrap();
+    assert_eq!(hits, small.search(&q, 25, &["a".to_string()]).unwrap());
     assert_eq!(hits.len(), 25);
     assert!(hits.iter().all(|h| h.id % 3 == 0));
     let last = (n - 1) as i64 / 3 * 3;
-    assert_eq!(large.search(&normalised(last as u64, dim), 1, &["a".to_string()])[0].id, last);
+    assert_eq!(large.search(&normalised(last as u64, dim), 1, &["a".to_string()]).unwrap()[0].id, last);
 }
 
 /// Vectors with neighbours, as embeddings have: 20 topics, each vector its topic plus noise, and
@@ -161,11 +166,11 @@ fn the_sign_bit_shortlist_keeps_the_nearest_vectors() {
         let near = topical(qi * 197, dim);
         let jitter = normalised(qi + 5_000_000, dim);
         let q: Vec<f32> = near.iter().zip(&jitter).map(|(a, b)| a + 0.3 * b).collect();
-        let truth = full.search(&q, 10, &["a".to_string()]);
-        let got = short.search(&q, 10, &["a".to_string()]);
+        let truth = full.search(&q, 10, &["a".to_string()]).unwrap();
+        let got = short.search(&q, 10, &["a".to_string()]).unwrap();
         found += got.iter().filter(|h| truth.iter().any(|t| t.id == h.id)).count();
         wanted += truth.len();
-        assert_eq!(short.search(&near, 1, &["a".to_string()])[0].id, (qi * 197) as i64);
+        assert_eq!(short.search(&near, 1, &["a".to_string()]).unwrap()[0].id, (qi * 197) as i64);
     }
     let recall = found as f64 / wanted as f64;
     assert!(recall >= 0.98, "recall@10 of the shortlist {recall:.3}");
@@ -181,7 +186,7 @@ proptest! {
         let dim = 64;
         let vectors: Vec<Vec<f32>> = (0..2000).map(|i| normalised(seed * 10_000 + i, dim)).collect();
         let exact = vectors.clone();
-        let scan = FlatScan::new(dim, Some(Box::new(move |ids: &[i64]| ids.iter().map(|&i| (i, exact[i as usize].clone())).collect())));
+        let scan = FlatScan::new(dim, Some(Box::new(move |ids: &[i64]| Ok(ids.iter().map(|&i| (i, exact[i as usize].clone())).collect()))));
         for (i, v) in vectors.iter().enumerate() {
             scan.upsert(i as i64, "a", v);
         }
@@ -189,11 +194,11 @@ proptest! {
         let mut truth: Vec<(i64, f32)> = vectors.iter().enumerate().map(|(i, v)| (i as i64, v.iter().zip(&q).map(|(a, b)| a * b).sum())).collect();
         truth.sort_by(|a, b| b.1.total_cmp(&a.1));
         let top: Vec<i64> = truth.iter().take(10).map(|t| t.0).collect();
-        let got = scan.search(&q, 10, &["a".to_string()]);
+        let got = scan.search(&q, 10, &["a".to_string()]).unwrap();
         let found = got.iter().filter(|h| top.contains(&h.id)).count();
         prop_assert!(found >= 9, "recall@10 {found}/10");
         let top: std::collections::HashMap<i64, f32> = truth.iter().take(200).copied().collect();
-        let got = scan.search(&q, 200, &["a".to_string()]);
+        let got = scan.search(&q, 200, &["a".to_string()]).unwrap();
         let found = got.iter().filter(|h| top.contains_key(&h.id)).count();
         prop_assert_eq!(found, 200, "recall@200");
         for h in &got {
@@ -234,9 +239,9 @@ mod lancedb {
         }
         let store = LanceVectorStore::open(dir.path(), 16).unwrap();
         assert_eq!(store.len(), 50);
-        assert_eq!(store.search(&normalised(701, 16), 1, &["b".to_string()])[0].id, 7);
+        assert_eq!(store.search(&normalised(701, 16), 1, &["b".to_string()]).unwrap()[0].id, 7);
         assert!(
-            store.search(&normalised(3, 16), 3, &["x' OR '1'='1".to_string()]).is_empty(),
+            store.search(&normalised(3, 16), 3, &["x' OR '1'='1".to_string()]).unwrap().is_empty(),
             "owner filter is a literal"
         );
         let err = LanceVectorStore::open(dir.path(), 32).err().expect("dimension mismatch refused");
@@ -253,6 +258,6 @@ fn asking_for_every_result_there_could_be_returns_what_there_is() {
         for i in 0..50 {
             scan.upsert(i, "a", &normalised(i as u64, 16));
         }
-        assert_eq!(scan.search(&normalised(3, 16), usize::MAX, &["a".to_string()]).len(), 50);
+        assert_eq!(scan.search(&normalised(3, 16), usize::MAX, &["a".to_string()]).unwrap().len(), 50);
     }
 }

@@ -935,9 +935,9 @@ impl VectorStore for PgVectors {
 
     fn remove(&self, _id: i64) {}
 
-    fn search(&self, query: &[f32], k: usize, owners: &[String]) -> Vec<VectorHit> {
+    fn search(&self, query: &[f32], k: usize, owners: &[String]) -> Result<Vec<VectorHit>> {
         if query.len() != self.dim || k == 0 {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let d = self.dim;
         // One table, ordered by the partial index's own expression under its predicate: the
@@ -956,13 +956,9 @@ impl VectorStore for PgVectors {
         );
         let q = Vector::from(query.to_vec());
         let (k, candidates) = (k as i64, k as i64 + 8);
-        let found = self.pool.run(|c| {
+        self.pool.run(|c| {
             let rows = c.query(&sql, &[&q, &owners, &candidates, &k])?;
             rows.iter().map(|r| Ok(VectorHit { id: r.try_get(0)?, score: r.try_get(1)? })).collect::<Result<Vec<_>>>()
-        });
-        found.unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "pgvector search failed; lexical results only");
-            Vec::new()
         })
     }
 

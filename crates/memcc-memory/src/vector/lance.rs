@@ -168,14 +168,12 @@ impl VectorStore for LanceVectorStore {
         }
     }
 
-    fn search(&self, query: &[f32], k: usize, owners: &[String]) -> Vec<VectorHit> {
+    fn search(&self, query: &[f32], k: usize, owners: &[String]) -> crate::error::Result<Vec<VectorHit>> {
         if owners.is_empty() || query.len() != self.dim || k == 0 {
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        self.query(query, k, owners).unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "LanceDB search failed; no vector hits");
-            Vec::new()
-        })
+        self.query(query, k, owners)
+            .map_err(|e| crate::error::MemoryError::Io(std::io::Error::other(format!("LanceDB search: {e}"))))
     }
 
     fn len(&self) -> usize {
