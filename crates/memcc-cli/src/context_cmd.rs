@@ -182,6 +182,27 @@ pub struct GrepArgs {
     limit: Option<usize>,
 }
 
+/// Run a long operation with a spinner and its elapsed time on stderr, for a person at a
+/// terminal (quiet under `--json` or without one, and under `-v`, whose log says more).
+fn working<T>(cli: &Cli, what: &str, f: impl FnOnce() -> T) -> T {
+    let show = !cli.json && cli.verbose == 0 && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let spinner = show.then(|| {
+        let s = indicatif::ProgressBar::new_spinner();
+        s.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        s.set_message(what.to_string());
+        s.enable_steady_tick(std::time::Duration::from_millis(120));
+        s
+    });
+    let out = f();
+    if let Some(s) = spinner {
+        s.finish_and_clear();
+    }
+    out
+}
+
 fn parse_time(s: &str) -> Result<i64, String> {
     if let Ok(ms) = s.parse::<i64>() {
         return Ok(ms);
@@ -303,17 +324,19 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             emit(cli, &value, || format!("{added} added, {duplicates} duplicates, {} compactions", compactions.len()))?;
         }
         ContextCommand::Compact { session, budget, force } => {
-            let out = engine.compact(session, *budget, *force)?;
+            let started = std::time::Instant::now();
+            let out = working(cli, "compacting", || engine.compact(session, *budget, *force))?;
             emit(cli, &out, || {
                 format!(
-                    "compacted: {} ({} leaf, {} condensed); tokens {} -> {} (threshold {}); {}",
+                    "compacted: {} ({} leaf, {} condensed); tokens {} -> {} (threshold {}); {}; {:.1} s",
                     out.compacted,
                     out.leaf_summaries,
                     out.condensed_summaries,
                     out.tokens_before,
                     out.tokens_after,
                     out.threshold_tokens,
-                    out.reason
+                    out.reason,
+                    started.elapsed().as_secs_f64()
                 )
             })?;
         }
@@ -327,11 +350,16 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             })?;
         }
         ContextCommand::Flush { session, budget } => {
-            let out = engine.flush(session, *budget)?;
+            let started = std::time::Instant::now();
+            let out = working(cli, "flushing", || engine.flush(session, *budget))?;
             emit(cli, &out, || {
                 format!(
-                    "flushed: {} leaf and {} condensed summaries; tokens {} -> {}",
-                    out.leaf_summaries, out.condensed_summaries, out.tokens_before, out.tokens_after
+                    "flushed: {} leaf and {} condensed summaries; tokens {} -> {}; {:.1} s",
+                    out.leaf_summaries,
+                    out.condensed_summaries,
+                    out.tokens_before,
+                    out.tokens_after,
+                    started.elapsed().as_secs_f64()
                 )
             })?;
         }

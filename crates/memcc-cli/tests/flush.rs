@@ -80,3 +80,25 @@ fn a_message_repeated_inside_one_ingested_file_is_kept_each_time() {
             .unwrap();
     assert_eq!((again["added"].as_u64(), again["duplicates"].as_u64()), (Some(0), Some(2)), "{again}");
 }
+
+/// A long compaction is not silent: the result ends with how long it took, and `-v` logs each
+/// summary as it is written.
+#[test]
+fn compact_and_flush_say_how_long_they_took_and_v_follows_each_summary() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("t.jsonl");
+    let mut f = std::fs::File::create(&file).unwrap();
+    for i in 0..60 {
+        writeln!(f, r#"{{"role": "user", "content": "Note {i}: the pallets on dock {i} were counted and sealed."}}"#)
+            .unwrap();
+    }
+    drop(f);
+    memcc(home.path(), &["ingest", "--session", "s", file.to_str().unwrap()]);
+    let out = memcc(home.path(), &["-v", "compact", "--session", "s", "--budget", "400", "--force"]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.trim_end().ends_with(" s") && stdout.contains("compacted: true"), "{stdout}");
+    assert!(stderr.contains("summary written"), "-v follows the compaction: {stderr}");
+    let out = memcc(home.path(), &["flush", "--session", "s"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("flushed:") && stdout.trim_end().ends_with(" s"), "{stdout}");
+}

@@ -161,7 +161,16 @@ impl Compactor<'_> {
                         SummaryKind::Leaf => outcome.leaf_summaries += 1,
                         SummaryKind::Condensed => outcome.condensed_summaries += 1,
                     }
-                    if let ItemRef::Summary { id, .. } = &item.item {
+                    if let ItemRef::Summary { id, depth } = &item.item {
+                        // `-v` follows a long compaction summary by summary.
+                        tracing::info!(
+                            summary = %id,
+                            depth,
+                            items = range.len(),
+                            tokens = item.tokens,
+                            done = outcome.leaf_summaries + outcome.condensed_summaries,
+                            "summary written"
+                        );
                         outcome.summary_ids.push(id.clone());
                     }
                     items.splice(range, [item]);
