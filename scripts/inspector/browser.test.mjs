@@ -45,6 +45,8 @@ try {
   await ready();
   await page.locator(`tr[data-session="${session}"]`).waitFor();
   await page.locator(`tr[data-session="${next}"]`).waitFor();
+  const navText = await page.locator("#nav").textContent();
+  assert.ok(!navText.includes("null"), `the home page's navigation has no "null": ${navText}`);
   await shot("1-sessions.png");
 
   // The DAG: click the first top node, then its first child, and so on down to a leaf's messages.
@@ -97,6 +99,8 @@ try {
   await page.locator(`#records tr[data-record="${target}"]`).click();
   await page.locator("#record-detail h2.mono").filter({ hasText: target }).waitFor();
   await page.locator("#forget").waitFor();
+  const detail = await page.locator("#record-detail").textContent();
+  assert.ok(!/null|undefined/.test(detail), `no "null" where a record lacks a part: ${detail}`);
   await shot("4-memory.png");
   page.once("dialog", (d) => d.accept());
   await page.evaluate(() => (document.body.dataset.ready = "0"));

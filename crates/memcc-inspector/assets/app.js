@@ -58,11 +58,11 @@ function failure(e) {
 
 function setNav(agent, active) {
   const link = (href, label, key) => h("a", { href, class: active === key ? "active" : "" }, label);
-  nav.replaceChildren(
+  nav.replaceChildren(...[
     link("#/", "Agents & sessions", "home"),
     agent ? link(`#/memory/${enc(agent)}`, "Memory", "memory") : null,
     agent ? link(`#/triples/${enc(agent)}`, "Knowledge graph", "triples") : null,
-  );
+  ].filter((part) => part !== null));
 }
 
 // ---- Agents and sessions -------------------------------------------------------------------
@@ -361,7 +361,8 @@ async function openRecord(agent, id, record, detail, refresh) {
         refresh();
       } catch (e) { detail.append(failure(e)); }
     } }, "Forget…");
-    detail.replaceChildren(
+    // replaceChildren writes a null as the text "null": the parts a record lacks are left out first.
+    detail.replaceChildren(...[
       h("h2", { class: "mono" }, id),
       h("p", {}, h("span", { class: "tag" }, r.kind), h("span", { class: "tag" }, `${r.wing} / ${r.room}`),
         r.pinned ? h("span", { class: "tag" }, "pinned") : null, r.forgotten ? h("span", { class: "tag forgotten" }, "forgotten") : null),
@@ -373,7 +374,7 @@ async function openRecord(agent, id, record, detail, refresh) {
         h("table", {}, chain.map((c) => h("tr", { class: `mem_${c.id}` === id ? "selected" : "" },
           h("td", { class: "mono" }, `mem_${c.id}`), h("td", {}, when(c.eventTime ?? c.createdAt)),
           h("td", {}, c.text.slice(0, 200)), h("td", {}, c.supersededBy ? `→ mem_${c.supersededBy}` : "current"))))) : null,
-      r.forgotten ? null : forget);
+      r.forgotten ? null : forget].filter((part) => part !== null));
   } catch (e) {
     detail.replaceChildren(failure(e));
   }
