@@ -45,6 +45,8 @@ try {
   await ready();
   await page.locator(`tr[data-session="${session}"]`).waitFor();
   await page.locator(`tr[data-session="${next}"]`).waitFor();
+  const row = await page.locator(`tr[data-session="${session}"]`).textContent();
+  assert.ok(/\d{4}-\d\d-\d\d \d\d:\d\d.*\d{4}-\d\d-\d\d \d\d:\d\d/.test(row), `a session shows when it started and was last active: ${row}`);
   const navText = await page.locator("#nav").textContent();
   assert.ok(!navText.includes("null"), `the home page's navigation has no "null": ${navText}`);
   await shot("1-sessions.png");
@@ -114,6 +116,10 @@ try {
   const triples = await page.locator("#triples tr").allTextContents();
   assert.ok(triples.some((t) => t.includes("lives_in") && t.includes("Boston")), `triples: ${triples}`);
   await shot("5-triples.png");
+  // An agent without facts is told why the page is empty and what would fill it.
+  await visit(`#/triples/nobody-${Date.now()}`);
+  const empty = await page.locator("#no-triples").textContent();
+  assert.ok(empty.includes("No facts yet") && empty.includes("I live in"), empty);
   // A page that cannot load says so instead of breaking.
   await visit(`#/session/${encodeURIComponent(agent)}/no-such-session`).catch(() => {});
   assert.match(await page.locator("#error").textContent(), /no-such-session/);

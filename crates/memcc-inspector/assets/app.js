@@ -78,11 +78,12 @@ async function home() {
         h("a", { href: `#/memory/${enc(a.agentId)}` }, "memory"), " · ",
         h("a", { href: `#/triples/${enc(a.agentId)}` }, "knowledge graph")),
       a.sessions.length === 0 ? null : h("table", {},
-        h("tr", {}, ["Session", "Messages", "Summaries", "DAG depth", "Context tokens", "Waiting for memory"].map((t) => h("th", {}, t))),
+        h("tr", {}, ["Session", "Started", "Last activity", "Messages", "Summaries", "DAG depth", "Context tokens", "Waiting for memory"].map((t) => h("th", {}, t))),
         a.sessions.map((ss) =>
           h("tr", { class: "clickable", "data-session": ss.sessionId,
                     onclick: () => navigate(`#/session/${enc(a.agentId)}/${enc(ss.sessionId)}`) },
             h("td", { class: "mono" }, ss.sessionId),
+            h("td", {}, when(ss.firstMessageAt)), h("td", {}, when(ss.lastMessageAt)),
             h("td", {}, fmt(ss.messages)), h("td", {}, fmt(ss.summaries)), h("td", {}, fmt(ss.maxDepth)),
             h("td", {}, fmt(ss.contextTokens)), h("td", {}, fmt(ss.pendingMemoryHandoffs)))))));
   show(
@@ -387,6 +388,14 @@ async function triples(agent, params) {
   const offset = Number(params.get("offset")) || 0, limit = 50;
   const page = await api(`/api/triples?agent=${enc(agent)}&offset=${offset}&limit=${limit}`);
   const go = (off) => navigate(`#/triples/${enc(agent)}?offset=${off}`);
+  if (page.total === 0 && offset === 0) {
+    show(h("h1", {}, `Knowledge graph of ${agent}`),
+      h("p", { id: "no-triples" }, "No facts yet. MemCC reads (subject, predicate, object) facts from what is said about ",
+        "a person — \"I live in Lisbon\", \"I work at Fidelity\", \"my sister Ana is a nurse\", \"我住在北京\" — as the ",
+        "conversation is compacted or a memory is added (with a chat model configured, from summaries too). A later ",
+        "statement of the same kind replaces an earlier one, which stays here marked superseded."));
+    return;
+  }
   show(h("h1", {}, `Knowledge graph of ${agent}`),
     h("p", { class: "muted" }, `${fmt(page.total)} triple(s)`),
     h("table", { id: "triples" },

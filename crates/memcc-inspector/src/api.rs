@@ -106,6 +106,8 @@ struct SessionRow {
     max_depth: i64,
     context_tokens: i64,
     pending_memory_handoffs: i64,
+    first_message_at: Option<i64>,
+    last_message_at: Option<i64>,
 }
 
 #[derive(Serialize, Default)]
@@ -133,6 +135,8 @@ pub(crate) async fn overview(State(state): State<AppState>) -> ApiResult {
                 max_depth: stats.max_depth,
                 context_tokens: stats.context_tokens,
                 pending_memory_handoffs: stats.pending_memory_handoffs,
+                first_message_at: stats.first_message_at,
+                last_message_at: stats.last_message_at,
             });
         }
         let mut memory_error = None;

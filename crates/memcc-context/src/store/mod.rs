@@ -54,6 +54,10 @@ pub struct StoreStats {
     pub pending_memory_handoffs: i64,
     /// Of those, the ones parked after failing again and again (kept, no longer tried).
     pub parked_memory_handoffs: i64,
+    /// When the first and the last message were said (their timestamp, else when they were
+    /// stored), ms since the epoch; `None` without messages.
+    pub first_message_at: Option<i64>,
+    pub last_message_at: Option<i64>,
 }
 
 /// The context store: one SQLite file in WAL mode.
@@ -138,6 +142,16 @@ impl ContextStore {
                 "SELECT COUNT(*) FROM memory_outbox WHERE (?1 IS NULL OR conversation_id = ?1) AND attempts >= {}",
                 outbox::PARK_AFTER_ATTEMPTS
             ))?,
+            first_message_at: conn.query_row(
+                "SELECT MIN(COALESCE(timestamp, created_at)) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1",
+                params![conversation_id],
+                |r| r.get(0),
+            )?,
+            last_message_at: conn.query_row(
+                "SELECT MAX(COALESCE(timestamp, created_at)) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1",
+                params![conversation_id],
+                |r| r.get(0),
+            )?,
         })
     }
 }
