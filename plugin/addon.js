@@ -11,6 +11,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const PACKAGE = require("./package.json");
 
+/** This plugin's version: its package's, which is the addon's and the workspace's (a test checks). */
+export const PLUGIN_VERSION = PACKAGE.version;
+
 function hasGlibc() {
   try {
     return Boolean(process.report?.getReport?.().header?.glibcVersionRuntime);

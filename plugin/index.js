@@ -3,7 +3,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { loadAddon } from "./addon.js";
+import { PLUGIN_VERSION, loadAddon } from "./addon.js";
 
 const TOOLS = ["memory_search", "memory_get", "lcm_grep", "lcm_expand_query"];
 const DEFAULT_BUDGET = 128000;
@@ -237,7 +237,7 @@ function contextEngine(api) {
     info: {
       id: "memcc",
       name: "MemCC",
-      version: "0.1.0",
+      version: PLUGIN_VERSION,
       ownsCompaction: true,
       // Compaction runs in maintain(), which the host defers past the reply and keeps alive.
       turnMaintenanceMode: "background",
@@ -322,7 +322,7 @@ function tools(api) {
       name: "memory_search",
       description: "Search long-term memory (earlier sessions) for facts, preferences and past exchanges.",
       parameters: { type: "object", additionalProperties: false, required: ["query"], properties: {
-        query: { type: "string" }, maxResults: { type: "integer", minimum: 1, maximum: 50 }, minScore: { type: "number" }, wing: { type: "string" } } },
+        query: { type: "string" }, maxResults: { type: "integer", minimum: 1, maximum: 100 }, minScore: { type: "number" }, wing: { type: "string" } } },
       execute: (ctx) => async (_id, p) => text(await json(engine(api).memorySearch(agent(ctx), p.query, p.maxResults ?? 8, p.minScore ?? 0, p.wing ?? null))),
     },
     {
@@ -392,6 +392,8 @@ export default plugin;
 // to stand a fake addon in for the native one.
 export const testing = {
   engineConfig,
+  contextEngine,
+  tools,
   legacyStore,
   firstChars,
   /** Register with `loader` standing in for the addon lookup (restored afterwards). */

@@ -173,6 +173,11 @@ test("the plugin, its platform packages and the addon carry one version", () => 
   }
   assert.deepEqual(Object.keys(pkg.optionalDependencies).sort(), platforms.map((s) => `${pkg.name}-${s}`).sort());
   assert.deepEqual(pkg.openclaw.install.requiredPlatformPackages.sort(), Object.keys(pkg.optionalDependencies).sort());
+  // The context engine says the same version, not a number written by hand.
+  assert.equal(testing.contextEngine({}).info.version, version, "contextEngine.info.version");
+  // memory_search's bounds are the engine's (MCP and Rust cap it at 100).
+  const search = testing.tools({}).find((t) => t.name === "memory_search");
+  assert.equal(search.parameters.properties.maxResults.maximum, 100);
   assert.ok(!pkg.files.some((f) => f.endsWith(".node")), "the plugin package carries no binary");
 });
 
