@@ -86,6 +86,9 @@ try {
   assert.ok(items > 0, "each recalled line names its record");
   const from = await page.locator('[data-layer="recall"] tr[data-item^="mem_"] td.mono').nth(1).textContent();
   assert.ok(from.includes(session), `a recalled line says which session it came from: ${from}`);
+  // …and why it is there: the parts of its score and the question's words it holds.
+  const why = await page.locator('[data-layer="recall"] tr[data-item^="mem_"] td.why').first().textContent();
+  assert.ok(/(words|meaning) \d\.\d\d/.test(why) && why.includes("matched:"), `a recalled line explains its score: ${why}`);
   await shot("3-prompt.png");
 
   // Memory: search, open a record, forget it after confirming.

@@ -197,6 +197,21 @@ pub struct RecalledItem {
     pub id: String,
     /// The L3 score that ranked it (L1 and L2 lines are not ranked).
     pub score: Option<f64>,
+    /// Why it is there: for an L3 line, the parts its score is the sum of ("words 0.41",
+    /// "meaning 0.22", …, and a factor such as "not current ×0.60"); for L1 and L2, the rule
+    /// that chose it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub why: Vec<String>,
+    /// The query's words the line holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matched: Vec<String>,
+}
+
+impl RecalledItem {
+    /// A line that was chosen by a rule rather than ranked.
+    pub fn chosen(id: String, why: impl Into<String>) -> Self {
+        RecalledItem { id, score: None, why: vec![why.into()], matched: Vec::new() }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

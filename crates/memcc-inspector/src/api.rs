@@ -243,7 +243,8 @@ pub(crate) async fn assemble(State(state): State<AppState>, Query(q): Query<Asse
                                            "sourceMessageIds": r.source_message_ids,
                                            "eventTime": r.event_time, "current": r.is_current()})
                             });
-                            json!({"text": line, "id": item.id, "score": item.score, "record": record})
+                            json!({"text": line, "id": item.id, "score": item.score, "why": item.why,
+                                   "matched": item.matched, "record": record})
                         })
                         .collect()
                 };

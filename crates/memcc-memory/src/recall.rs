@@ -75,7 +75,13 @@ impl Recall<'_> {
         let identity_tokens = identity.as_ref().map_or(0, |t| estimate_tokens(t) + SECTION_TAGS);
         let essentials = store.essentials(agents, config.essential_min_weight, 50)?;
         let mut shown = Shown::default();
-        let l1 = lines(&essentials, &mut shown, essential_budget.saturating_sub(SECTION_TAGS), &[]);
+        let l1 = lines(&essentials, &mut shown, essential_budget.saturating_sub(SECTION_TAGS), &[], &|r| {
+            if r.pinned {
+                "essential: pinned".to_string()
+            } else {
+                format!("essential: weight {:.1} (at least {:.1})", r.weight, config.essential_min_weight)
+            }
+        });
         let cost = |ls: &[Line]| ls.iter().map(|(l, _)| estimate_tokens(l) + 1).sum::<usize>() + SECTION_TAGS;
         let l1_tokens = cost(&l1);
         // L3 gets the rest, keeping L2's share back; L2 takes what L3 leaves of its share.
@@ -101,7 +107,9 @@ impl Recall<'_> {
                     }
                 };
                 let context = self.wing_records(agents, &matches, wing)?;
-                lines(&context, &mut shown, l2_room, &question.needles)
+                lines(&context, &mut shown, l2_room, &question.needles, &|_| {
+                    format!("on demand: the best full-text match in the {wing} wing, which the query is about")
+                })
             }
             _ => Vec::new(),
         };
@@ -191,7 +199,9 @@ impl Recall<'_> {
             }
             used += t;
             *per_session.entry(session_of(&h).to_string()).or_default() += 1;
-            out.push((line, RecalledItem { id: h.id.clone(), score: Some(h.score) }));
+            let text = h.text.to_lowercase();
+            let matched = question.needles.iter().filter(|n| text.contains(n.as_str())).cloned().collect();
+            out.push((line, RecalledItem { id: h.id.clone(), score: Some(h.score), why: h.why.clone(), matched }));
         }
         Ok((out, l2_wing.map(|_| in_wing)))
     }
@@ -343,7 +353,13 @@ impl Shown {
 /// A rendered line and the record behind it.
 type Line = (String, RecalledItem);
 
-fn lines(records: &[MemoryRecord], shown: &mut Shown, cap: usize, needles: &[String]) -> Vec<Line> {
+fn lines(
+    records: &[MemoryRecord],
+    shown: &mut Shown,
+    cap: usize,
+    needles: &[String],
+    why: &dyn Fn(&MemoryRecord) -> String,
+) -> Vec<Line> {
     let mut out = Vec::new();
     let mut used = 0;
     for r in records {
@@ -360,6 +376,7 @@ fn lines(records: &[MemoryRecord], shown: &mut Shown, cap: usize, needles: &[Str
             outdated: Vec::new(),
             evidence: Vec::new(),
             record: Some(r.clone()),
+            why: Vec::new(),
         };
         let Some(line) = shown.render_hit(&hit, needles) else { continue };
         let t = estimate_tokens(&line) + 1;
@@ -368,7 +385,7 @@ fn lines(records: &[MemoryRecord], shown: &mut Shown, cap: usize, needles: &[Str
             continue;
         }
         used += t;
-        out.push((line, RecalledItem { id: r.ref_id(), score: None }));
+        out.push((line, RecalledItem::chosen(r.ref_id(), why(r))));
     }
     out
 }
@@ -448,10 +465,7 @@ mod tests {
                 name,
                 (0..n)
                     .map(|i| {
-                        (
-                            format!("- line {i} with some words in it"),
-                            RecalledItem { id: format!("mem_{i}"), score: None },
-                        )
+                        (format!("- line {i} with some words in it"), RecalledItem::chosen(format!("mem_{i}"), "test"))
                     })
                     .collect(),
             )

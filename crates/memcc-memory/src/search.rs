@@ -59,6 +59,9 @@ pub struct SearchHit {
     pub evidence: Vec<i64>,
     #[serde(skip)]
     pub record: Option<MemoryRecord>,
+    /// The parts of `score` (for inspection: the inspector's "why is this in my prompt").
+    #[serde(skip)]
+    pub why: Vec<String>,
 }
 
 impl SearchHit {
@@ -303,8 +306,20 @@ impl Search<'_> {
                     SearchMode::Lexical => lex,
                     SearchMode::Dense => cos,
                 };
+                let mut why: Vec<String> = [
+                    ("words", tuning.lexical * lex),
+                    ("meaning", tuning.semantic * cos),
+                    ("the conversation's subject", tuning.in_context * context),
+                    ("when it was said", time),
+                    ("recent", recency),
+                ]
+                .into_iter()
+                .filter(|(_, v)| *v > 0.0005)
+                .map(|(part, v)| format!("{part} {v:.2}"))
+                .collect();
                 if !r.is_current() {
                     score *= tuning.not_current;
+                    why.push(format!("not current ×{:.2}", tuning.not_current));
                 }
                 SearchHit {
                     id: r.ref_id(),
@@ -319,6 +334,7 @@ impl Search<'_> {
                     outdated: Vec::new(),
                     evidence: evidence(&r, &q.question.needles, when),
                     record: Some(r),
+                    why,
                 }
             })
             .collect();
@@ -365,6 +381,7 @@ impl Search<'_> {
             }
             if hit.current && question.asks_about(old) && hit.outdated.is_empty() {
                 hit.score *= self.config.tuning.not_current;
+                hit.why.push(format!("asks about what changed since ×{:.2}", self.config.tuning.not_current));
             }
             hit.outdated.push(line);
         }
@@ -460,6 +477,10 @@ impl Search<'_> {
                 outdated: Vec::new(),
                 evidence: Vec::new(),
                 record: None,
+                why: vec![format!(
+                    "facts about whom the question names, at ×{:.2} of the best hit",
+                    self.config.tuning.knowledge_graph
+                )],
             },
         );
         Ok(())
