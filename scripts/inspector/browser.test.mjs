@@ -71,6 +71,9 @@ try {
   }
   const raw = await page.locator("#raw-messages .msg").count();
   assert.ok(raw > 0, "a leaf expands to its raw messages");
+  // An expanded summary shows its whole text, not the 240-character preview the DAG draws.
+  const summaryText = await page.locator("#summary-text pre").textContent();
+  assert.ok(summaryText.length > 300, `the summary's whole text (${summaryText.length} characters)`);
   assert.ok((await page.locator("svg.dag rect.message").count()) === raw, "and draws them");
   const firstText = await page.locator("#raw-messages .msg pre").first().textContent();
   assert.ok(firstText.trim().length > 0 && !firstText.startsWith("{"), `raw messages show their words, not their JSON: ${firstText}`);

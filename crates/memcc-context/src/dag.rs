@@ -80,6 +80,8 @@ pub struct DagView {
 #[serde(rename_all = "camelCase")]
 pub struct DagChildren {
     pub node: DagNode,
+    /// The summary's whole text (a node carries only a preview).
+    pub content: String,
     pub summaries: Vec<DagNode>,
     pub messages: Vec<DagMessage>,
 }
@@ -144,5 +146,5 @@ pub(crate) fn children(store: &ContextStore, scope: &[i64], id: &str) -> Result<
             }
         })
         .collect();
-    Ok(DagChildren { node: DagNode::of(&summary), summaries, messages })
+    Ok(DagChildren { node: DagNode::of(&summary), content: summary.content.clone(), summaries, messages })
 }

@@ -203,7 +203,8 @@ function nodeDetail(state, node) {
     h("p", {}, h("span", { class: "tag" }, node.kind), h("span", { class: "tag" }, `depth ${node.depth}`),
       h("span", { class: "tag" }, `${node.tokens} tokens`), h("span", { class: "tag" }, `from ${fmt(node.sourceTokens)} source tokens`)),
     h("p", { class: "muted" }, `Messages #${node.firstSeq}–${node.lastSeq} (${node.descendantMessages}) · ${when(node.earliest)} → ${when(node.latest)}`),
-    h("div", { class: "part summary" }, h("pre", {}, node.preview)),
+    // Folded, a node shows its preview; expanded, the summary's whole text.
+    h("div", { class: "part summary", id: "summary-text" }, h("pre", {}, c ? c.content : node.preview)),
   ];
   if (!c) return out.concat(h("p", { class: "muted" }, "Folded. Click it to expand."));
   if (c.summaries.length) {
