@@ -13,7 +13,6 @@ pub mod errors;
 pub mod framing;
 pub mod llm;
 pub mod paths;
-pub mod period;
 pub mod sqlite;
 pub mod text;
 pub mod time;

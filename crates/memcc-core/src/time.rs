@@ -63,7 +63,7 @@ fn chinese(d: NaiveDate) -> String {
     format!("{}年{}月{}日", d.year(), d.month(), d.day())
 }
 
-pub(crate) fn weekday(name: &str) -> Option<Weekday> {
+pub fn weekday(name: &str) -> Option<Weekday> {
     let n = name.to_lowercase();
     Some(match n.get(..3)? {
         "mon" => Weekday::Mon,
@@ -213,7 +213,7 @@ fn chinese_date(c: &Captures<'_>, today: NaiveDate) -> Option<String> {
 }
 
 /// The latest `wd` on or before `today` ("on Friday", asked of the past).
-pub(crate) fn weekday_at_or_before(today: NaiveDate, wd: Weekday) -> Option<NaiveDate> {
+pub fn weekday_at_or_before(today: NaiveDate, wd: Weekday) -> Option<NaiveDate> {
     let diff = (today.weekday().num_days_from_monday() + 7 - wd.num_days_from_monday()) % 7;
     today.checked_sub_days(Days::new(u64::from(diff)))
 }
@@ -233,7 +233,7 @@ fn weekday_after(today: NaiveDate, wd: Weekday) -> Option<NaiveDate> {
 pub type DayRange = (NaiveDate, NaiveDate);
 
 /// `count` days from `first`.
-pub(crate) fn days(first: NaiveDate, count: u64) -> Option<DayRange> {
+pub fn days(first: NaiveDate, count: u64) -> Option<DayRange> {
     Some((first, first.checked_add_days(Days::new(count))?))
 }
 
@@ -242,12 +242,12 @@ fn months(first_of_month: NaiveDate, count: u32) -> Option<DayRange> {
 }
 
 /// The calendar month `d` is in.
-pub(crate) fn month_of(d: NaiveDate) -> Option<DayRange> {
+pub fn month_of(d: NaiveDate) -> Option<DayRange> {
     months(d.with_day(1)?, 1)
 }
 
 /// The calendar year `year`.
-pub(crate) fn year_of(year: i32) -> Option<DayRange> {
+pub fn year_of(year: i32) -> Option<DayRange> {
     months(NaiveDate::from_ymd_opt(year, 1, 1)?, 12)
 }
 

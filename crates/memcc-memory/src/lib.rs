@@ -15,6 +15,8 @@ pub mod error;
 pub mod extract;
 pub mod forget;
 pub mod ingest;
+pub mod irregular;
+pub mod period;
 pub mod portable;
 pub mod question;
 pub mod recall;

@@ -5,10 +5,11 @@
 //! *not* — "hobbies other than **fixing cars**". Both match records that do not answer: "so
 //! many days of gaming" for the first, the many records about fixing cars for the second. This
 //! module leaves them out; function words go as everywhere ([`memcc_core::text::is_stop_word`]).
-//! Time words are read elsewhere ([`memcc_core::period`]), from the question's own text.
+//! Time words are read elsewhere ([`crate::period`]), from the question's own text.
 
+use crate::irregular::irregular_forms;
 use memcc_core::text::static_regex;
-use memcc_core::text::{MAX_QUERY_TERMS, Term, irregular_forms, is_cjk_letter as is_cjk, is_stop_word, terms};
+use memcc_core::text::{MAX_QUERY_TERMS, Term, is_cjk_letter as is_cjk, is_stop_word, terms};
 
 use crate::extract::predicate_cues;
 use crate::record::Triple;
@@ -17,7 +18,7 @@ use crate::record::Triple;
 pub struct Question<'a> {
     pub text: &'a str,
     /// What it is about ([`content_terms`]), and the other forms of its irregular verbs
-    /// ([`memcc_core::text::irregular_forms`]: asked "buy", told "bought") — a stemmer
+    /// ([`crate::irregular::irregular_forms`]: asked "buy", told "bought") — a stemmer
     /// joins "paint" and "painted", not these.
     pub content: Vec<Term>,
     /// Of those, the words worth finding in a hit's text (lowercase, as every term is): longer

@@ -11,12 +11,12 @@ use serde::Serialize;
 use crate::config::MemoryConfig;
 use crate::embed::Embedder;
 use crate::error::Result;
+use crate::period::{Period, asks_about_now, asks_when, named_periods, states_a_date};
 use crate::question::{Question, without_exclusions};
 use crate::record::{MemoryRecord, RecordKind};
 use crate::store::{FullText, MemoryStore};
 use crate::vector::VectorStore;
 use memcc_core::llm::{ChatModel, ChatRequest};
-use memcc_core::period::{Period, asks_about_now, asks_when, named_periods, states_a_date};
 use memcc_core::text::{Term, terms};
 
 /// Which retrievers L3 uses.

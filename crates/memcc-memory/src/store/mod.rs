@@ -18,9 +18,9 @@ use crate::browse::{Facets, Page, RecordFilter};
 use crate::config::{MemoryConfig, StoreBackend};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, Forgotten};
+use crate::period::Period;
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple};
 use crate::vector::VectorStore;
-use memcc_core::period::Period;
 use memcc_core::text::Term;
 
 #[cfg(feature = "postgres")]

@@ -28,9 +28,9 @@ use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor,
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
+use crate::period::Period;
 use crate::record::{MemoryRecord, RecordKind, Triple, content_hash};
 use crate::vector::{VectorHit, VectorRow, VectorStore};
-use memcc_core::period::Period;
 use memcc_core::text::{Term, fts_document, rendered_terms};
 use memcc_core::time::now_ms;
 

@@ -14,9 +14,9 @@ use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor,
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
+use crate::period::Period;
 use crate::record::{MemoryRecord, RecordKind, Triple, content_hash};
 use crate::vector::VectorStore;
-use memcc_core::period::Period;
 use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};
 use memcc_core::time::now_ms;
 

@@ -912,7 +912,7 @@ fn one_agents_counts_leave_out_what_it_forgot() {
 
 #[test]
 fn the_best_of_a_period_come_beside_the_best_overall() {
-    use memcc_core::period::Period;
+    use memcc_memory::period::Period;
     use memcc_core::text::Term;
     use memcc_memory::store::FullText;
     let dir = tempfile::tempdir().unwrap();

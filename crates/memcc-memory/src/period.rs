@@ -3,13 +3,13 @@
 //! Memory search prefers what was said within them, since a question that names when
 //! something happened is asking about that time.
 
-use crate::text::static_regex;
+use memcc_core::text::static_regex;
 use std::sync::LazyLock;
 
 use chrono::{Datelike, NaiveDate, Weekday};
 use regex::{Captures, Regex};
 
-use crate::time::{DayRange, days, month_of, relative_ranges, weekday, weekday_at_or_before, year_of};
+use memcc_core::time::{DayRange, days, month_of, relative_ranges, weekday, weekday_at_or_before, year_of};
 
 /// A half-open interval of time in milliseconds since the Unix epoch (UTC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
