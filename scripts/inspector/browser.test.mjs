@@ -107,6 +107,26 @@ try {
   await page.locator(`#records tr[data-record="${target}"]`).click();
   await page.locator("#record-detail h2.mono").filter({ hasText: target }).waitFor();
   await page.locator("#forget").waitFor();
+  // The record links to the summary it came from, opened in its session's DAG with the
+  // record's source messages marked.
+  const link = page.locator("#provenance a");
+  if (await link.count()) {
+    const href = await link.getAttribute("href");
+    await visit(href);
+    await page.locator("#node-detail h2.mono").first().waitFor();
+    const marked = await page.locator("#node-detail .msg.source").count();
+    assert.ok(marked > 0, `the record's source messages are marked in its summary (${href})`);
+    await shot("4b-record-in-dag.png");
+    await visit(`#/memory/${encodeURIComponent(agent)}`);
+    await page.locator("#search").fill(search);
+    await page.evaluate(() => (document.body.dataset.ready = "0"));
+    await page.locator("#search").press("Enter");
+    await ready();
+    await page.locator(`#records tr[data-record="${target}"]`).click();
+    await page.locator("#forget").waitFor();
+  } else {
+    assert.fail(`${target} has no summary to link to`);
+  }
   const detail = await page.locator("#record-detail").textContent();
   assert.ok(!/null|undefined/.test(detail), `no "null" where a record lacks a part: ${detail}`);
   await shot("4-memory.png");

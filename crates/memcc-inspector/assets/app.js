@@ -103,7 +103,7 @@ function sessionTabs(agent, session, active) {
     h("a", { href: `#/prompt/${base}`, class: active === "prompt" ? "active" : "" }, "Assembled prompt"));
 }
 
-async function session(agent, sessionId) {
+async function session(agent, sessionId, params = new URLSearchParams()) {
   setNav(agent, "");
   const view = await api(`/api/dag?agent=${enc(agent)}&session=${enc(sessionId)}`);
   const state = { expanded: new Map(), selected: null, view };
@@ -140,6 +140,25 @@ async function session(agent, sessionId) {
       h("span", { class: "muted" }, "x: position in the conversation (message sequence) · y: depth")),
     h("div", { class: "row" }, h("div", { class: "grow" }, svgBox), side),
   );
+  // Arrived from a memory record (`?node=sum_…&msgs=12,13`): that summary opened, the
+  // record's source messages marked.
+  const focus = params.get("node");
+  if (focus) {
+    try {
+      const children = await api(`/api/node/${enc(focus)}?agent=${enc(agent)}`);
+      state.expanded.set(focus, children);
+      state.selected = focus;
+      redraw();
+      side.replaceChildren(...nodeDetail(state, children.node));
+      const marked = new Set((params.get("msgs") || "").split(",").filter(Boolean).map((m) => `msg_${m}`));
+      for (const el of side.querySelectorAll(".msg[data-message]")) {
+        if (marked.has(el.dataset.message)) el.classList.add("source");
+      }
+      side.querySelector(".msg.source")?.scrollIntoView({ block: "center" });
+    } catch (e) {
+      side.replaceChildren(failure(e));
+    }
+  }
 }
 
 function collapse(state, id) {
@@ -289,6 +308,15 @@ function provenance(r) {
   return `${sessions || "added directly"}${sum ? ` · ${sum}` : ""}${span}`;
 }
 
+/** A record's provenance as a link to its summary in the session's DAG, its source messages marked. */
+function provenanceLink(agent, r) {
+  const session = (r.sourceSessionIds || [])[0];
+  const sum = (r.sourceSummaryIds || [])[0];
+  if (!session || !sum) return provenance(r);
+  const msgs = (r.sourceMessageIds || []).join(",");
+  return h("a", { href: `#/session/${enc(agent)}/${enc(session)}?node=${enc(sum)}&msgs=${enc(msgs)}` }, provenance(r));
+}
+
 function partLabel(src) {
   switch (src.kind) {
     case "summary": return `summary ${src.id} (depth ${src.depth})`;
@@ -372,7 +400,7 @@ async function openRecord(agent, id, record, detail, refresh) {
         r.pinned ? h("span", { class: "tag" }, "pinned") : null, r.forgotten ? h("span", { class: "tag forgotten" }, "forgotten") : null),
       h("div", { class: "part memory" }, h("pre", {}, r.text)),
       h("p", { class: "muted" }, `Said ${when(r.eventTime)} · stored ${when(r.createdAt)} · weight ${r.weight}`),
-      h("p", { class: "mono" }, `From: ${provenance(r)}`),
+      h("p", { class: "mono", id: "provenance" }, "From: ", provenanceLink(agent, r)),
       r.subject ? h("p", {}, `States: ${r.subject} · ${r.predicate}`) : null,
       chain.length > 1 ? h("div", { id: "history" }, h("h2", {}, "Supersession history (oldest first)"),
         h("table", {}, chain.map((c) => h("tr", { class: `mem_${c.id}` === id ? "selected" : "" },
@@ -419,7 +447,7 @@ async function route() {
   const params = new URLSearchParams(query || "");
   document.body.dataset.ready = "0";
   try {
-    if (parts[0] === "session" && parts.length === 3) await session(parts[1], parts[2]);
+    if (parts[0] === "session" && parts.length === 3) await session(parts[1], parts[2], params);
     else if (parts[0] === "prompt" && parts.length === 3) await prompt(parts[1], parts[2], params);
     else if (parts[0] === "memory" && parts.length === 2) await memory(parts[1], params);
     else if (parts[0] === "triples" && parts.length === 2) await triples(parts[1], params);
