@@ -201,7 +201,7 @@ impl Recall<'_> {
             *per_session.entry(session_of(&h).to_string()).or_default() += 1;
             let text = h.text.to_lowercase();
             let matched = question.needles.iter().filter(|n| text.contains(n.as_str())).cloned().collect();
-            out.push((line, RecalledItem { id: h.id.clone(), score: Some(h.score), why: h.why.clone(), matched }));
+            out.push((line, RecalledItem { id: h.id.clone(), score: Some(h.score), why: h.parts.describe(), matched }));
         }
         Ok((out, l2_wing.map(|_| in_wing)))
     }
@@ -376,7 +376,7 @@ fn lines(
             outdated: Vec::new(),
             evidence: Vec::new(),
             record: Some(r.clone()),
-            why: Vec::new(),
+            parts: Default::default(),
         };
         let Some(line) = shown.render_hit(&hit, needles) else { continue };
         let t = estimate_tokens(&line) + 1;

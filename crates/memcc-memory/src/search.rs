@@ -61,7 +61,52 @@ pub struct SearchHit {
     pub record: Option<MemoryRecord>,
     /// The parts of `score` (for inspection: the inspector's "why is this in my prompt").
     #[serde(skip)]
-    pub why: Vec<String>,
+    pub parts: ScoreParts,
+}
+
+/// What a hit's score is made of, kept as numbers: every candidate of every search carries
+/// them, and only the lines recall shows are put in words ([`ScoreParts::describe`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ScoreParts {
+    pub words: f64,
+    pub meaning: f64,
+    pub context: f64,
+    pub when: f64,
+    pub recency: f64,
+    /// The factor a superseded or expired record's sum was multiplied by.
+    pub not_current: Option<f64>,
+    /// The factor a record was multiplied by because the question asks about what it states
+    /// that has since changed.
+    pub changed: Option<f64>,
+    /// A knowledge-graph line: its score as a share of the best hit's.
+    pub knowledge_graph: Option<f64>,
+}
+
+impl ScoreParts {
+    /// The parts in words ("words 0.41", "meaning 0.22", "not current ×0.60"), those that count.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out: Vec<String> = [
+            ("words", self.words),
+            ("meaning", self.meaning),
+            ("the conversation's subject", self.context),
+            ("when it was said", self.when),
+            ("recent", self.recency),
+        ]
+        .into_iter()
+        .filter(|(_, v)| *v > 0.0005)
+        .map(|(part, v)| format!("{part} {v:.2}"))
+        .collect();
+        if let Some(f) = self.not_current {
+            out.push(format!("not current ×{f:.2}"));
+        }
+        if let Some(f) = self.changed {
+            out.push(format!("asks about what changed since ×{f:.2}"));
+        }
+        if let Some(f) = self.knowledge_graph {
+            out.push(format!("facts about whom the question names, at ×{f:.2} of the best hit"));
+        }
+        out
+    }
 }
 
 impl SearchHit {
@@ -306,20 +351,17 @@ impl Search<'_> {
                     SearchMode::Lexical => lex,
                     SearchMode::Dense => cos,
                 };
-                let mut why: Vec<String> = [
-                    ("words", tuning.lexical * lex),
-                    ("meaning", tuning.semantic * cos),
-                    ("the conversation's subject", tuning.in_context * context),
-                    ("when it was said", time),
-                    ("recent", recency),
-                ]
-                .into_iter()
-                .filter(|(_, v)| *v > 0.0005)
-                .map(|(part, v)| format!("{part} {v:.2}"))
-                .collect();
+                let mut parts = ScoreParts {
+                    words: tuning.lexical * lex,
+                    meaning: tuning.semantic * cos,
+                    context: tuning.in_context * context,
+                    when: time,
+                    recency,
+                    ..ScoreParts::default()
+                };
                 if !r.is_current() {
                     score *= tuning.not_current;
-                    why.push(format!("not current ×{:.2}", tuning.not_current));
+                    parts.not_current = Some(tuning.not_current);
                 }
                 SearchHit {
                     id: r.ref_id(),
@@ -334,7 +376,7 @@ impl Search<'_> {
                     outdated: Vec::new(),
                     evidence: evidence(&r, &q.question.needles, when),
                     record: Some(r),
-                    why,
+                    parts,
                 }
             })
             .collect();
@@ -381,7 +423,7 @@ impl Search<'_> {
             }
             if hit.current && question.asks_about(old) && hit.outdated.is_empty() {
                 hit.score *= self.config.tuning.not_current;
-                hit.why.push(format!("asks about what changed since ×{:.2}", self.config.tuning.not_current));
+                hit.parts.changed = Some(self.config.tuning.not_current);
             }
             hit.outdated.push(line);
         }
@@ -477,10 +519,10 @@ impl Search<'_> {
                 outdated: Vec::new(),
                 evidence: Vec::new(),
                 record: None,
-                why: vec![format!(
-                    "facts about whom the question names, at ×{:.2} of the best hit",
-                    self.config.tuning.knowledge_graph
-                )],
+                parts: ScoreParts {
+                    knowledge_graph: Some(self.config.tuning.knowledge_graph),
+                    ..ScoreParts::default()
+                },
             },
         );
         Ok(())
