@@ -120,6 +120,13 @@ impl ContextStore {
         let one = |sql: &str| -> Result<i64> {
             Ok(conn.query_row(sql, params![conversation_id], |r| r.get::<_, Option<i64>>(0))?.unwrap_or(0))
         };
+        // First and last message in one pass over the messages.
+        let (first_message_at, last_message_at) = conn.query_row(
+            "SELECT MIN(COALESCE(timestamp, created_at)), MAX(COALESCE(timestamp, created_at)) FROM messages
+             WHERE ?1 IS NULL OR conversation_id = ?1",
+            params![conversation_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         Ok(StoreStats {
             conversations: one("SELECT COUNT(*) FROM conversations WHERE ?1 IS NULL OR id = ?1")?,
             messages: one("SELECT COUNT(*) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1")?,
@@ -142,16 +149,8 @@ impl ContextStore {
                 "SELECT COUNT(*) FROM memory_outbox WHERE (?1 IS NULL OR conversation_id = ?1) AND attempts >= {}",
                 outbox::PARK_AFTER_ATTEMPTS
             ))?,
-            first_message_at: conn.query_row(
-                "SELECT MIN(COALESCE(timestamp, created_at)) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1",
-                params![conversation_id],
-                |r| r.get(0),
-            )?,
-            last_message_at: conn.query_row(
-                "SELECT MAX(COALESCE(timestamp, created_at)) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1",
-                params![conversation_id],
-                |r| r.get(0),
-            )?,
+            first_message_at,
+            last_message_at,
         })
     }
 }
