@@ -496,10 +496,9 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             // OpenClaw state dir, so "which store is this?" deserves an answer here.
             let settings = cli.settings()?;
             let model = settings.model_dir();
-            let present = memcc::memory::embed::usem3::FILES.iter().all(|(f, _)| model.join(f).is_file());
-            let model_state = if present {
+            let model_state = if settings.local_model_present() {
                 "present"
-            } else if !settings.local_model_missing() {
+            } else if !settings.wants_local_model() {
                 "missing, and not used: another embedding model is configured"
             } else {
                 "missing: recall runs on the hashing fallback, which matches shared words only; `memcc model fetch` \

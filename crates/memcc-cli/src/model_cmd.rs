@@ -31,13 +31,16 @@ pub enum ModelCommand {
 }
 
 pub fn run(cli: &Cli, command: &ModelCommand) -> Result<()> {
-    let default_dir = || -> Result<PathBuf> { Ok(cli.settings()?.model_dir()) };
+    // The directory a command names, else the one MemCC loads the model from.
+    let dir_or_default = |dir: &Option<PathBuf>| -> Result<PathBuf> {
+        Ok(match dir {
+            Some(d) => d.clone(),
+            None => cli.settings()?.model_dir(),
+        })
+    };
     match command {
         ModelCommand::Fetch { index_url, dir } => {
-            let dir = match dir {
-                Some(d) => d.clone(),
-                None => default_dir()?,
-            };
+            let dir = dir_or_default(dir)?;
             let index = index_url.clone().filter(|u| !u.trim().is_empty());
             let index = index.as_deref().unwrap_or(install::DEFAULT_INDEX);
             let started = std::time::Instant::now();
@@ -72,10 +75,7 @@ pub fn run(cli: &Cli, command: &ModelCommand) -> Result<()> {
             })
         }
         ModelCommand::Status { dir } => {
-            let dir = match dir {
-                Some(d) => d.clone(),
-                None => default_dir()?,
-            };
+            let dir = dir_or_default(dir)?;
             let status = install::status(&dir);
             emit(cli, &status, || {
                 let mut s = format!("model directory: {}\n", dir.display());

@@ -138,11 +138,21 @@ impl MemccConfig {
             .unwrap_or_else(|| self.data_dir().join("models").join(memcc_memory::embed::usem3::MODEL_ID))
     }
 
-    /// Whether the local model is asked for (the default) and its files are not in
-    /// [`model_dir`](Self::model_dir): recall will then run on the hashing fallback.
-    pub fn local_model_missing(&self) -> bool {
+    /// Whether the local model is the embedder asked for (the default).
+    pub fn wants_local_model(&self) -> bool {
         matches!(self.embedding_model.as_str(), "usem3" | "")
-            && !memcc_memory::embed::usem3::FILES.iter().all(|(f, _)| self.model_dir().join(f).is_file())
+    }
+
+    /// Whether the local model's files are in [`model_dir`](Self::model_dir).
+    pub fn local_model_present(&self) -> bool {
+        let dir = self.model_dir();
+        memcc_memory::embed::usem3::FILES.iter().all(|(f, _)| dir.join(f).is_file())
+    }
+
+    /// Whether the local model is asked for and its files are not there: recall will then run
+    /// on the hashing fallback.
+    pub fn local_model_missing(&self) -> bool {
+        self.wants_local_model() && !self.local_model_present()
     }
 
     /// The OpenAI-compatible endpoint, if one is configured.
@@ -321,7 +331,7 @@ impl Memcc {
             // checked) here.
             let embedder = match embedder {
                 Some(e) => Some(e),
-                None if matches!(config.embedding_model.as_str(), "usem3" | "") => None,
+                None if config.wants_local_model() => None,
                 None => Some(Self::embedder(&config, &mut Vec::new())?),
             };
             let open = {
@@ -428,7 +438,7 @@ impl Memcc {
     /// Whether recall runs on the hashing fallback because the local model it was asked for
     /// could not load (a user should hear it, and a model using MemCC's tools too).
     pub fn recall_on_fallback(&self) -> bool {
-        matches!(self.config.embedding_model.as_str(), "usem3" | "")
+        self.config.wants_local_model()
             && self.memory().is_ok_and(|m| m.embedder_model() != memcc_memory::embed::usem3::MODEL_ID)
     }
 
