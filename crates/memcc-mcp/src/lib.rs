@@ -435,19 +435,16 @@ impl MemccMcp {
                         store.triples_about(std::slice::from_ref(&agent), std::slice::from_ref(&about), limit)?
                     };
                     // Current first, then newest first.
-                    facts.sort_by_key(|t| {
-                        (t.superseded_by.is_some() || t.valid_until.is_some(), std::cmp::Reverse(t.id))
-                    });
+                    facts.sort_by_key(|t| (!t.is_current(), std::cmp::Reverse(t.id)));
                     facts.truncate(limit);
                     let shown: Vec<Value> = facts
                         .iter()
                         .map(|t| {
-                            let current = t.superseded_by.is_none() && t.valid_until.is_none();
                             let mut v = json!({
                                 "subject": t.subject,
                                 "predicate": t.predicate,
                                 "object": t.object,
-                                "current": current,
+                                "current": t.is_current(),
                                 "validFrom": t.valid_from.and_then(memcc::core::time::day),
                             });
                             if let Some(until) = t.valid_until.and_then(memcc::core::time::day) {

@@ -196,6 +196,13 @@ pub struct Triple {
     pub source_record: Option<i64>,
 }
 
+impl Triple {
+    /// Still holds: no later statement replaced it and it did not expire.
+    pub fn is_current(&self) -> bool {
+        self.superseded_by.is_none() && self.valid_until.is_none()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct NewTriple {
     pub subject: String,
