@@ -63,7 +63,7 @@ pub fn status(dir: &Path) -> ModelStatus {
         .map(|(name, sha)| {
             let state = match std::fs::read(dir.join(name)) {
                 Err(_) => FileState::Missing,
-                Ok(bytes) if hex::encode(Sha256::digest(&bytes)) == *sha => FileState::Verified,
+                Ok(bytes) if check(name, sha, &bytes).is_ok() => FileState::Verified,
                 Ok(_) => FileState::Mismatch,
             };
             (name.to_string(), state)
