@@ -13,17 +13,9 @@ if [ -z "$CHROMIUM" ]; then
   echo "no chromium on PATH (Debian: apt-get install chromium)" >&2
   exit 3
 fi
-if [ ! -d "$CACHE/node_modules/playwright-core" ]; then
-  mkdir -p "$CACHE"
-  (cd "$CACHE" && npm install --silent --no-audit --no-fund "playwright-core@$PLAYWRIGHT_VERSION")
-fi
-# The binary scripts/test.sh's test build made, else one built here.
-if [ -n "${MEMCC_CLI_BIN:-}" ] && [ -x "$MEMCC_CLI_BIN" ]; then
-  BIN="$MEMCC_CLI_BIN"
-else
-  cargo build --locked -q -p memcc-cli
-  BIN="$CARGO_TARGET_DIR/debug/memcc"
-fi
+. scripts/lib.sh
+npm_cached "$CACHE" playwright-core "$PLAYWRIGHT_VERSION"
+BIN=$(memcc_bin)
 SHOTS="${MEMCC_SCREENSHOTS:-$CARGO_TARGET_DIR/inspector-screens}"
 mkdir -p "$SHOTS"
 WORK=$(mktemp -d)
