@@ -1,27 +1,20 @@
 // MemCC for OpenClaw. This file only adapts the host's plugin API to the native addon: every
-// decision (compaction, assembly, recall, budgets) is made in Rust.
+// decision (compaction, assembly, recall, budgets, the tools and their limits, when to stop
+// asking the host's model) is made in Rust.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { PLUGIN_VERSION, loadAddon } from "./addon.js";
 
-const TOOLS = ["memory_search", "memory_get", "lcm_grep", "lcm_expand_query"];
-const DEFAULT_BUDGET = 128000;
-
-/** Host-facing option names → the engine's MemccConfig; out-of-range dedup thresholds fall back with a warning. */
+/** Host-facing option names → the engine's MemccConfig (which checks every value). */
 function engineConfig(pluginConfig, logger, stateDir) {
   const c = { ...(pluginConfig ?? {}) };
   const config = {};
   // Data follows the host's state dir (one store per OpenClaw profile) unless MEMCC_HOME or
   // dataDir says otherwise.
   if (stateDir && !process.env.MEMCC_HOME) config.dataDir = path.join(stateDir, "memcc");
-  for (const key of ["dataDir", "contextOptimization", "compactionModel", "embeddingModel", "embeddingDim", "modelDir", "llmBaseUrl", "llmTimeoutSecs", "llmRerank", "rerankModel", "vectorDedupEnabled", "memoryEnabled", "context", "memory"]) {
+  for (const key of ["dataDir", "contextOptimization", "compactionModel", "embeddingModel", "embeddingDim", "modelDir", "llmBaseUrl", "llmTimeoutSecs", "llmRerank", "rerankModel", "vectorDedupEnabled", "vectorDedupThreshold", "tokenBudget", "memoryEnabled", "context", "memory"]) {
     if (c[key] !== undefined && c[key] !== null) config[key] = c[key];
-  }
-  const t = c.vectorDedupThreshold;
-  if (t !== undefined) {
-    if (typeof t === "number" && Number.isFinite(t) && t >= 0 && t <= 1) config.vectorDedupThreshold = t;
-    else logger?.warn?.(`memcc: vectorDedupThreshold ${t} is outside [0, 1]; using 0.95`);
   }
   return config;
 }
@@ -63,7 +56,6 @@ const processState = (globalThis[Symbol.for("memcc.openclaw.process")] ??= {
   addonModule: null,
   sessionLlms: new Map(),
   maintaining: new Set(),
-  hostModelPausedUntil: 0,
   warned: 0,
 });
 // The addon module, loaded when the plugin registers: a missing or mismatched addon fails the
@@ -89,13 +81,9 @@ function useHostModel(params) {
 /** The stable code of an addon error (`memcc: [code] …`): the plugin branches on it, never on the text. */
 const codeOf = (e) => /^memcc: \[(\w+)\]/.exec(e?.message ?? "")?.[1];
 
-// After the host model fails or stalls, summaries skip it (extractive fallback) for a while,
-// so an outage costs one timeout and not one per summary.
-const HOST_MODEL_TIMEOUT_MS = 30_000;
-const HOST_MODEL_PAUSE_MS = 10 * 60_000;
-
 // Called by the addon from a threadsafe callback: a throw here would be fatal to the host's
-// process, so every path is guarded and answers.
+// process, so every path is guarded and answers. How long to wait, and the pause after a
+// failure, are the addon's.
 function hostComplete(callJson) {
   let callId;
   let request;
@@ -106,18 +94,15 @@ function hostComplete(callJson) {
     return; // unreadable: the Rust side times out and falls back to extractive summaries
   }
   let answered = false;
-  // `pause`: a real failure of the model (not "paused" or "absent"), which starts a pause.
-  const answer = (ok, text, pause = !ok) => {
+  // `absent`: there was no model to ask, which is no failure of one.
+  const answer = (ok, text, absent = false) => {
     if (answered) return;
     answered = true;
-    if (pause) processState.hostModelPausedUntil = Date.now() + HOST_MODEL_PAUSE_MS;
-    processState.shared?.resolveHostCall(callId, ok, String(text ?? ""));
+    processState.shared?.resolveHostCall(callId, ok, String(text ?? ""), absent);
   };
   try {
-    if (Date.now() < processState.hostModelPausedUntil) return answer(false, "host model paused after a recent failure", false);
     const llm = sessionLlms.get(sessionId);
-    if (!llm?.complete) return answer(false, "no host model for this session", false);
-    setTimeout(() => answer(false, "host model timed out"), HOST_MODEL_TIMEOUT_MS).unref?.();
+    if (!llm?.complete) return answer(false, "no host model for this session", true);
     Promise.resolve(
       llm.complete({
         messages: (request?.messages ?? []).map((m) => ({ role: m.role, content: m.content })),
@@ -159,19 +144,20 @@ const json = async (promise) => JSON.parse(await promise);
 const session = (p) => JSON.stringify({ sessionId: p.sessionId, sessionKey: p.sessionKey ?? null, agentId: p.agentId ?? null });
 const text = (value) => ({ content: [{ type: "text", text: typeof value === "string" ? value : JSON.stringify(value, null, 2) }], details: value });
 
-function budgetOf(api, params) {
-  const cap = api.pluginConfig?.tokenBudget;
+/** The budget the host asks for, if it names one; the engine caps it (tokenBudget) and floors it. */
+function hostBudget(params) {
   const given = params?.tokenBudget ?? params?.runtimeContext?.tokenBudget;
-  const host = Number.isFinite(given) ? given : DEFAULT_BUDGET;
-  return Math.max(256, Math.floor(Number.isFinite(cap) ? Math.min(cap, host) : host));
+  return typeof given === "number" ? given : null;
 }
 
 const SESSION_OVER = new Set(["new", "reset", "idle", "daily", "deleted"]);
 
 /** A session that ended needs no model any more (the flush below still has it until it returns). */
 function sessionLlmsAfterEnd(sessionId) {
-  setTimeout(() => sessionLlms.delete(sessionId), HOST_MODEL_TIMEOUT_MS * 2).unref?.();
+  setTimeout(() => sessionLlms.delete(sessionId), SESSION_LLM_GRACE_MS).unref?.();
 }
+// Longer than the addon waits for one answer of the host's model (30 s).
+const SESSION_LLM_GRACE_MS = 60_000;
 
 
 /** The visible messages of the host's transcript for this session; empty when unavailable. */
@@ -199,7 +185,8 @@ function firstChars(text, n) {
 function memoryRuntime(api) {
   const manager = (agentId) => ({
     async search(query, opts = {}) {
-      const hits = await json(engine(api).memorySearch(agentId, String(query), opts.maxResults ?? 8, opts.minScore ?? 0, null));
+      const args = { query: String(query), maxResults: opts.maxResults ?? undefined, minScore: opts.minScore ?? undefined };
+      const hits = await json(engine(api).memorySearch(agentId, JSON.stringify(args)));
       return hits.map((h) => {
         const lines = h.text.split("\n").length;
         return { path: `memcc/${h.id}`, startLine: 1, endLine: lines, score: h.score, snippet: firstChars(h.text, 700), source: "memory" };
@@ -280,7 +267,7 @@ function contextEngine(api) {
       maintaining.add(params.sessionId);
       try {
         // The host also maintains right after bootstrapping a brand-new session: nothing stored yet.
-        const out = await json(engine(api).compact(session(params), budgetOf(api, params), false)).catch((e) => {
+        const out = await json(engine(api).compact(session(params), hostBudget(params), false)).catch((e) => {
           if (codeOf(e) === "unknown_session") return { compacted: false, reason: "nothing stored yet" };
           throw e;
         });
@@ -292,19 +279,19 @@ function contextEngine(api) {
     },
     async afterTurn(params) {
       useHostModel(params);
-      await json(engine(api).compact(session(params), budgetOf(api, params), false));
+      await json(engine(api).compact(session(params), hostBudget(params), false));
     },
     async assemble(params) {
       useHostModel(params);
       const pending = params.prompt ? [{ role: "user", content: String(params.prompt) }] : [];
-      const out = await json(engine(api).assembleFor(session(params), budgetOf(api, params), null, JSON.stringify(pending)));
+      const out = await json(engine(api).assembleFor(session(params), hostBudget(params), null, JSON.stringify(pending)));
       logWarnings(api);
       // The memory prompt is in systemPromptAddition already, and counted in estimatedTokens.
       return { messages: out.messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: out.systemPromptAddition };
     },
     async compact(params) {
       useHostModel(params);
-      const out = await json(engine(api).compact(session(params), budgetOf(api, params), Boolean(params.force)));
+      const out = await json(engine(api).compact(session(params), hostBudget(params), Boolean(params.force)));
       return { ok: true, compacted: out.compacted, reason: out.reason, result: out };
     },
     async dispose() {
@@ -313,40 +300,26 @@ function contextEngine(api) {
   };
 }
 
-function tools(api) {
+/** What each tool does in this host; its name, description and schema are the addon's catalogue. */
+function runners(api) {
   const agent = (ctx) => ctx?.agentId ?? "main";
   // lcm_* read this session when the host names it, else this agent's conversations; never another agent's.
   const scope = (ctx, p) => JSON.stringify({ ...p, sessionId: ctx?.sessionId ?? undefined, agentId: agent(ctx) });
-  return [
-    {
-      name: "memory_search",
-      description: "Search long-term memory (earlier sessions) for facts, preferences and past exchanges.",
-      parameters: { type: "object", additionalProperties: false, required: ["query"], properties: {
-        query: { type: "string" }, maxResults: { type: "integer", minimum: 1, maximum: 100 }, minScore: { type: "number" }, wing: { type: "string" } } },
-      execute: (ctx) => async (_id, p) => text(await json(engine(api).memorySearch(agent(ctx), p.query, p.maxResults ?? 8, p.minScore ?? 0, p.wing ?? null))),
-    },
-    {
-      name: "memory_get",
-      description: "Read one memory in full, with its date and provenance (ids from memory_search, e.g. mem_12).",
-      parameters: { type: "object", additionalProperties: false, required: ["id"], properties: { id: { type: "string" } } },
-      execute: (ctx) => async (_id, p) => text(await json(engine(api).memoryGet(agent(ctx), p.id))),
-    },
-    {
-      name: "lcm_grep",
-      description: "Search this conversation's earlier messages and summaries (full text, or a regex) for exact details that were compacted.",
-      parameters: { type: "object", additionalProperties: false, required: ["pattern"], properties: {
-        pattern: { type: "string" }, mode: { type: "string", enum: ["text", "regex"] }, scope: { type: "string", enum: ["messages", "summaries", "both"] },
-        limit: { type: "integer", minimum: 1, maximum: 100 } } },
-      execute: (ctx) => async (_id, p) => text(await json(engine(api).grep(scope(ctx, p)))),
-    },
-    {
-      name: "lcm_expand_query",
-      description: "Expand summary, message or file ids (from lcm_grep or <summary id=…>) back to the original messages, or expand the best matches of a query.",
-      parameters: { type: "object", additionalProperties: false, properties: {
-        ids: { type: "array", items: { type: "string" } }, query: { type: "string" }, maxTokens: { type: "integer", minimum: 100 }, deep: { type: "boolean" } } },
-      execute: (ctx) => async (_id, p) => text(await json(engine(api).expand(scope(ctx, p)))),
-    },
-  ];
+  return {
+    memory_search: (ctx) => async (_id, p) => text(await json(engine(api).memorySearch(agent(ctx), JSON.stringify(p ?? {})))),
+    memory_get: (ctx) => async (_id, p) => text(await json(engine(api).memoryGet(agent(ctx), p.id))),
+    lcm_grep: (ctx) => async (_id, p) => text(await json(engine(api).grep(scope(ctx, p)))),
+    lcm_expand_query: (ctx) => async (_id, p) => text(await json(engine(api).expand(scope(ctx, p)))),
+  };
+}
+
+/** The catalogue's tools (`memcc::tools::host_tools`), each with what runs it here. */
+function tools(api, catalogue = JSON.parse(nativeModule().toolCatalogue())) {
+  const run = runners(api);
+  return catalogue.map((t) => {
+    if (!run[t.name]) throw new Error(`memcc: [addon_version] the addon offers a tool this plugin cannot run: ${t.name}`);
+    return { name: t.name, description: t.description, parameters: t.parameters, execute: run[t.name] };
+  });
 }
 
 const plugin = {
@@ -374,7 +347,7 @@ const plugin = {
         return;
       }
       try {
-        const out = await json(engine(api).flush(session({ ...event, sessionId, agentId: event.agentId ?? ctx?.agentId }), budgetOf(api, {})));
+        const out = await json(engine(api).flush(session({ ...event, sessionId, agentId: event.agentId ?? ctx?.agentId }), null));
         api.logger?.info?.(`memcc: session ${sessionId} ended (${event.reason}); ${out.leafSummaries} leaf summaries flushed to memory`);
       } catch (e) {
         if (codeOf(e) === "unknown_session") api.logger?.debug?.(`memcc: nothing stored for session ${sessionId}`);
@@ -412,9 +385,8 @@ export const testing = {
   useHostModel,
   setAddon(addon) {
     processState.shared = addon;
-    processState.addonModule = { MemccNative: null };
+    processState.addonModule = { MemccNative: null, toolCatalogue: () => "[]" };
     processState.warned = 0;
-    processState.hostModelPausedUntil = 0;
     sessionLlms.clear();
   },
 };

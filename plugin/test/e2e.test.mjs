@@ -160,6 +160,12 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     assert.deepEqual(info.plugin.contextEngineIds, ["memcc"]);
     assert.ok(info.plugin.memorySlotSelected);
     for (const tool of ["memory_search", "memory_get", "lcm_grep", "lcm_expand_query"]) assert.ok(info.plugin.toolNames.includes(tool), tool);
+    // The tools' schemas and limits are the engine's catalogue, the one MCP serves.
+    const catalogue = JSON.parse(addon().toolCatalogue());
+    assert.deepEqual(catalogue.map((t) => t.name), ["memory_search", "memory_get", "lcm_grep", "lcm_expand_query"]);
+    const search = catalogue[0].parameters.properties;
+    assert.equal(search.maxResults.maximum, 100);
+    assert.equal(search.agentId, undefined, "the host fixes the agent");
   });
 
   const turn = (session, message) => {
@@ -244,7 +250,7 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     const { MemccNative } = addon();
     const native = new MemccNative(JSON.stringify({ dataDir, embeddingModel: "hashing" }));
     // The hits' texts, not their JSON: a score or timestamp may contain the digits by chance.
-    const found = async () => JSON.parse(await native.memorySearch("main", "gym locker number", 5, 0, null)).some((h) => h.text.includes("5521"));
+    const found = async () => JSON.parse(await native.memorySearch("main", JSON.stringify({ query: "gym locker number", maxResults: 5, minScore: 0 }))).some((h) => h.text.includes("5521"));
     assert.equal(await found(), false, "one short turn is still in the fresh tail, not in memory");
     const gatewayPort = await freePort();
     const gateway = spawn(openclaw, ["gateway", "run", "--port", String(gatewayPort), "--bind", "loopback", "--token", "e2e-token", "--allow-unconfigured"], { env });

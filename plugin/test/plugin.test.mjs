@@ -14,7 +14,7 @@ function fakeAddon() {
   const calls = [];
   return {
     calls,
-    resolveHostCall: (id, ok, text) => calls.push(["resolve", id, ok, text]),
+    resolveHostCall: (id, ok, text, absent) => calls.push(["resolve", id, ok, text, absent]),
     flush: async (session) => {
       calls.push(["flush", JSON.parse(session)]);
       return JSON.stringify({ leafSummaries: 1 });
@@ -36,7 +36,8 @@ test("a host model that throws, or none at all, is answered with a failure, neve
   assert.doesNotThrow(() => testing.hostComplete("{not json"));
   await settle();
   const resolved = addon.calls.filter((c) => c[0] === "resolve");
-  assert.deepEqual(resolved.map((c) => [c[1], c[2]]), [[2, false], [1, false]]);
+  // No model is no failure (the addon pauses nothing); a model that throws failed.
+  assert.deepEqual(resolved.map((c) => [c[1], c[2], c[4]]), [[2, false, true], [1, false, false]]);
   assert.match(resolved[0][3], /no host model for this session/);
   assert.match(resolved[1][3], /provider exploded/);
 });
@@ -51,7 +52,7 @@ test("each session's summaries use that session's model, not the latest one", as
   testing.hostComplete(JSON.stringify({ callId: 7, sessionId: "alice-s", request: { messages: [] } }));
   await settle();
   assert.deepEqual(asked, ["alice-model"]);
-  assert.deepEqual(addon.calls.find((c) => c[0] === "resolve"), ["resolve", 7, true, "summary by alice-model"]);
+  assert.deepEqual(addon.calls.find((c) => c[0] === "resolve"), ["resolve", 7, true, "summary by alice-model", false]);
 });
 
 function registered(config = {}) {
@@ -175,10 +176,24 @@ test("the plugin, its platform packages and the addon carry one version", () => 
   assert.deepEqual(pkg.openclaw.install.requiredPlatformPackages.sort(), Object.keys(pkg.optionalDependencies).sort());
   // The context engine says the same version, not a number written by hand.
   assert.equal(testing.contextEngine({}).info.version, version, "contextEngine.info.version");
-  // memory_search's bounds are the engine's (MCP and Rust cap it at 100).
-  const search = testing.tools({}).find((t) => t.name === "memory_search");
-  assert.equal(search.parameters.properties.maxResults.maximum, 100);
   assert.ok(!pkg.files.some((f) => f.endsWith(".node")), "the plugin package carries no binary");
+});
+
+test("the tools are the addon's catalogue: its names, descriptions and schemas, run by the plugin", async () => {
+  const addon = fakeAddon();
+  addon.memorySearch = async (agent, args) => {
+    addon.calls.push(["search", agent, JSON.parse(args)]);
+    return "[]";
+  };
+  testing.setAddon(addon);
+  const schema = { type: "object", properties: { query: { type: "string" }, maxResults: { type: "integer", maximum: 100 } } };
+  const [search] = testing.tools({}, [{ name: "memory_search", description: "from Rust", parameters: schema }]);
+  assert.equal(search.description, "from Rust");
+  assert.deepEqual(search.parameters, schema);
+  await search.execute({ agentId: "ops" })("call-1", { query: "boat" });
+  // The arguments go to the engine as given: its defaults and limits apply there.
+  assert.deepEqual(addon.calls.find((c) => c[0] === "search"), ["search", "ops", { query: "boat" }]);
+  assert.throws(() => testing.tools({}, [{ name: "memory_teleport", description: "", parameters: {} }]), /\[addon_version\].*memory_teleport/);
 });
 
 test("data follows the host's state dir unless MEMCC_HOME or dataDir say otherwise", () => {
@@ -235,12 +250,12 @@ test("two copies of the plugin in one process share one addon, one engine and th
   second.testing.useHostModel({ sessionId: "s2", runtimeContext: { llm: { complete: async () => ({ text: "by the host" }) } } });
   testing.hostComplete(JSON.stringify({ callId: 9, sessionId: "s2", request: { messages: [] } }));
   await settle();
-  assert.deepEqual(addon.calls.find((c) => c[0] === "resolve"), ["resolve", 9, true, "by the host"]);
+  assert.deepEqual(addon.calls.find((c) => c[0] === "resolve"), ["resolve", 9, true, "by the host", false]);
   let loads = 0;
   const api = { pluginConfig: {}, logger: { warn() {} }, registerContextEngine() {}, registerMemoryCapability() {}, registerTool() {}, on() {} };
   second.testing.registerWithLoader(api, () => {
     loads += 1;
-    return { MemccNative: null };
+    return { MemccNative: null, toolCatalogue: () => "[]" };
   });
   assert.equal(loads, 1, "registering loads the addon when no copy has");
 });

@@ -111,7 +111,8 @@ impl Breaker {
         (self.open_until_ms.load(std::sync::atomic::Ordering::Acquire) - crate::time::now_ms()).max(0)
     }
 
-    fn failed(&self, cooldown: Duration) {
+    /// A call failed for good: stop calling for `cooldown`, doubled for each failure in a row.
+    pub fn failed(&self, cooldown: Duration) {
         use std::sync::atomic::Ordering;
         let first = cooldown.as_millis().min(i64::MAX as u128 / 64) as i64;
         let n = self.failures.fetch_add(1, Ordering::AcqRel).min(5);
@@ -119,7 +120,8 @@ impl Breaker {
         self.open_until_ms.store(crate::time::now_ms() + wait, Ordering::Release);
     }
 
-    fn succeeded(&self) {
+    /// A call succeeded: call freely again.
+    pub fn succeeded(&self) {
         use std::sync::atomic::Ordering;
         self.failures.store(0, Ordering::Release);
         self.open_until_ms.store(0, Ordering::Release);

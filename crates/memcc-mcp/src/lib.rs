@@ -19,12 +19,10 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation, ListResourcesResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ServerCapabilities, ServerConfig,
+    ResourceContents, ServerCapabilities, ServerConfig, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use memcc::context::expand::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
@@ -32,6 +30,9 @@ use memcc::context::{AgentMessage, SessionRef};
 use memcc::core::ErrorCode;
 use memcc::memory::RecordKind;
 use memcc::memory::forget::Forget;
+use memcc::tools::{
+    AddArgs, AppendArgs, AssembleArgs, DescribeArgs, ExpandArgs, FactsArgs, ForgetArgs, GrepArgs, IdArgs, SearchArgs,
+};
 use memcc::{Memcc, MemccError};
 
 #[derive(Debug, thiserror::Error)]
@@ -82,10 +83,6 @@ fn invalid(message: &str) -> ErrorData {
     ErrorData::invalid_params(message.to_string(), Some(json!({"code": ErrorCode::InvalidInput.as_str()})))
 }
 
-/// `memory_search`'s default floor: a hit below it matched neither the words nor the meaning of
-/// the query (a store of one record answers any query with it, at 0.000).
-const DEFAULT_MIN_SCORE: f64 = 0.01;
-
 /// A failed call as the model should see it: a tool result marked `isError`, its text
 /// `[code] message` (MemCC's error code first), so the model can read it and correct the call —
 /// not a JSON-RPC error, which a client reports to a person. Errors of the protocol itself (a
@@ -104,173 +101,9 @@ fn text_result(value: &Value) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(serde_json::to_string_pretty(value).unwrap_or_default())])
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(transform = one_type)]
-pub struct SearchArgs {
-    /// What to look for, in any words.
-    pub query: String,
-    /// How many results at most (1–100, default 8).
-    #[schemars(range(min = 1, max = 100))]
-    pub max_results: Option<u32>,
-    /// Leave out results scoring below this (default 0.01: what matches neither the words nor the
-    /// meaning of the query).
-    #[schemars(range(min = 0.0, max = 1.0))]
-    pub min_score: Option<f64>,
-    /// Only this topic wing (a namespace MemCC files each memory under by its subject, e.g.
-    /// "work", "health", "travel", or one configured in memory.wings); the hits name theirs.
-    pub wing: Option<String>,
-    /// Whose memory: the server's agent (the default) or one its operator allowed.
-    pub agent_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(transform = one_type)]
-pub struct IdArgs {
-    /// A memory id from memory_search, e.g. mem_12.
-    pub id: String,
-    /// Act as this agent: the server's (the default) or one its operator allowed.
-    pub agent_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(transform = one_type)]
-pub struct AddArgs {
-    /// What to remember.
-    pub text: String,
-    /// Always recall it.
-    pub pin: Option<bool>,
-    /// File it under this topic wing (default: the wing its subject suggests).
-    pub wing: Option<String>,
-    /// Act as this agent: the server's (the default) or one its operator allowed.
-    pub agent_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(transform = one_type)]
-pub struct ForgetArgs {
-    /// The memory to forget, e.g. mem_12.
-    pub id: String,
-    /// Delete it for good instead of hiding it.
-    pub purge: Option<bool>,
-    /// Act as this agent: the server's (the default) or one its operator allowed.
-    pub agent_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(transform = one_type)]
-pub struct FactsArgs {
-    /// Whom or what the facts are about (their subject or object): "user" (the default) for the
-    /// person MemCC serves, or a name as they said it (e.g. "Maria", "the boat").
-    pub about: Option<String>,
-    /// Also the facts that no longer hold (replaced by a later one), each with what replaced it.
-    pub history: Option<bool>,
-    /// How many facts at most (1–200, default 50).
-    #[schemars(range(min = 1, max = 200))]
-    pub limit: Option<u32>,
-    /// Act as this agent: the server's (the default) or one its operator allowed.
-    pub agent_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(transform = one_type)]
-pub struct GrepArgs {
-    /// Words (all of them must occur), or a regular expression with mode "regex".
-    pub pattern: String,
-    /// "text" (default) or "regex".
-    #[schemars(extend("enum" = ["text", "regex"]))]
-    pub mode: Option<String>,
-    /// "messages", "summaries" or "both" (default).
-    #[schemars(extend("enum" = ["messages", "summaries", "both"]))]
-    pub scope: Option<String>,
-    /// One conversation (default: the server's session, else all of the agent's).
-    pub session_id: Option<String>,
-    /// How many matches at most (1–500, default 20).
-    #[schemars(range(min = 1, max = 500))]
-    pub limit: Option<u32>,
-    /// Act as this agent: the server's (the default) or one its operator allowed.
-    pub agent_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(transform = one_type)]
-pub struct DescribeArgs {
-    /// A summary id, e.g. sum_0123456789abcdef.
-    pub id: String,
-    /// Act as this agent: the server's (the default) or one its operator allowed.
-    pub agent_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(transform = one_type)]
-pub struct ExpandArgs {
-    /// Summary, message or file ids (sum_…, msg_…, file_…) to expand.
-    pub ids: Option<Vec<String>>,
-    /// Without ids: expand the best matches of this query.
-    pub query: Option<String>,
-    /// The conversation a query searches (default: the server's session, else all of the agent's).
-    pub session_id: Option<String>,
-    /// Token cap on what comes back (default 4000).
-    pub max_tokens: Option<u32>,
-    /// Go all the way down to raw messages.
-    pub deep: Option<bool>,
-    /// Act as this agent: the server's (the default) or one its operator allowed.
-    pub agent_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(transform = one_type)]
-pub struct TurnMessage {
-    /// "user", "assistant" or "toolResult".
-    #[schemars(extend("enum" = ["user", "assistant", "toolResult"]))]
-    pub role: String,
-    /// The message's text.
-    pub content: String,
-    /// Milliseconds since the epoch.
-    pub timestamp: Option<i64>,
-    /// Who said it, when several people talk.
-    pub name: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(transform = one_type)]
-pub struct AppendArgs {
-    /// The conversation (default: the server's session).
-    pub session_id: Option<String>,
-    /// The new messages, oldest first.
-    pub messages: Vec<TurnMessage>,
-    /// Compact against this token budget afterwards (default: the server's).
-    pub budget: Option<u32>,
-    /// Act as this agent: the server's (the default) or one its operator allowed.
-    pub agent_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(transform = one_type)]
-pub struct AssembleArgs {
-    /// The conversation (default: the server's session); it must exist (conversation_append starts one).
-    pub session_id: Option<String>,
-    /// Token budget (default: the server's).
-    pub budget: Option<u32>,
-    /// The message about to be sent: it joins the recall query, not the output.
-    pub pending: Option<String>,
-    /// Act as this agent: the server's (the default) or one its operator allowed.
-    pub agent_id: Option<String>,
-}
-
 impl MemccMcp {
     pub fn new(memcc: Arc<Memcc>, defaults: Defaults) -> Self {
-        MemccMcp { memcc, defaults, tool_router: Self::tool_router() }
+        MemccMcp { memcc, defaults, tool_router: catalogued(Self::tool_router()) }
     }
 
     /// The agent a call acts as: the server's, or one the operator allowed; any other is
@@ -321,24 +154,14 @@ impl MemccMcp {
 
 #[tool_router]
 impl MemccMcp {
-    #[tool(
-        description = "Search long-term memory (earlier sessions) for facts, preferences and past exchanges. \
-        Returns scored memories with ids (mem_…) for memory_get.",
-        annotations(title = "Search memory", read_only_hint = true)
-    )]
+    #[tool]
     async fn memory_search(&self, Parameters(a): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
         let mut result = as_tool_result(
             async move {
                 let agent = self.agent(&a.agent_id)?;
-                let max = a.max_results.unwrap_or(8).clamp(1, 100) as usize;
+                let (max, min_score) = (a.max_results(), a.min_score());
                 self.call(move |m| {
-                    Ok(m.memory()?.memory_search(
-                        &agent,
-                        &a.query,
-                        max,
-                        a.min_score.unwrap_or(DEFAULT_MIN_SCORE),
-                        a.wing.as_deref(),
-                    )?)
+                    Ok(m.memory()?.memory_search(&agent, &a.query, max, min_score, a.wing.as_deref())?)
                 })
                 .await
             }
@@ -350,10 +173,7 @@ impl MemccMcp {
         Ok(result)
     }
 
-    #[tool(
-        description = "Read one memory in full, with its date and provenance (ids from memory_search, e.g. mem_12).",
-        annotations(title = "Read a memory", read_only_hint = true)
-    )]
+    #[tool]
     async fn memory_get(&self, Parameters(a): Parameters<IdArgs>) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
             async move {
@@ -371,10 +191,7 @@ impl MemccMcp {
         )
     }
 
-    #[tool(
-        description = "Remember a text in long-term memory; pin it to have it recalled in every prompt.",
-        annotations(title = "Remember", read_only_hint = false, destructive_hint = false)
-    )]
+    #[tool]
     async fn memory_add(&self, Parameters(a): Parameters<AddArgs>) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
             async move {
@@ -391,11 +208,7 @@ impl MemccMcp {
         )
     }
 
-    #[tool(
-        description = "Forget a memory and what was made from the same words (later summaries that quote it \
-        do not bring it back); purge deletes it for good. The conversation it came from keeps its own messages.",
-        annotations(title = "Forget a memory", read_only_hint = false, destructive_hint = true)
-    )]
+    #[tool]
     async fn memory_forget(&self, Parameters(a): Parameters<ForgetArgs>) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
             async move {
@@ -414,18 +227,13 @@ impl MemccMcp {
         )
     }
 
-    #[tool(
-        description = "What memory knows about someone or something: the facts (subject, predicate, object) it \
-        learned from the conversations, current ones first, each with when it started to hold and the memory it \
-        came from (mem_…, for memory_get).",
-        annotations(title = "Facts about someone", read_only_hint = true)
-    )]
+    #[tool]
     async fn memory_facts(&self, Parameters(a): Parameters<FactsArgs>) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
             async move {
                 let agent = self.agent(&a.agent_id)?;
                 let about = a.about.filter(|x| !x.trim().is_empty()).unwrap_or_else(|| "user".into());
-                let limit = a.limit.unwrap_or(50).clamp(1, 200) as usize;
+                let limit = memcc::tools::FACTS.resolve(a.limit);
                 let history = a.history.unwrap_or(false);
                 self.call(move |m| {
                     let store = m.memory()?.store();
@@ -464,11 +272,7 @@ impl MemccMcp {
         )
     }
 
-    #[tool(
-        description = "Search this conversation's earlier messages and summaries (words, or a regex) for exact \
-        details that were compacted. Returns ids for lcm_expand_query.",
-        annotations(title = "Search this conversation", read_only_hint = true)
-    )]
+    #[tool]
     async fn lcm_grep(&self, Parameters(a): Parameters<GrepArgs>) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
             async move {
@@ -491,7 +295,7 @@ impl MemccMcp {
                     scope,
                     session_id: a.session_id.or_else(|| self.defaults.session_id.clone()),
                     agent_id: Some(self.agent(&a.agent_id)?),
-                    limit: a.limit.map(|l| l as usize),
+                    limit: Some(memcc::tools::GREP_MATCHES.resolve(a.limit)),
                     ..Default::default()
                 };
                 self.call(move |m| Ok(m.context.grep(&request)?)).await
@@ -500,10 +304,7 @@ impl MemccMcp {
         )
     }
 
-    #[tool(
-        description = "Describe a summary: its span, token counts, the messages or summaries below it and above it.",
-        annotations(title = "Describe a summary", read_only_hint = true)
-    )]
+    #[tool]
     async fn lcm_describe(&self, Parameters(a): Parameters<DescribeArgs>) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
             async move {
@@ -514,11 +315,7 @@ impl MemccMcp {
         )
     }
 
-    #[tool(
-        description = "Expand summary, message or file ids (from lcm_grep or <summary id=…>) back to the original \
-        messages, or expand the best matches of a query.",
-        annotations(title = "Expand summaries", read_only_hint = true)
-    )]
+    #[tool]
     async fn lcm_expand_query(&self, Parameters(a): Parameters<ExpandArgs>) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
             async move {
@@ -537,11 +334,7 @@ impl MemccMcp {
         )
     }
 
-    #[tool(
-        description = "Add messages to a conversation MemCC keeps for you (stored losslessly, then compacted under \
-        the budget, what is compacted going to long-term memory). For hosts without a context-engine API.",
-        annotations(title = "Append to a conversation", read_only_hint = false, destructive_hint = false)
-    )]
+    #[tool]
     async fn conversation_append(&self, Parameters(a): Parameters<AppendArgs>) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
             async move {
@@ -588,11 +381,7 @@ impl MemccMcp {
         )
     }
 
-    #[tool(
-        description = "The prompt for the next model call of a conversation, within a token budget: summaries, \
-        the recent messages, and recalled memory.",
-        annotations(title = "Assemble the next prompt", read_only_hint = true)
-    )]
+    #[tool]
     async fn conversation_assemble(
         &self,
         Parameters(a): Parameters<AssembleArgs>,
@@ -615,31 +404,23 @@ impl MemccMcp {
     }
 }
 
-/// Optional arguments as one type. Leaving one out is how a client says "none", so the `null`
-/// alternative schemars writes for an `Option` only makes strict clients warn (the MCP
-/// Inspector's `--strict` check flags `["string", "null"]`).
-fn one_type(schema: &mut schemars::Schema) {
-    let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else { return };
-    let is_null = |v: &Value| v == "null" || v.get("type").is_some_and(|t| t == "null") || v.is_null();
-    for property in properties.values_mut().filter_map(Value::as_object_mut) {
-        if let Some(Value::Array(types)) = property.get("type") {
-            let rest: Vec<Value> = types.iter().filter(|t| !is_null(t)).cloned().collect();
-            let one = if rest.len() == 1 { rest[0].clone() } else { Value::Array(rest) };
-            property.insert("type".into(), one);
-        }
-        if let Some(Value::Array(any)) = property.get("anyOf") {
-            let rest: Vec<Value> = any.iter().filter(|s| !is_null(s)).cloned().collect();
-            if let [Value::Object(only)] = rest.as_slice() {
-                property.remove("anyOf");
-                for (k, v) in only {
-                    property.entry(k.clone()).or_insert_with(|| v.clone());
-                }
-            }
-        }
-        if let Some(Value::Array(values)) = property.get_mut("enum") {
-            values.retain(|v| !v.is_null());
+/// Each tool's description, title and hints from the one catalogue (`memcc::tools`) every host
+/// reads, so what a model reads of a tool is the same over MCP and in OpenClaw.
+fn catalogued(mut router: ToolRouter<MemccMcp>) -> ToolRouter<MemccMcp> {
+    for route in router.map.values_mut() {
+        if let Some(spec) = memcc::tools::spec(&route.attr.name) {
+            route.attr.description = Some(spec.description.into());
+            route.attr.title = Some(spec.title.into());
+            route.attr.annotations = Some(ToolAnnotations::from_raw(
+                Some(spec.title.into()),
+                Some(spec.read_only),
+                (!spec.read_only).then_some(spec.destructive),
+                None,
+                None,
+            ));
         }
     }
+    router
 }
 
 const PROMPT_URI: &str = "memcc://memory-prompt";
@@ -843,6 +624,22 @@ async fn bearer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_tool_served_is_the_catalogue_s_and_every_catalogued_tool_is_served() {
+        let router = catalogued(MemccMcp::tool_router());
+        let mut served: Vec<_> = router.list_all().into_iter().map(|t| t.name.to_string()).collect();
+        served.sort();
+        let mut catalogued: Vec<_> = memcc::tools::ALL.iter().map(|t| t.name.to_string()).collect();
+        catalogued.sort();
+        assert_eq!(served, catalogued);
+        for tool in router.list_all() {
+            let spec = memcc::tools::spec(&tool.name).unwrap();
+            assert_eq!(tool.description.as_deref(), Some(spec.description));
+            let hints = tool.annotations.unwrap();
+            assert_eq!(hints.read_only_hint, Some(spec.read_only), "{}", spec.name);
+        }
+    }
 
     #[test]
     fn a_bearer_token_is_read_in_any_letter_case_and_only_whole() {

@@ -19,10 +19,11 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 
-use memcc::core::llm::{ChatModel, ChatRequest, LlmError};
+use memcc::core::llm::{Breaker, ChatModel, ChatRequest, LlmError};
 
 use memcc::context::expand::{ExpandRequest, GrepRequest};
 use memcc::context::{AgentMessage, SessionRef};
+use memcc::tools::SearchArgs;
 use memcc::{Memcc, MemccConfig};
 
 type Work = Box<dyn FnOnce() -> std::result::Result<serde_json::Value, String> + Send>;
@@ -123,18 +124,32 @@ fn messages(json: &str) -> std::result::Result<Vec<AgentMessage>, String> {
 /// through `resolveHostCall`. One string argument (a tuple arrives in JS as a single array).
 /// Weak, so a pending call never keeps the process alive.
 type HostFn = ThreadsafeFunction<String, (), String, Status, false, true>;
-type Pending = Arc<Mutex<HashMap<u32, SyncSender<std::result::Result<String, String>>>>>;
+type Pending = Arc<Mutex<HashMap<u32, SyncSender<HostAnswer>>>>;
+
+/// What the JS side answered to one `hostComplete` call.
+enum HostAnswer {
+    Text(String),
+    /// The model failed (or threw): it is paused.
+    Failed(String),
+    /// The session has no model to lend: nothing failed, nothing is paused.
+    Absent(String),
+}
 
 /// The host's chat model (OpenClaw's `runtimeContext.llm`), reached from a worker thread.
 struct HostModel {
-    call: HostFn,
+    /// Hands `{callId, sessionId, agentId, request}` to the JS side (`hostComplete`).
+    call: Box<dyn Fn(String) -> Status + Send + Sync>,
     pending: Pending,
     next: AtomicU32,
+    /// After the model fails or stalls, summaries skip it (the extractive fallback) for a
+    /// while, so an outage costs one timeout per pause and not one per summary.
+    breaker: Breaker,
 }
 
 /// How long a summary may wait for the host's model before the extractive fallback is used.
-/// Longer than the plugin's own 30 s limit, so the JS side normally answers first.
-const HOST_TIMEOUT: Duration = Duration::from_secs(45);
+const HOST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The first pause after a failure; it doubles with each failure in a row (up to 20 times).
+const HOST_PAUSE: Duration = Duration::from_secs(120);
 
 thread_local! {
     /// The session whose compaction this thread runs: the host lends the model of *that*
@@ -155,19 +170,37 @@ impl ChatModel for HostModel {
         let Some((session_id, agent_id)) = HOST_SESSION.with(|s| s.borrow().clone()) else {
             return Err(LlmError::Host("no session to ask the host model for".into()));
         };
+        let paused = self.breaker.cooling_ms();
+        if paused > 0 {
+            return Err(LlmError::Host(format!(
+                "the host model is paused for {} s after a recent failure",
+                (paused + 999) / 1000
+            )));
+        }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = sync_channel(1);
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
         let json = serde_json::json!({"callId": id, "sessionId": session_id, "agentId": agent_id, "request": request})
             .to_string();
-        let status = self.call.call(json, ThreadsafeFunctionCallMode::NonBlocking);
-        let result = if status == Status::Ok {
-            rx.recv_timeout(HOST_TIMEOUT).map_err(|_| LlmError::Host("the host model did not answer in time".into()))
+        let status = (self.call)(json);
+        let answer = if status == Status::Ok {
+            rx.recv_timeout(HOST_TIMEOUT)
+                .unwrap_or_else(|_| HostAnswer::Failed("the host model did not answer in time".into()))
         } else {
-            Err(LlmError::Host(format!("cannot reach the host model: {status}")))
+            HostAnswer::Failed(format!("cannot reach the host model: {status}"))
         };
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
-        result?.map_err(LlmError::Host)
+        match answer {
+            HostAnswer::Text(text) => {
+                self.breaker.succeeded();
+                Ok(text)
+            }
+            HostAnswer::Failed(why) => {
+                self.breaker.failed(HOST_PAUSE);
+                Err(LlmError::Host(why))
+            }
+            HostAnswer::Absent(why) => Err(LlmError::Host(why)),
+        }
     }
 
     fn label(&self) -> String {
@@ -180,6 +213,13 @@ impl ChatModel for HostModel {
 #[napi]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
+}
+
+/// The tools the plugin offers the host's model, as JSON (`memcc::tools::host_tools`): name,
+/// title, description and the arguments' schema, the same the MCP server serves.
+#[napi]
+pub fn tool_catalogue() -> String {
+    serde_json::to_string(&memcc::tools::host_tools()).unwrap_or_else(|_| "[]".into())
 }
 
 #[napi]
@@ -197,7 +237,9 @@ impl MemccNative {
     pub fn new(config_json: String, host_complete: Option<HostFn>) -> Result<Self> {
         let pending: Pending = Arc::default();
         let host: Option<Arc<dyn ChatModel>> = host_complete.map(|call| {
-            Arc::new(HostModel { call, pending: pending.clone(), next: AtomicU32::new(1) }) as Arc<dyn ChatModel>
+            let call = Box::new(move |json| call.call(json, ThreadsafeFunctionCallMode::NonBlocking));
+            Arc::new(HostModel { call, pending: pending.clone(), next: AtomicU32::new(1), breaker: Breaker::default() })
+                as Arc<dyn ChatModel>
         });
         let open = move || -> std::result::Result<Memcc, String> {
             let config: MemccConfig = parse("config", &config_json)?;
@@ -219,11 +261,16 @@ impl MemccNative {
         }
     }
 
-    /// The answer to a `hostComplete(callJson)` call.
+    /// The answer to a `hostComplete(callJson)` call: the model's text when `ok`, else why it
+    /// failed — or, with `absent`, why there was no model to ask (which pauses nothing).
     #[napi]
-    pub fn resolve_host_call(&self, call_id: u32, ok: bool, text: String) {
+    pub fn resolve_host_call(&self, call_id: u32, ok: bool, text: String, absent: Option<bool>) {
         if let Some(tx) = self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&call_id) {
-            let _ = tx.try_send(if ok { Ok(text) } else { Err(text) });
+            let _ = tx.try_send(match (ok, absent.unwrap_or(false)) {
+                (true, _) => HostAnswer::Text(text),
+                (false, true) => HostAnswer::Absent(text),
+                (false, false) => HostAnswer::Failed(text),
+            });
         }
     }
 
@@ -260,11 +307,12 @@ impl MemccNative {
     }
 
     #[napi]
-    pub fn assemble(&self, session_json: String, budget: u32, as_of: Option<f64>) -> AsyncTask<Job> {
+    pub fn assemble(&self, session_json: String, budget: Option<f64>, as_of: Option<f64>) -> AsyncTask<Job> {
         let m = self.inner.clone();
         job(move || {
             let s: Session = parse("session", &session_json)?;
-            to_json(m.context.assemble(SessionRef::from(s), budget as usize, as_of.map(|t| t as i64)).map_err(fail)?)
+            let budget = m.config.token_budget(budget);
+            to_json(m.context.assemble(SessionRef::from(s), budget, as_of.map(|t| t as i64)).map_err(fail)?)
         })
     }
 
@@ -273,7 +321,7 @@ impl MemccNative {
     pub fn assemble_for(
         &self,
         session_json: String,
-        budget: u32,
+        budget: Option<f64>,
         as_of: Option<f64>,
         pending_json: String,
     ) -> AsyncTask<Job> {
@@ -281,26 +329,35 @@ impl MemccNative {
         job(move || {
             let s: Session = parse("session", &session_json)?;
             let pending = messages(&pending_json)?;
-            to_json(m.assemble_for(&s.into(), budget as usize, as_of.map(|t| t as i64), &pending).map_err(fail)?)
+            let budget = m.config.token_budget(budget);
+            to_json(m.assemble_for(&s.into(), budget, as_of.map(|t| t as i64), &pending).map_err(fail)?)
         })
     }
 
     /// On a thread of its own: summaries may wait on the host's model (see `on_own_thread`).
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn compact<'e>(&self, env: &'e Env, session_json: String, budget: u32, force: bool) -> Result<Object<'e>> {
+    pub fn compact<'e>(
+        &self,
+        env: &'e Env,
+        session_json: String,
+        budget: Option<f64>,
+        force: bool,
+    ) -> Result<Object<'e>> {
         let m = self.inner.clone();
         on_own_thread(env, "compact", move || {
             let s = SessionRef::from(parse::<Session>("session", &session_json)?);
-            to_json(for_session(&s, || m.context.compact(&s, budget as usize, force)).map_err(fail)?)
+            let budget = m.config.token_budget(budget);
+            to_json(for_session(&s, || m.context.compact(&s, budget, force)).map_err(fail)?)
         })
     }
 
     #[napi(ts_return_type = "Promise<string>")]
-    pub fn flush<'e>(&self, env: &'e Env, session_json: String, budget: u32) -> Result<Object<'e>> {
+    pub fn flush<'e>(&self, env: &'e Env, session_json: String, budget: Option<f64>) -> Result<Object<'e>> {
         let m = self.inner.clone();
         on_own_thread(env, "flush", move || {
             let s = SessionRef::from(parse::<Session>("session", &session_json)?);
-            to_json(for_session(&s, || m.context.flush(&s, budget as usize)).map_err(fail)?)
+            let budget = m.config.token_budget(budget);
+            to_json(for_session(&s, || m.context.flush(&s, budget)).map_err(fail)?)
         })
     }
 
@@ -331,20 +388,17 @@ impl MemccNative {
         })
     }
 
+    /// `memory_search` as `agentId` with the tool's arguments as JSON (`memcc::tools::SearchArgs`:
+    /// its defaults and limits are the catalogue's).
     #[napi]
-    pub fn memory_search(
-        &self,
-        agent_id: String,
-        query: String,
-        max_results: u32,
-        min_score: f64,
-        wing: Option<String>,
-    ) -> AsyncTask<Job> {
+    pub fn memory_search(&self, agent_id: String, args_json: String) -> AsyncTask<Job> {
         let m = self.inner.clone();
         job(move || {
+            let args: SearchArgs = parse("memory_search arguments", &args_json)?;
             let rt = m.memory().map_err(fail)?;
-            let hits =
-                rt.memory_search(&agent_id, &query, max_results as usize, min_score, wing.as_deref()).map_err(fail)?;
+            let hits = rt
+                .memory_search(&agent_id, &args.query, args.max_results(), args.min_score(), args.wing.as_deref())
+                .map_err(fail)?;
             to_json(hits)
         })
     }
@@ -370,5 +424,50 @@ impl MemccNative {
             };
             Ok(serde_json::json!({"context": to_json(context)?, "memory": to_json(memory)?}))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host model whose JS side answers each call with `answer(n)` (n counts the calls it saw).
+    fn host(answer: impl Fn(u32) -> HostAnswer + Send + Sync + 'static) -> (HostModel, Arc<AtomicU32>) {
+        let pending: Pending = Arc::default();
+        let seen = Arc::new(AtomicU32::new(0));
+        let (p, s) = (pending.clone(), seen.clone());
+        let call = Box::new(move |json: String| {
+            let n = s.fetch_add(1, Ordering::SeqCst) + 1;
+            let id = serde_json::from_str::<serde_json::Value>(&json).unwrap()["callId"].as_u64().unwrap() as u32;
+            let tx = p.lock().unwrap().remove(&id).unwrap();
+            tx.try_send(answer(n)).unwrap();
+            Status::Ok
+        });
+        (HostModel { call, pending, next: AtomicU32::new(1), breaker: Breaker::default() }, seen)
+    }
+
+    fn ask(model: &HostModel) -> std::result::Result<String, LlmError> {
+        let session = SessionRef { session_id: "s".into(), ..Default::default() };
+        for_session(&session, || model.complete(&ChatRequest::simple("sys", "user", 10)))
+    }
+
+    #[test]
+    fn a_failed_host_model_is_not_asked_again_during_its_pause() {
+        let (model, seen) = host(|_| HostAnswer::Failed("provider down".into()));
+        assert!(ask(&model).unwrap_err().to_string().contains("provider down"));
+        let second = ask(&model).unwrap_err().to_string();
+        assert!(second.contains("paused"), "{second}");
+        assert_eq!(seen.load(Ordering::SeqCst), 1, "the paused model was not asked");
+    }
+
+    #[test]
+    fn no_model_to_lend_pauses_nothing_and_a_success_is_returned() {
+        let (model, seen) = host(|n| match n {
+            1 => HostAnswer::Absent("no host model for this session".into()),
+            _ => HostAnswer::Text("a summary".into()),
+        });
+        assert!(ask(&model).is_err());
+        assert_eq!(ask(&model).unwrap(), "a summary");
+        assert_eq!(seen.load(Ordering::SeqCst), 2);
     }
 }

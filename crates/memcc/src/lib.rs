@@ -24,6 +24,7 @@ pub use memcc_core as core;
 pub use memcc_memory as memory;
 
 mod slot;
+pub mod tools;
 pub use slot::MemorySlot;
 
 /// When the memory runtime opens, and what its failure means.
@@ -94,6 +95,9 @@ pub struct MemccConfig {
     pub rerank_model: Option<String>,
     pub vector_dedup_enabled: Option<bool>,
     pub vector_dedup_threshold: Option<f64>,
+    /// Cap on the assembled context, below whatever budget the host asks for (the plugin's
+    /// `tokenBudget`); see [`MemccConfig::token_budget`].
+    pub token_budget: Option<u32>,
     /// Turn the long-term memory off (context engine only).
     pub memory_enabled: bool,
     /// Fine-grained context engine settings.
@@ -119,6 +123,7 @@ impl Default for MemccConfig {
             rerank_model: None,
             vector_dedup_enabled: None,
             vector_dedup_threshold: None,
+            token_budget: None,
             memory_enabled: true,
             context: ContextConfig::default(),
             memory: MemoryConfig::default(),
@@ -126,7 +131,23 @@ impl Default for MemccConfig {
     }
 }
 
+/// The budget of a host that names none (OpenClaw's default context window).
+pub const DEFAULT_TOKEN_BUDGET: usize = 128_000;
+/// The least budget a prompt is assembled in: below it not even the fresh tail fits, and a host's
+/// nonsense value (0, negative) must not empty the prompt.
+pub const MIN_TOKEN_BUDGET: usize = 256;
+
 impl MemccConfig {
+    /// The token budget to compact and assemble in when the host asks for `asked`: the host's
+    /// value (else [`DEFAULT_TOKEN_BUDGET`]), no more than the configured `tokenBudget`, and no
+    /// less than [`MIN_TOKEN_BUDGET`]. A value that is not a finite number counts as not asked.
+    pub fn token_budget(&self, asked: Option<f64>) -> usize {
+        let host = asked.filter(|b| b.is_finite()).map_or(DEFAULT_TOKEN_BUDGET as f64, f64::floor);
+        let capped = self.token_budget.map_or(host, |cap| host.min(f64::from(cap)));
+        // In range for the cast: at least the floor, at most a u32 or the default.
+        capped.max(MIN_TOKEN_BUDGET as f64).min(u32::MAX as f64) as usize
+    }
+
     pub fn data_dir(&self) -> PathBuf {
         self.data_dir.clone().unwrap_or_else(memcc_core::paths::data_dir)
     }
@@ -501,6 +522,22 @@ mod tests {
 
     /// `{"memory": {"llmRerank": true}}` used to be accepted and silently overwritten by the
     /// top-level default; each nested key now holds unless its top-level twin is given.
+    #[test]
+    fn the_token_budget_is_the_host_s_within_the_configured_cap_and_the_floor() {
+        let plain = MemccConfig::default();
+        assert_eq!(plain.token_budget(None), DEFAULT_TOKEN_BUDGET);
+        assert_eq!(plain.token_budget(Some(9000.7)), 9000);
+        assert_eq!(plain.token_budget(Some(f64::NAN)), DEFAULT_TOKEN_BUDGET);
+        assert_eq!(plain.token_budget(Some(-5.0)), MIN_TOKEN_BUDGET);
+        assert_eq!(plain.token_budget(Some(1e30)), u32::MAX as usize);
+        let capped: MemccConfig = serde_json::from_str(r#"{"tokenBudget": 1500}"#).unwrap();
+        assert_eq!(capped.token_budget(None), 1500);
+        assert_eq!(capped.token_budget(Some(100_000.0)), 1500);
+        assert_eq!(capped.token_budget(Some(900.0)), 900);
+        assert_eq!(capped.token_budget(Some(10.0)), MIN_TOKEN_BUDGET);
+        assert!(serde_json::from_str::<MemccConfig>(r#"{"tokenBudget": "lots"}"#).is_err());
+    }
+
     #[test]
     fn a_nested_memory_setting_holds_unless_its_top_level_twin_is_given() {
         let default = MemoryConfig::default();
