@@ -19,36 +19,17 @@ use crate::config::{MemoryConfig, StoreBackend};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, Forgotten};
 use crate::period::Period;
-use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple};
+use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::vector::VectorStore;
 use memcc_core::text::Term;
 
 #[cfg(feature = "postgres")]
 pub mod postgres;
-#[cfg(feature = "postgres")]
-mod postgres_pool;
-#[cfg(feature = "postgres")]
-mod postgres_schema;
 pub(crate) mod rows;
 pub mod sqlite;
-pub(crate) mod sqlite_schema;
 
+pub use crate::insert::{Insert, Inserted};
 pub use sqlite::SqliteStore;
-
-/// The result of inserting one record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Inserted {
-    pub id: i64,
-    /// The same text was already stored for this agent; `id` is the existing record.
-    pub duplicate: bool,
-}
-
-/// One record to insert, with its vector if it has one, and the triples it states.
-pub struct Insert<'a> {
-    pub record: &'a NewRecord,
-    pub vector: Option<(&'a str, &'a [f32])>,
-    pub triples: &'a [NewTriple],
-}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -4,6 +4,28 @@
 
 use crate::record::{MemoryRecord, RecordKind, Triple};
 
+/// `SELECT` of the record columns [`record_from`] reads, in its order, `FROM records`. `$ids`
+/// follows each id-list column: "" where they are JSON text (SQLite), "::text" where they are
+/// `jsonb` (PostgreSQL).
+macro_rules! record_select {
+    ($ids:literal) => {
+        concat!(
+            "SELECT id, agent_id, wing, room, kind, text, source_summary_ids",
+            $ids,
+            ", source_session_ids",
+            $ids,
+            ", source_message_ids",
+            $ids,
+            ", created_at, event_time, valid_from, valid_until, superseded_by, weight, pinned, forgotten_at, subject, \
+             predicate, embed_status FROM records"
+        )
+    };
+}
+pub(crate) use record_select;
+
+/// `SELECT` of the triple columns [`triple_from`] reads, in its order, `FROM triples`.
+pub(crate) const TRIPLE_SELECT: &str = "SELECT id, agent_id, subject, predicate, object, valid_from, valid_until, superseded_by, source_record FROM triples";
+
 /// One result row's columns by position, as a backend's driver returns them.
 pub(crate) trait Columns {
     type Error;

@@ -10,17 +10,24 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json, sql_int};
 use crate::browse::{Facets, Page, RecordFilter};
-use crate::error::{MemoryError, Result};
+use crate::error::Result;
 use crate::forget::{Forget, ForgetTx, Forgotten};
+use crate::insert::InsertTx;
 use crate::period::Period;
-use crate::record::{MemoryRecord, RecordKind, Triple, content_hash};
+use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple, content_hash};
+use crate::store::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json, sql_int};
 use crate::vector::VectorStore;
 use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};
 use memcc_core::time::now_ms;
 
-use super::sqlite_schema as schema;
+mod forget;
+mod fts;
+mod insert;
+pub(crate) mod schema;
+
+use fts::{Scope, best, first_in_scope, ranked_matches, reads_every_record};
+pub(crate) use insert::insert_in;
 
 pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -549,298 +556,17 @@ impl MemoryStore for SqliteStore {
     }
 }
 
-/// Forgetting's steps as SQL on one SQLite transaction.
+/// One SQLite transaction, on which forgetting's and inserting's steps run (`forget.rs`, `insert.rs`).
 struct SqliteTx<'a>(&'a Transaction<'a>);
 
-impl ForgetTx for SqliteTx<'_> {
-    fn target(&mut self, agent: &str, id: i64) -> Result<Option<MemoryRecord>> {
-        let mut stmt = self.0.prepare_cached(&format!("{RECORD_SELECT} WHERE id = ?1 AND agent_id = ?2"))?;
-        Ok(stmt.query_row(params![id, agent], record_from_row).optional()?)
-    }
-
-    fn sharing(&mut self, agent: &str, except: i64, messages: &[i64]) -> Result<Vec<MemoryRecord>> {
-        let mut stmt = self.0.prepare_cached(&format!(
-            "{RECORD_SELECT} WHERE agent_id = ?1 AND id <> ?2 AND forgotten_at IS NULL
-               AND EXISTS (SELECT 1 FROM json_each(records.source_message_ids) m
-                           WHERE m.value IN (SELECT value FROM json_each(?3)))"
-        ))?;
-        let rows = stmt.query_map(params![agent, except, json(&messages)], record_from_row)?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
-    }
-
-    fn condensing(&mut self, agent: &str, summary_id: &str) -> Result<Vec<MemoryRecord>> {
-        let mut stmt = self.0.prepare_cached(&format!(
-            "{RECORD_SELECT} WHERE agent_id = ?1 AND kind = 'summary' AND forgotten_at IS NULL
-               AND EXISTS (SELECT 1 FROM json_each(records.source_summary_ids) s WHERE s.key > 0 AND s.value = ?2)"
-        ))?;
-        let rows = stmt.query_map(params![agent, summary_id], record_from_row)?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
-    }
-
-    fn hash_taken(&mut self, agent: &str, hash: &str, except: i64) -> Result<bool> {
-        let n: i64 = self.0.query_row(
-            "SELECT COUNT(*) FROM records WHERE agent_id = ?1 AND content_hash = ?2 AND id <> ?3",
-            params![agent, hash, except],
-            |r| r.get(0),
-        )?;
-        Ok(n > 0)
-    }
-
-    fn rewrite(&mut self, id: i64, text: &str, ids: &[i64], dropped: &str) -> Result<()> {
-        let tx = self.0;
-        tx.execute(
-            "UPDATE records SET text = ?2, content_hash = ?3, source_message_ids = ?4, embed_status = 'pending'
-             WHERE id = ?1",
-            params![id, text, content_hash(text), json(&ids)],
-        )?;
-        tx.execute("DELETE FROM records_fts WHERE rowid = ?1", [id])?;
-        tx.execute("INSERT INTO records_fts (rowid, body) VALUES (?1, ?2)", params![id, fts_document(text)])?;
-        tx.execute("DELETE FROM vectors WHERE record_id = ?1", [id])?;
-        delete_triples(tx, "source_record = ?1 AND instr(lower(?2), lower(object)) > 0", params![id, dropped])
-    }
-
-    fn remove(&mut self, id: i64, how: Forget) -> Result<()> {
-        let tx = self.0;
-        match how {
-            Forget::Soft => {
-                tx.execute(
-                    "UPDATE records SET forgotten_at = COALESCE(forgotten_at, ?2) WHERE id = ?1",
-                    params![id, now_ms()],
-                )?;
-            }
-            Forget::Purge => {
-                delete_triples(tx, "source_record = ?1", params![id])?;
-                tx.execute("DELETE FROM vectors WHERE record_id = ?1", [id])?;
-                tx.execute("DELETE FROM records_fts WHERE rowid = ?1", [id])?;
-                tx.execute(
-                    "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = ?1",
-                    [id],
-                )?;
-                tx.execute("DELETE FROM records WHERE id = ?1", [id])?;
-            }
-        }
-        Ok(())
-    }
-
-    fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
-        let mut stmt = self.0.prepare_cached(
-            "SELECT id FROM records WHERE agent_id = ?1
-               AND EXISTS (SELECT 1 FROM json_each(records.source_session_ids) s WHERE s.value = ?2)",
-        )?;
-        let rows = stmt.query_map(params![agent, session_id], |r| r.get(0))?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
-    }
-
-    fn tombstone(&mut self, agent: &str, said: &[String]) -> Result<()> {
-        let mut stmt = self.0.prepare_cached(
-            "INSERT INTO tombstones (agent_id, said, forgotten_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-        )?;
-        let now = memcc_core::time::now_ms();
-        for s in said {
-            stmt.execute(params![agent, s, now])?;
-        }
-        Ok(())
-    }
-}
-
-/// Delete the triples `condition` selects. A triple they superseded is current again (as a
-/// record is when the record that superseded it is purged), so no reference dangles.
-fn delete_triples(tx: &Transaction<'_>, condition: &str, params: &[&dyn rusqlite::ToSql]) -> Result<()> {
-    tx.execute(
-        &format!(
-            "UPDATE triples SET superseded_by = NULL, valid_until = NULL
-              WHERE superseded_by IN (SELECT id FROM triples WHERE {condition})"
-        ),
-        params,
-    )?;
-    tx.execute(&format!("DELETE FROM triples WHERE {condition}"), params)?;
-    Ok(())
-}
-
-pub(crate) fn insert_in(tx: &Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
-    let r = item.record;
-    if r.text.trim().is_empty() {
-        return Err(MemoryError::Input("a memory record needs text".into()));
-    }
-    let hash = content_hash(&r.text);
-    if let Some(id) = tx
-        .query_row(
-            "SELECT id FROM records WHERE agent_id = ?1 AND content_hash = ?2",
-            params![r.agent_id, hash],
-            |row| row.get::<_, i64>(0),
-        )
-        .optional()?
-    {
-        return Ok(Inserted { id, duplicate: true });
-    }
-    let now = now_ms();
-    tx.execute(
-        "INSERT INTO records (agent_id, wing, room, kind, text, content_hash, source_summary_ids, source_session_ids,
-                              source_message_ids, created_at, event_time, valid_from, weight, pinned, subject, predicate,
-                              embed_status)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15, ?16)",
-        params![
-            r.agent_id,
-            r.wing,
-            r.room,
-            r.kind.as_str(),
-            r.text,
-            hash,
-            json(&r.source_summary_ids),
-            json(&r.source_session_ids),
-            json(&r.source_message_ids),
-            now,
-            r.event_time,
-            r.weight,
-            r.pinned,
-            r.subject,
-            r.predicate,
-            if item.vector.is_some() { "embedded" } else { "pending" },
-        ],
-    )?;
-    let id = tx.last_insert_rowid();
-    tx.execute("INSERT INTO records_fts (rowid, body) VALUES (?1, ?2)", params![id, fts_document(&r.text)])?;
-    if let Some((model, v)) = item.vector {
-        tx.execute(
-            "INSERT INTO vectors (record_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
-            params![id, model, v.len() as i64, vector_to_blob(v)],
-        )?;
-    }
-    // Supersede, don't pile up: a newer statement about the same subject and predicate closes
-    // the older current ones (kept, inspectable, no longer preferred).
-    if let (Some(subject), Some(predicate)) = (&r.subject, &r.predicate) {
-        tx.execute(
-            "UPDATE records SET superseded_by = ?1, valid_until = COALESCE(?2, ?3)
-             WHERE agent_id = ?4 AND lower(subject) = lower(?5) AND predicate = ?6 AND id <> ?1
-               AND superseded_by IS NULL AND COALESCE(event_time, 0) <= COALESCE(?2, ?3)",
-            params![id, r.event_time, now, r.agent_id, subject, predicate],
-        )?;
-    }
-    for t in item.triples {
-        tx.execute(
-            "INSERT INTO triples (agent_id, subject, predicate, object, valid_from, source_record, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![r.agent_id, t.subject, t.predicate, t.object, t.valid_from.or(r.event_time), id, now],
-        )?;
-        let tid = tx.last_insert_rowid();
-        tx.execute(
-            "UPDATE triples SET superseded_by = ?1, valid_until = COALESCE(?2, ?3)
-             WHERE agent_id = ?4 AND lower(subject) = lower(?5) AND predicate = ?6 AND lower(object) <> lower(?7)
-               AND id <> ?1 AND superseded_by IS NULL",
-            params![tid, t.valid_from.or(r.event_time), now, r.agent_id, t.subject, t.predicate, t.object],
-        )?;
-    }
-    Ok(Inserted { id, duplicate: false })
-}
-
-pub(crate) const RECORD_SELECT: &str =
-    "SELECT id, agent_id, wing, room, kind, text, source_summary_ids, source_session_ids,
-    source_message_ids, created_at, event_time, valid_from, valid_until, superseded_by, weight, pinned, forgotten_at,
-    subject, predicate, embed_status FROM records";
+pub(crate) const RECORD_SELECT: &str = crate::store::rows::record_select!("");
 
 pub(crate) fn record_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryRecord> {
-    super::rows::record_from(r)
+    crate::store::rows::record_from(r)
 }
 
-pub(crate) const TRIPLE_SELECT: &str = "SELECT id, agent_id, subject, predicate, object, valid_from, valid_until, superseded_by, source_record FROM triples";
+pub(crate) use crate::store::rows::TRIPLE_SELECT;
 
 pub(crate) fn triple_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Triple> {
-    super::rows::triple_from(r)
-}
-
-/// Every full-text match of the safe `MATCH` expression, with its BM25 (higher = better), in
-/// no order. Ranking in the full-text index alone and checking the scope of only the best
-/// afterwards ([`first_in_scope`]) is what keeps a search on a large store fast: a join to
-/// `records` per match cost ~2 µs each, 8–12 ms for a query matching 4,000 of 100k records.
-fn ranked_matches(conn: &Connection, match_expr: &str) -> Result<Vec<(i64, f64)>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT rowid, -bm25(records_fts) FROM records_fts WHERE records_fts MATCH ?1")?;
-    let rows = stmt.query_map([match_expr], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<std::result::Result<_, _>>()?)
-}
-
-/// Whether `agents` read every record in the store and none is forgotten (one agent's store,
-/// the usual case): then any match is in their scope. Both ends of the agent index and the
-/// forgotten records' index: three seeks.
-fn reads_every_record(conn: &Connection, agents: &[String]) -> Result<bool> {
-    let (first, last, forgotten): (Option<String>, Option<String>, bool) = conn
-        .prepare_cached(
-            "SELECT (SELECT agent_id FROM records ORDER BY agent_id LIMIT 1),
-                    (SELECT agent_id FROM records ORDER BY agent_id DESC LIMIT 1),
-                    EXISTS (SELECT 1 FROM records WHERE forgotten_at IS NOT NULL)",
-        )?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(!forgotten && first == last && first.is_some_and(|a| agents.contains(&a)))
-}
-
-/// Which records a search may return: current records of `agents`, in `wing` and dated
-/// `during` when given.
-struct Scope<'a> {
-    agents: &'a [String],
-    wing: Option<&'a str>,
-    during: Option<Period>,
-}
-
-/// The first `limit` of `ranked` (best first) that are in `scope`, checked a batch at a time:
-/// usually the first batch holds them all.
-fn first_in_scope(
-    conn: &Connection,
-    ranked: &[(i64, f64)],
-    scope: &Scope<'_>,
-    limit: usize,
-) -> Result<Vec<(i64, f64)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id FROM records
-          WHERE id IN (SELECT value FROM json_each(?1))
-            AND agent_id IN (SELECT value FROM json_each(?2))
-            AND forgotten_at IS NULL
-            AND (?3 IS NULL OR wing = ?3)
-            AND (?4 IS NULL OR COALESCE(event_time, created_at) >= ?4)
-            AND (?5 IS NULL OR COALESCE(event_time, created_at) < ?5)",
-    )?;
-    let agents_json = json(&scope.agents);
-    let (from, until) = (scope.during.map(|p| p.start), scope.during.map(|p| p.end));
-    // A wing with no more records than there are matches is read whole from its index first
-    // (intersecting from the smaller side): a wing that holds none of the matches would
-    // otherwise be checked match by match. A larger wing costs this read of as many ids.
-    let mut in_wing = None;
-    if let Some(wing) = scope.wing {
-        let ids: Vec<i64> = conn
-            .prepare_cached(
-                "SELECT id FROM records WHERE agent_id IN (SELECT value FROM json_each(?1)) AND wing = ?2 LIMIT ?3",
-            )?
-            .query_map(params![agents_json, wing, ranked.len() as i64 + 1], |r| r.get(0))?
-            .collect::<std::result::Result<_, _>>()?;
-        if ids.len() <= ranked.len() {
-            let ids: HashSet<i64> = ids.into_iter().collect();
-            in_wing = Some(ranked.iter().filter(|(id, _)| ids.contains(id)).copied().collect::<Vec<_>>());
-        }
-    }
-    let mut rest = in_wing.as_deref().unwrap_or(ranked);
-    let mut found = Vec::with_capacity(limit.min(rest.len()));
-    // A batch a few times the shortfall, growing when the scope keeps few of them.
-    let mut batch = (2 * limit).max(64);
-    while found.len() < limit && !rest.is_empty() {
-        let (head, tail) = rest.split_at(batch.min(rest.len()));
-        rest = tail;
-        let ids: Vec<i64> = head.iter().map(|(id, _)| *id).collect();
-        let kept: HashSet<i64> = stmt
-            .query_map(params![json(&ids), agents_json, scope.wing, from, until], |r| r.get(0))?
-            .collect::<std::result::Result<_, _>>()?;
-        found.extend(head.iter().filter(|(id, _)| kept.contains(id)).take(limit - found.len()));
-        batch *= 4;
-    }
-    Ok(found)
-}
-
-/// The `n` best-scored hits, best first; ties in the order FTS reads them (by id), as its own
-/// `ORDER BY bm25 LIMIT n` leaves them.
-fn best(mut hits: Vec<(i64, f64)>, n: usize) -> Vec<(i64, f64)> {
-    let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if n < hits.len() {
-        hits.select_nth_unstable_by(n, order);
-        hits.truncate(n);
-    }
-    hits.sort_unstable_by(order);
-    hits
+    crate::store::rows::triple_from(r)
 }

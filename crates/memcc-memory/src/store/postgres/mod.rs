@@ -21,18 +21,30 @@ use postgres::types::ToSql;
 use postgres::{Client, GenericClient, Row, Transaction};
 use sha2::{Digest, Sha256};
 
-use super::postgres_pool::{CONNECTIONS, Pool, tls_connector, transient};
-pub use super::postgres_schema::PG_SCHEMA_VERSION;
-use super::postgres_schema::{TS_CONFIG, migrate};
-use super::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json, sql_int};
+mod forget;
+mod fts;
+mod insert;
+mod pool;
+mod schema;
+mod vectors;
+
 use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
+use crate::insert::InsertTx;
 use crate::period::Period;
-use crate::record::{MemoryRecord, RecordKind, Triple, content_hash};
+use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple, content_hash};
+use crate::store::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json, sql_int};
 use crate::vector::{VectorHit, VectorRow, VectorStore};
+use forget::PgTx;
+use fts::{document_frequencies, term_tsquery};
+use insert::insert_all;
 use memcc_core::text::{Term, fts_document, rendered_terms};
 use memcc_core::time::now_ms;
+use pool::{CONNECTIONS, Pool, tls_connector, transient};
+pub use schema::PG_SCHEMA_VERSION;
+use schema::{TS_CONFIG, migrate};
+use vectors::{PgVectors, hnsw_index_sql};
 
 /// Rows read per page when visiting a whole table.
 const PAGE: i64 = 1000;
@@ -45,115 +57,7 @@ pub struct PgStore {
     pool: Arc<Pool>,
 }
 
-/// BM25's yardstick for a record's length: the mean length in words of the newest records (a
-/// sample is enough to say what a long record is; the whole table would be a scan per search).
-/// A scalar subquery, evaluated once per search; as a joined row it changed the plan (~1.6×).
-macro_rules! mean_words {
-    () => {
-        "(SELECT GREATEST(COALESCE(avg(fts_words), 1), 1)::float8
-            FROM (SELECT fts_words FROM records ORDER BY id DESC LIMIT 500) AS newest)"
-    };
-}
-
-/// `K` of BM25 (k1 = 1.2, b = 0.75) for record `r`.
-macro_rules! bm25_k {
-    () => {
-        concat!("1.2 * (0.25 + 0.75 * r.fts_words::float8 / ", mean_words!(), ")")
-    };
-}
-
-/// A record's full-text score: BM25 (k1 = 1.2, b = 0.75), as SQLite's FTS5 ranks, summed over
-/// the query's terms (`$1` the text search configuration, `$2` / `$3` the terms and their IDFs).
-/// Plain `ts_rank` normalises length by its logarithm, which let long records — summaries —
-/// rise by holding many words (LoCoMo dev, full pipeline: turn R_all@10 0.729 on PostgreSQL
-/// against SQLite's 0.758; 0.755 with this).
-///
-/// A term's count in the record is read back from `ts_rank` without normalisation, which for
-/// one term is `u / 16.45` with `u = Σ_{j ≤ tf} 1/j²` (0 when absent): `(π²/6 − 1)·u/(π²/6 − u)`
-/// is the count exactly at 1 and within 3 % above (`ts_rank_cd` counts exactly but costs four
-/// times as much). Written so that the rank is computed once per record and term:
-/// `tf·(k1 + 1)/(tf + K) = (k1 + 1) − (k1 + 1)·K/(tf + K)`.
-const SCORE: &str = concat!(
-    "SUM(w.idf * (2.2 - 2.2 * (",
-    bm25_k!(),
-    ") / (0.644934 * (1.644934 / GREATEST(1.644934 - 16.44934 * ts_rank(r.fts, to_tsquery($1::text::regconfig, w.q), 0)::float8, 0.001) - 1.0) + ",
-    bm25_k!(),
-    ")))::float8 AS score"
-);
-
-/// The full-text matches (`$4`, any term) among the current records of the agents `$5`, in wing
-/// `$6` when it is not null, one row per record and term.
-const MATCHING: &str = "FROM records r, unnest($2::text[], $3::float8[]) AS w(q, idf)
-     WHERE r.fts @@ to_tsquery($1::text::regconfig, $4) AND r.agent_id = ANY($5)
-       AND r.forgotten_at IS NULL AND ($6::text IS NULL OR r.wing = $6)";
-
 impl PgStore {
-    /// [`MemoryStore::fts`] (`beside` none) and [`MemoryStore::fts_also_during`] (`beside` the
-    /// period) in one: every match is scored once, and the best of the period are ranked among
-    /// themselves beside the best overall.
-    fn full_text(&self, q: &FullText<'_>, beside: Option<Period>) -> Result<Vec<(i64, f64)>> {
-        let FullText { terms, agents, wing, during, limit, frequencies } = *q;
-        let parts = rendered_terms(terms, term_tsquery);
-        if parts.is_empty() {
-            return Ok(Vec::new());
-        }
-        let any = parts.join(" | ");
-        let limit = limit as i64;
-        let (from, until) = (during.map(|p| p.start), during.map(|p| p.end));
-        self.pool.run(|c| {
-            // BM25's shape, which `ts_rank` alone lacks: each term's match weighs by how rare the
-            // term is among the agents' records (its IDF), so "Lisbon" outweighs "trip". Document
-            // frequencies are counted up to DF_CAP (beyond it a term is common all the same), here
-            // unless the caller counted them already.
-            let n = count(c, MAX_RECORD_ID, &[])?.max(1) as f64;
-            let counted: HashMap<String, usize> = match frequencies {
-                Some(f) => terms.iter().map(term_tsquery).zip(f.iter().copied()).collect(),
-                None => HashMap::new(),
-            };
-            let missing: Vec<String> = parts.iter().filter(|p| !counted.contains_key(*p)).cloned().collect();
-            let mut df: HashMap<String, usize> = if missing.is_empty() {
-                HashMap::new()
-            } else {
-                missing.iter().cloned().zip(document_frequencies(c, &missing, agents, DF_CAP)?).collect()
-            };
-            df.extend(counted);
-            let idf: Vec<f64> = parts
-                .iter()
-                .map(|p| {
-                    let df = df.get(p).copied().unwrap_or(0).min(DF_CAP as usize) as f64;
-                    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-                })
-                .collect();
-            let rows = match beside {
-                None => c.query(
-                    &format!(
-                        "SELECT r.id, {SCORE} {MATCHING}
-                           AND ($8::int8 IS NULL OR COALESCE(r.event_time, r.created_at) >= $8)
-                           AND ($9::int8 IS NULL OR COALESCE(r.event_time, r.created_at) < $9)
-                         GROUP BY r.id ORDER BY score DESC, r.id DESC LIMIT $7"
-                    ),
-                    &[&TS_CONFIG, &parts, &idf, &any, &agents, &wing, &limit, &from, &until],
-                )?,
-                Some(period) => c.query(
-                    &format!(
-                        "SELECT id, score FROM (
-                           SELECT id, score, within,
-                                  row_number() OVER (ORDER BY score DESC, id DESC) AS overall,
-                                  row_number() OVER (PARTITION BY within ORDER BY score DESC, id DESC) AS among_its_own
-                           FROM (SELECT r.id, {SCORE},
-                                        bool_and(COALESCE(r.event_time, r.created_at) >= $8
-                                                 AND COALESCE(r.event_time, r.created_at) < $9) AS within
-                                 {MATCHING} GROUP BY r.id) AS scored) AS ranked
-                         WHERE overall <= $7 OR (within AND among_its_own <= $7)
-                         ORDER BY score DESC, id DESC"
-                    ),
-                    &[&TS_CONFIG, &parts, &idf, &any, &agents, &wing, &limit, &period.start, &period.end],
-                )?,
-            };
-            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
-        })
-    }
-
     /// Connect to `url` (`postgres://user:password@host:port/database`, or key=value pairs;
     /// TLS as its `sslmode` says, certificates checked against the public roots and `ca_file`)
     /// and bring the schema up to date.
@@ -202,22 +106,20 @@ impl PgStore {
     }
 }
 
-const RECORD_SELECT: &str = "SELECT id, agent_id, wing, room, kind, text, source_summary_ids::text,
-    source_session_ids::text, source_message_ids::text, created_at, event_time, valid_from, valid_until,
-    superseded_by, weight, pinned, forgotten_at, subject, predicate, embed_status FROM records";
+const RECORD_SELECT: &str = crate::store::rows::record_select!("::text");
 
 fn record_from_row(r: &Row) -> Result<MemoryRecord> {
-    Ok(super::rows::record_from(r)?)
+    Ok(crate::store::rows::record_from(r)?)
 }
 
 fn records(rows: Vec<Row>) -> Result<Vec<MemoryRecord>> {
     rows.iter().map(record_from_row).collect()
 }
 
-const TRIPLE_SELECT: &str = "SELECT id, agent_id, subject, predicate, object, valid_from, valid_until, superseded_by, source_record FROM triples";
+use crate::store::rows::TRIPLE_SELECT;
 
 fn triple_from_row(r: &Row) -> Result<Triple> {
-    Ok(super::rows::triple_from(r)?)
+    Ok(crate::store::rows::triple_from(r)?)
 }
 
 fn triples(rows: Vec<Row>) -> Result<Vec<Triple>> {
@@ -226,149 +128,6 @@ fn triples(rows: Vec<Row>) -> Result<Vec<Triple>> {
 
 fn pairs(rows: Vec<Row>) -> Result<Vec<(String, i64)>> {
     rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
-}
-
-/// A `to_tsquery` text matching `term`, as [`memcc_core::text::term_expr`] does for FTS5: a word
-/// as itself (stemmed by the configuration), a CJK run as the phrase of its bigrams, a single
-/// CJK character as a prefix. Words hold only letters and digits, so a quote or an operator in
-/// user text can never reach the query syntax.
-fn term_tsquery(term: &Term) -> String {
-    match term {
-        Term::Word(w) => format!("'{w}'"),
-        Term::Cjk(chars) if chars.len() == 1 => format!("'{}':*", chars[0]),
-        Term::Cjk(chars) => {
-            let bigrams: Vec<String> =
-                chars.windows(2).map(|p| format!("'{}'", p.iter().collect::<String>())).collect();
-            format!("({})", bigrams.join(" <-> "))
-        }
-    }
-}
-
-/// A SQL string literal (for the model name in a partial index and the queries it serves).
-fn literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
-/// The HNSW index of `model`'s vectors: partial (one model, one dimension) on the cast that makes
-/// the dimension fixed, as pgvector's index needs.
-fn hnsw_index_sql(model: &str, dim: usize) -> String {
-    let name = hex::encode(Sha256::digest(format!("{model}\0{dim}").as_bytes()));
-    format!(
-        "CREATE INDEX IF NOT EXISTS vectors_hnsw_{} ON vectors USING hnsw ((embedding::vector({dim})) vector_cosine_ops)
-         WHERE model = {}",
-        &name[..16],
-        literal(model)
-    )
-}
-
-/// The statements every insert runs, prepared once per transaction (a statement given as text is
-/// prepared on each call: a second round trip).
-struct InsertStatements {
-    record: postgres::Statement,
-    vector: postgres::Statement,
-}
-
-impl InsertStatements {
-    fn prepare(tx: &mut Transaction<'_>) -> Result<Self> {
-        Ok(InsertStatements {
-            record: tx.prepare(INSERT_RECORD)?,
-            vector: tx.prepare(
-                "INSERT INTO vectors (record_id, model, dim, embedding, agent_id) VALUES ($1, $2, $3, $4, $5)",
-            )?,
-        })
-    }
-}
-
-const INSERT_RECORD: &str = "INSERT INTO records (agent_id, wing, room, kind, text, content_hash, source_summary_ids,
-        source_session_ids, source_message_ids, created_at, event_time, valid_from, weight, pinned, subject, predicate,
-        embed_status, fts)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8::text::jsonb, $9::text::jsonb, $10, $11, $11, $12, $13,
-             $14, $15, $16, to_tsvector($17::text::regconfig, $18))
-     ON CONFLICT (agent_id, content_hash) DO NOTHING RETURNING id";
-
-fn insert_all(tx: &mut Transaction<'_>, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
-    let statements = InsertStatements::prepare(tx)?;
-    items.iter().map(|item| insert_in(tx, &statements, item)).collect()
-}
-
-fn insert_in(tx: &mut Transaction<'_>, statements: &InsertStatements, item: &Insert<'_>) -> Result<Inserted> {
-    let r = item.record;
-    if r.text.trim().is_empty() {
-        return Err(MemoryError::Input("a memory record needs text".into()));
-    }
-    let hash = content_hash(&r.text);
-    let now = now_ms();
-    let status = if item.vector.is_some() { "embedded" } else { "pending" };
-    let fresh = tx.query_opt(
-        &statements.record,
-        &[
-            &r.agent_id,
-            &r.wing,
-            &r.room,
-            &r.kind.as_str(),
-            &r.text,
-            &hash,
-            &json(&r.source_summary_ids),
-            &json(&r.source_session_ids),
-            &json(&r.source_message_ids),
-            &now,
-            &r.event_time,
-            &r.weight,
-            &r.pinned,
-            &r.subject,
-            &r.predicate,
-            &status,
-            &TS_CONFIG,
-            &fts_document(&r.text),
-        ],
-    )?;
-    let Some(row) = fresh else {
-        let id: i64 = tx
-            .query_one("SELECT id FROM records WHERE agent_id = $1 AND content_hash = $2", &[&r.agent_id, &hash])?
-            .try_get(0)?;
-        return Ok(Inserted { id, duplicate: true });
-    };
-    let id: i64 = row.try_get(0)?;
-    if let Some((model, v)) = item.vector {
-        tx.execute(&statements.vector, &[&id, &model, &(v.len() as i32), &Vector::from(v.to_vec()), &r.agent_id])?;
-    }
-    if let (Some(subject), Some(predicate)) = (&r.subject, &r.predicate) {
-        tx.execute(
-            "UPDATE records SET superseded_by = $1, valid_until = COALESCE($2::bigint, $3::bigint)
-             WHERE agent_id = $4 AND lower(subject) = lower($5) AND predicate = $6 AND id <> $1
-               AND superseded_by IS NULL AND COALESCE(event_time, 0) <= COALESCE($2::bigint, $3::bigint)",
-            &[&id, &r.event_time, &now, &r.agent_id, subject, predicate],
-        )?;
-    }
-    for t in item.triples {
-        let valid_from = t.valid_from.or(r.event_time);
-        let tid: i64 = tx
-            .query_one(
-                "INSERT INTO triples (agent_id, subject, predicate, object, valid_from, source_record, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
-                &[&r.agent_id, &t.subject, &t.predicate, &t.object, &valid_from, &id, &now],
-            )?
-            .try_get(0)?;
-        tx.execute(
-            "UPDATE triples SET superseded_by = $1, valid_until = COALESCE($2::bigint, $3::bigint)
-             WHERE agent_id = $4 AND lower(subject) = lower($5) AND predicate = $6 AND lower(object) <> lower($7)
-               AND id <> $1 AND superseded_by IS NULL",
-            &[&tid, &valid_from, &now, &r.agent_id, &t.subject, &t.predicate, &t.object],
-        )?;
-    }
-    Ok(Inserted { id, duplicate: false })
-}
-
-/// Each tsquery's matching current records of `agents`, counted up to `limit`, in one round trip.
-fn document_frequencies(c: &mut Client, parts: &[String], agents: &[String], limit: i64) -> Result<Vec<usize>> {
-    let rows = c.query(
-        "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM records
-                   WHERE fts @@ to_tsquery($1::text::regconfig, q) AND agent_id = ANY($2)
-                     AND forgotten_at IS NULL LIMIT $3) x)
-         FROM unnest($4::text[]) WITH ORDINALITY AS t(q, i) ORDER BY i",
-        &[&TS_CONFIG, &agents, &limit, &parts],
-    )?;
-    rows.iter().map(|r| Ok(r.try_get::<_, i64>(0)?.max(0) as usize)).collect()
 }
 
 fn count(client: &mut impl GenericClient, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<i64> {
@@ -800,189 +559,5 @@ impl MemoryStore for PgStore {
             )?)?;
             Ok(Page { items, total, offset })
         })
-    }
-}
-
-/// Forgetting's steps as SQL on one PostgreSQL transaction.
-struct PgTx<'a, 'b>(&'a mut Transaction<'b>);
-
-impl ForgetTx for PgTx<'_, '_> {
-    fn target(&mut self, agent: &str, id: i64) -> Result<Option<MemoryRecord>> {
-        self.0
-            .query_opt(&format!("{RECORD_SELECT} WHERE id = $1 AND agent_id = $2"), &[&id, &agent])?
-            .as_ref()
-            .map(record_from_row)
-            .transpose()
-    }
-
-    fn sharing(&mut self, agent: &str, except: i64, messages: &[i64]) -> Result<Vec<MemoryRecord>> {
-        records(self.0.query(
-            &format!(
-                "{RECORD_SELECT} WHERE agent_id = $1 AND id <> $2 AND forgotten_at IS NULL
-                   AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(records.source_message_ids) m
-                               WHERE m::bigint = ANY($3))"
-            ),
-            &[&agent, &except, &messages],
-        )?)
-    }
-
-    fn condensing(&mut self, agent: &str, summary_id: &str) -> Result<Vec<MemoryRecord>> {
-        // Past the first element: the summaries a condensed summary condenses.
-        records(self.0.query(
-            &format!(
-                "{RECORD_SELECT} WHERE agent_id = $1 AND kind = 'summary' AND forgotten_at IS NULL
-                   AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(records.source_summary_ids)
-                               WITH ORDINALITY s(value, n) WHERE s.n > 1 AND s.value = $2)"
-            ),
-            &[&agent, &summary_id],
-        )?)
-    }
-
-    fn hash_taken(&mut self, agent: &str, hash: &str, except: i64) -> Result<bool> {
-        Ok(self
-            .0
-            .query_opt(
-                "SELECT 1 FROM records WHERE agent_id = $1 AND content_hash = $2 AND id <> $3",
-                &[&agent, &hash, &except],
-            )?
-            .is_some())
-    }
-
-    fn rewrite(&mut self, id: i64, text: &str, ids: &[i64], dropped: &str) -> Result<()> {
-        let tx = &mut *self.0;
-        tx.execute(
-            "UPDATE records SET text = $2, content_hash = $3, source_message_ids = $4::text::jsonb,
-                    embed_status = 'pending', fts = to_tsvector($5::text::regconfig, $6)
-             WHERE id = $1",
-            &[&id, &text, &content_hash(text), &json(&ids), &TS_CONFIG, &fts_document(text)],
-        )?;
-        tx.execute("DELETE FROM vectors WHERE record_id = $1", &[&id])?;
-        delete_triples(tx, "source_record = $1 AND strpos(lower($2::text), lower(object)) > 0", &[&id, &dropped])
-    }
-
-    fn remove(&mut self, id: i64, how: Forget) -> Result<()> {
-        let tx = &mut *self.0;
-        match how {
-            Forget::Soft => {
-                tx.execute(
-                    "UPDATE records SET forgotten_at = COALESCE(forgotten_at, $2) WHERE id = $1",
-                    &[&id, &now_ms()],
-                )?;
-            }
-            Forget::Purge => {
-                delete_triples(tx, "source_record = $1", &[&id])?;
-                tx.execute("DELETE FROM vectors WHERE record_id = $1", &[&id])?;
-                tx.execute(
-                    "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = $1",
-                    &[&id],
-                )?;
-                tx.execute("DELETE FROM records WHERE id = $1", &[&id])?;
-            }
-        }
-        Ok(())
-    }
-
-    fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
-        let rows = self.0.query(
-            "SELECT id FROM records WHERE agent_id = $1 AND source_session_ids ? $2 ORDER BY id",
-            &[&agent, &session_id],
-        )?;
-        rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
-    }
-
-    fn tombstone(&mut self, agent: &str, said: &[String]) -> Result<()> {
-        let now = memcc_core::time::now_ms();
-        for s in said {
-            self.0.execute(
-                "INSERT INTO tombstones (agent_id, said, forgotten_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                &[&agent, s, &now],
-            )?;
-        }
-        Ok(())
-    }
-}
-
-/// Delete the triples `condition` selects; a triple they superseded is current again.
-fn delete_triples(tx: &mut Transaction<'_>, condition: &str, params: &[&(dyn ToSql + Sync)]) -> Result<()> {
-    tx.execute(
-        &format!(
-            "UPDATE triples SET superseded_by = NULL, valid_until = NULL
-              WHERE superseded_by IN (SELECT id FROM triples WHERE {condition})"
-        ),
-        params,
-    )?;
-    tx.execute(&format!("DELETE FROM triples WHERE {condition}"), params)?;
-    Ok(())
-}
-
-/// pgvector as the runtime's [`VectorStore`]: searched in the database, so what another process
-/// stored is found at once. Records and their vectors are written by the store in their
-/// transactions; `upsert` and `remove` have nothing left to do.
-struct PgVectors {
-    pool: Arc<Pool>,
-    model: String,
-    dim: usize,
-}
-
-impl VectorStore for PgVectors {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-
-    fn upsert(&self, _id: i64, _owner: &str, _vector: &[f32]) {}
-
-    fn upsert_many(&self, _rows: &[VectorRow<'_>]) {}
-
-    fn remove(&self, _id: i64) {}
-
-    fn search(&self, query: &[f32], k: usize, owners: &[String]) -> Result<Vec<VectorHit>> {
-        if query.len() != self.dim || k == 0 {
-            return Ok(Vec::new());
-        }
-        let d = self.dim;
-        // One table, ordered by the partial index's own expression under its predicate: the
-        // form the planner serves from the HNSW index whatever its statistics say (a join
-        // here let it choose an exact scan of every vector on a freshly filled table). The
-        // agent filter runs inside the index scan (iterative, so k rows still come back);
-        // soft-forgotten records, rare, are dropped after, from a few extra candidates.
-        let sql = format!(
-            "SELECT c.record_id, c.score FROM (
-               SELECT v.record_id, (1 - (v.embedding::vector({d}) <=> $1::vector({d})))::float4 AS score
-               FROM vectors v WHERE v.model = {} AND v.agent_id = ANY($2)
-               ORDER BY v.embedding::vector({d}) <=> $1::vector({d}) LIMIT $3) c
-             JOIN records r ON r.id = c.record_id WHERE r.forgotten_at IS NULL
-             ORDER BY c.score DESC LIMIT $4",
-            literal(&self.model)
-        );
-        let q = Vector::from(query.to_vec());
-        let (k, candidates) = (k as i64, k as i64 + 8);
-        self.pool.run(|c| {
-            let rows = c.query(&sql, &[&q, &owners, &candidates, &k])?;
-            rows.iter().map(|r| Ok(VectorHit { id: r.try_get(0)?, score: r.try_get(1)? })).collect::<Result<Vec<_>>>()
-        })
-    }
-
-    fn len(&self) -> usize {
-        let n = self.pool.run(|c| count(c, "SELECT COUNT(*) FROM vectors WHERE model = $1", &[&self.model]));
-        n.ok().and_then(|n| usize::try_from(n).ok()).unwrap_or(0)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tsquery_quotes_every_term_and_keeps_cjk_as_bigram_phrases() {
-        let terms = memcc_core::text::terms("marathon \"x' OR 1 北京大学 京 marathon");
-        assert_eq!(
-            rendered_terms(&terms, term_tsquery).join(" | "),
-            "'marathon' | 'x' | 'or' | '1' | ('北京' <-> '京大' <-> '大学') | '京':*"
-        );
-    }
-
-    #[test]
-    fn literals_double_quotes() {
-        assert_eq!(literal("it's"), "'it''s'");
     }
 }

@@ -1,0 +1,115 @@
+//! Forgetting's steps ([`crate::forget::ForgetTx`]) as SQL on one PostgreSQL transaction.
+
+use super::*;
+
+/// Forgetting's steps as SQL on one PostgreSQL transaction.
+pub(super) struct PgTx<'a, 'b>(pub(super) &'a mut Transaction<'b>);
+
+impl ForgetTx for PgTx<'_, '_> {
+    fn target(&mut self, agent: &str, id: i64) -> Result<Option<MemoryRecord>> {
+        self.0
+            .query_opt(&format!("{RECORD_SELECT} WHERE id = $1 AND agent_id = $2"), &[&id, &agent])?
+            .as_ref()
+            .map(record_from_row)
+            .transpose()
+    }
+
+    fn sharing(&mut self, agent: &str, except: i64, messages: &[i64]) -> Result<Vec<MemoryRecord>> {
+        records(self.0.query(
+            &format!(
+                "{RECORD_SELECT} WHERE agent_id = $1 AND id <> $2 AND forgotten_at IS NULL
+                   AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(records.source_message_ids) m
+                               WHERE m::bigint = ANY($3))"
+            ),
+            &[&agent, &except, &messages],
+        )?)
+    }
+
+    fn condensing(&mut self, agent: &str, summary_id: &str) -> Result<Vec<MemoryRecord>> {
+        // Past the first element: the summaries a condensed summary condenses.
+        records(self.0.query(
+            &format!(
+                "{RECORD_SELECT} WHERE agent_id = $1 AND kind = 'summary' AND forgotten_at IS NULL
+                   AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(records.source_summary_ids)
+                               WITH ORDINALITY s(value, n) WHERE s.n > 1 AND s.value = $2)"
+            ),
+            &[&agent, &summary_id],
+        )?)
+    }
+
+    fn hash_taken(&mut self, agent: &str, hash: &str, except: i64) -> Result<bool> {
+        Ok(self
+            .0
+            .query_opt(
+                "SELECT 1 FROM records WHERE agent_id = $1 AND content_hash = $2 AND id <> $3",
+                &[&agent, &hash, &except],
+            )?
+            .is_some())
+    }
+
+    fn rewrite(&mut self, id: i64, text: &str, ids: &[i64], dropped: &str) -> Result<()> {
+        let tx = &mut *self.0;
+        tx.execute(
+            "UPDATE records SET text = $2, content_hash = $3, source_message_ids = $4::text::jsonb,
+                    embed_status = 'pending', fts = to_tsvector($5::text::regconfig, $6)
+             WHERE id = $1",
+            &[&id, &text, &content_hash(text), &json(&ids), &TS_CONFIG, &fts_document(text)],
+        )?;
+        tx.execute("DELETE FROM vectors WHERE record_id = $1", &[&id])?;
+        delete_triples(tx, "source_record = $1 AND strpos(lower($2::text), lower(object)) > 0", &[&id, &dropped])
+    }
+
+    fn remove(&mut self, id: i64, how: Forget) -> Result<()> {
+        let tx = &mut *self.0;
+        match how {
+            Forget::Soft => {
+                tx.execute(
+                    "UPDATE records SET forgotten_at = COALESCE(forgotten_at, $2) WHERE id = $1",
+                    &[&id, &now_ms()],
+                )?;
+            }
+            Forget::Purge => {
+                delete_triples(tx, "source_record = $1", &[&id])?;
+                tx.execute("DELETE FROM vectors WHERE record_id = $1", &[&id])?;
+                tx.execute(
+                    "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = $1",
+                    &[&id],
+                )?;
+                tx.execute("DELETE FROM records WHERE id = $1", &[&id])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
+        let rows = self.0.query(
+            "SELECT id FROM records WHERE agent_id = $1 AND source_session_ids ? $2 ORDER BY id",
+            &[&agent, &session_id],
+        )?;
+        rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+    }
+
+    fn tombstone(&mut self, agent: &str, said: &[String]) -> Result<()> {
+        let now = memcc_core::time::now_ms();
+        for s in said {
+            self.0.execute(
+                "INSERT INTO tombstones (agent_id, said, forgotten_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                &[&agent, s, &now],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Delete the triples `condition` selects; a triple they superseded is current again.
+fn delete_triples(tx: &mut Transaction<'_>, condition: &str, params: &[&(dyn ToSql + Sync)]) -> Result<()> {
+    tx.execute(
+        &format!(
+            "UPDATE triples SET superseded_by = NULL, valid_until = NULL
+              WHERE superseded_by IN (SELECT id FROM triples WHERE {condition})"
+        ),
+        params,
+    )?;
+    tx.execute(&format!("DELETE FROM triples WHERE {condition}"), params)?;
+    Ok(())
+}

@@ -1,0 +1,113 @@
+//! Inserting's steps ([`crate::insert::InsertTx`]) as SQL on one PostgreSQL transaction.
+
+use super::*;
+
+/// The statements every insert runs, prepared once per transaction (a statement given as text is
+/// prepared on each call: a second round trip).
+struct InsertStatements {
+    record: postgres::Statement,
+    vector: postgres::Statement,
+}
+
+const INSERT_RECORD: &str = "INSERT INTO records (agent_id, wing, room, kind, text, content_hash, source_summary_ids,
+        source_session_ids, source_message_ids, created_at, event_time, valid_from, weight, pinned, subject, predicate,
+        embed_status, fts)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8::text::jsonb, $9::text::jsonb, $10, $11, $11, $12, $13,
+             $14, $15, $16, to_tsvector($17::text::regconfig, $18))
+     ON CONFLICT (agent_id, content_hash) DO NOTHING RETURNING id";
+
+/// Inserting's steps as SQL on one PostgreSQL transaction.
+struct PgInsert<'a, 'b> {
+    tx: &'a mut Transaction<'b>,
+    statements: InsertStatements,
+}
+
+pub(super) fn insert_all(tx: &mut Transaction<'_>, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
+    let statements = InsertStatements {
+        record: tx.prepare(INSERT_RECORD)?,
+        vector: tx
+            .prepare("INSERT INTO vectors (record_id, model, dim, embedding, agent_id) VALUES ($1, $2, $3, $4, $5)")?,
+    };
+    let mut steps = PgInsert { tx, statements };
+    items.iter().map(|item| crate::insert::insert(&mut steps, item)).collect()
+}
+
+impl InsertTx for PgInsert<'_, '_> {
+    fn existing(&mut self, agent: &str, hash: &str) -> Result<Option<i64>> {
+        let row =
+            self.tx.query_opt("SELECT id FROM records WHERE agent_id = $1 AND content_hash = $2", &[&agent, &hash])?;
+        Ok(row.map(|r| r.try_get(0)).transpose()?)
+    }
+
+    fn add_record(&mut self, r: &NewRecord, hash: &str, now: i64, embedded: bool) -> Result<Option<i64>> {
+        let status = if embedded { "embedded" } else { "pending" };
+        let row = self.tx.query_opt(
+            &self.statements.record,
+            &[
+                &r.agent_id,
+                &r.wing,
+                &r.room,
+                &r.kind.as_str(),
+                &r.text,
+                &hash,
+                &json(&r.source_summary_ids),
+                &json(&r.source_session_ids),
+                &json(&r.source_message_ids),
+                &now,
+                &r.event_time,
+                &r.weight,
+                &r.pinned,
+                &r.subject,
+                &r.predicate,
+                &status,
+                &TS_CONFIG,
+                &fts_document(&r.text),
+            ],
+        )?;
+        Ok(row.map(|r| r.try_get(0)).transpose()?)
+    }
+
+    fn add_vector(&mut self, id: i64, agent: &str, model: &str, v: &[f32]) -> Result<()> {
+        self.tx
+            .execute(&self.statements.vector, &[&id, &model, &(v.len() as i32), &Vector::from(v.to_vec()), &agent])?;
+        Ok(())
+    }
+
+    fn supersede_records(&mut self, id: i64, agent: &str, subject: &str, predicate: &str, at: i64) -> Result<()> {
+        self.tx.execute(
+            "UPDATE records SET superseded_by = $1, valid_until = $2
+             WHERE agent_id = $3 AND lower(subject) = lower($4) AND predicate = $5 AND id <> $1
+               AND superseded_by IS NULL AND COALESCE(event_time, 0) <= $2",
+            &[&id, &at, &agent, &subject, &predicate],
+        )?;
+        Ok(())
+    }
+
+    fn add_triple(
+        &mut self,
+        agent: &str,
+        t: &NewTriple,
+        valid_from: Option<i64>,
+        source: i64,
+        now: i64,
+    ) -> Result<i64> {
+        Ok(self
+            .tx
+            .query_one(
+                "INSERT INTO triples (agent_id, subject, predicate, object, valid_from, source_record, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                &[&agent, &t.subject, &t.predicate, &t.object, &valid_from, &source, &now],
+            )?
+            .try_get(0)?)
+    }
+
+    fn supersede_triples(&mut self, id: i64, agent: &str, t: &NewTriple, at: i64) -> Result<()> {
+        self.tx.execute(
+            "UPDATE triples SET superseded_by = $1, valid_until = $2
+             WHERE agent_id = $3 AND lower(subject) = lower($4) AND predicate = $5 AND lower(object) <> lower($6)
+               AND id <> $1 AND superseded_by IS NULL",
+            &[&id, &at, &agent, &t.subject, &t.predicate, &t.object],
+        )?;
+        Ok(())
+    }
+}

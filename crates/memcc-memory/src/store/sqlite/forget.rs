@@ -1,0 +1,108 @@
+//! Forgetting's steps ([`crate::forget::ForgetTx`]) as SQL on one SQLite transaction.
+
+use super::*;
+
+impl ForgetTx for SqliteTx<'_> {
+    fn target(&mut self, agent: &str, id: i64) -> Result<Option<MemoryRecord>> {
+        let mut stmt = self.0.prepare_cached(&format!("{RECORD_SELECT} WHERE id = ?1 AND agent_id = ?2"))?;
+        Ok(stmt.query_row(params![id, agent], record_from_row).optional()?)
+    }
+
+    fn sharing(&mut self, agent: &str, except: i64, messages: &[i64]) -> Result<Vec<MemoryRecord>> {
+        let mut stmt = self.0.prepare_cached(&format!(
+            "{RECORD_SELECT} WHERE agent_id = ?1 AND id <> ?2 AND forgotten_at IS NULL
+               AND EXISTS (SELECT 1 FROM json_each(records.source_message_ids) m
+                           WHERE m.value IN (SELECT value FROM json_each(?3)))"
+        ))?;
+        let rows = stmt.query_map(params![agent, except, json(&messages)], record_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn condensing(&mut self, agent: &str, summary_id: &str) -> Result<Vec<MemoryRecord>> {
+        let mut stmt = self.0.prepare_cached(&format!(
+            "{RECORD_SELECT} WHERE agent_id = ?1 AND kind = 'summary' AND forgotten_at IS NULL
+               AND EXISTS (SELECT 1 FROM json_each(records.source_summary_ids) s WHERE s.key > 0 AND s.value = ?2)"
+        ))?;
+        let rows = stmt.query_map(params![agent, summary_id], record_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn hash_taken(&mut self, agent: &str, hash: &str, except: i64) -> Result<bool> {
+        let n: i64 = self.0.query_row(
+            "SELECT COUNT(*) FROM records WHERE agent_id = ?1 AND content_hash = ?2 AND id <> ?3",
+            params![agent, hash, except],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
+    fn rewrite(&mut self, id: i64, text: &str, ids: &[i64], dropped: &str) -> Result<()> {
+        let tx = self.0;
+        tx.execute(
+            "UPDATE records SET text = ?2, content_hash = ?3, source_message_ids = ?4, embed_status = 'pending'
+             WHERE id = ?1",
+            params![id, text, content_hash(text), json(&ids)],
+        )?;
+        tx.execute("DELETE FROM records_fts WHERE rowid = ?1", [id])?;
+        tx.execute("INSERT INTO records_fts (rowid, body) VALUES (?1, ?2)", params![id, fts_document(text)])?;
+        tx.execute("DELETE FROM vectors WHERE record_id = ?1", [id])?;
+        delete_triples(tx, "source_record = ?1 AND instr(lower(?2), lower(object)) > 0", params![id, dropped])
+    }
+
+    fn remove(&mut self, id: i64, how: Forget) -> Result<()> {
+        let tx = self.0;
+        match how {
+            Forget::Soft => {
+                tx.execute(
+                    "UPDATE records SET forgotten_at = COALESCE(forgotten_at, ?2) WHERE id = ?1",
+                    params![id, now_ms()],
+                )?;
+            }
+            Forget::Purge => {
+                delete_triples(tx, "source_record = ?1", params![id])?;
+                tx.execute("DELETE FROM vectors WHERE record_id = ?1", [id])?;
+                tx.execute("DELETE FROM records_fts WHERE rowid = ?1", [id])?;
+                tx.execute(
+                    "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = ?1",
+                    [id],
+                )?;
+                tx.execute("DELETE FROM records WHERE id = ?1", [id])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id FROM records WHERE agent_id = ?1
+               AND EXISTS (SELECT 1 FROM json_each(records.source_session_ids) s WHERE s.value = ?2)",
+        )?;
+        let rows = stmt.query_map(params![agent, session_id], |r| r.get(0))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn tombstone(&mut self, agent: &str, said: &[String]) -> Result<()> {
+        let mut stmt = self.0.prepare_cached(
+            "INSERT INTO tombstones (agent_id, said, forgotten_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+        )?;
+        let now = memcc_core::time::now_ms();
+        for s in said {
+            stmt.execute(params![agent, s, now])?;
+        }
+        Ok(())
+    }
+}
+
+/// Delete the triples `condition` selects. A triple they superseded is current again (as a
+/// record is when the record that superseded it is purged), so no reference dangles.
+fn delete_triples(tx: &Transaction<'_>, condition: &str, params: &[&dyn rusqlite::ToSql]) -> Result<()> {
+    tx.execute(
+        &format!(
+            "UPDATE triples SET superseded_by = NULL, valid_until = NULL
+              WHERE superseded_by IN (SELECT id FROM triples WHERE {condition})"
+        ),
+        params,
+    )?;
+    tx.execute(&format!("DELETE FROM triples WHERE {condition}"), params)?;
+    Ok(())
+}

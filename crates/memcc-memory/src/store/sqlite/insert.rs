@@ -1,0 +1,98 @@
+//! Inserting's steps ([`crate::insert::InsertTx`]) as SQL on one SQLite transaction.
+
+use super::*;
+
+/// One insert: [`crate::insert::insert`] over [`SqliteTx`].
+pub(crate) fn insert_in(tx: &Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
+    crate::insert::insert(&mut SqliteTx(tx), item)
+}
+
+/// Inserting's steps as SQL on one SQLite transaction.
+impl InsertTx for SqliteTx<'_> {
+    fn existing(&mut self, agent: &str, hash: &str) -> Result<Option<i64>> {
+        let mut stmt = self.0.prepare_cached("SELECT id FROM records WHERE agent_id = ?1 AND content_hash = ?2")?;
+        Ok(stmt.query_row(params![agent, hash], |row| row.get::<_, i64>(0)).optional()?)
+    }
+
+    fn add_record(&mut self, r: &NewRecord, hash: &str, now: i64, embedded: bool) -> Result<Option<i64>> {
+        let tx = self.0;
+        let mut stmt = tx.prepare_cached(
+            "INSERT INTO records (agent_id, wing, room, kind, text, content_hash, source_summary_ids,
+                                  source_session_ids, source_message_ids, created_at, event_time, valid_from, weight,
+                                  pinned, subject, predicate, embed_status)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15, ?16)
+             ON CONFLICT (agent_id, content_hash) DO NOTHING",
+        )?;
+        let added = stmt.execute(params![
+            r.agent_id,
+            r.wing,
+            r.room,
+            r.kind.as_str(),
+            r.text,
+            hash,
+            json(&r.source_summary_ids),
+            json(&r.source_session_ids),
+            json(&r.source_message_ids),
+            now,
+            r.event_time,
+            r.weight,
+            r.pinned,
+            r.subject,
+            r.predicate,
+            if embedded { "embedded" } else { "pending" },
+        ])?;
+        if added == 0 {
+            return Ok(None);
+        }
+        let id = tx.last_insert_rowid();
+        tx.prepare_cached("INSERT INTO records_fts (rowid, body) VALUES (?1, ?2)")?
+            .execute(params![id, fts_document(&r.text)])?;
+        Ok(Some(id))
+    }
+
+    fn add_vector(&mut self, id: i64, _agent: &str, model: &str, v: &[f32]) -> Result<()> {
+        self.0
+            .prepare_cached("INSERT INTO vectors (record_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)")?
+            .execute(params![id, model, v.len() as i64, vector_to_blob(v)])?;
+        Ok(())
+    }
+
+    fn supersede_records(&mut self, id: i64, agent: &str, subject: &str, predicate: &str, at: i64) -> Result<()> {
+        self.0
+            .prepare_cached(
+                "UPDATE records SET superseded_by = ?1, valid_until = ?2
+                 WHERE agent_id = ?3 AND lower(subject) = lower(?4) AND predicate = ?5 AND id <> ?1
+                   AND superseded_by IS NULL AND COALESCE(event_time, 0) <= ?2",
+            )?
+            .execute(params![id, at, agent, subject, predicate])?;
+        Ok(())
+    }
+
+    fn add_triple(
+        &mut self,
+        agent: &str,
+        t: &NewTriple,
+        valid_from: Option<i64>,
+        source: i64,
+        now: i64,
+    ) -> Result<i64> {
+        self.0
+            .prepare_cached(
+                "INSERT INTO triples (agent_id, subject, predicate, object, valid_from, source_record, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![agent, t.subject, t.predicate, t.object, valid_from, source, now])?;
+        Ok(self.0.last_insert_rowid())
+    }
+
+    fn supersede_triples(&mut self, id: i64, agent: &str, t: &NewTriple, at: i64) -> Result<()> {
+        self.0
+            .prepare_cached(
+                "UPDATE triples SET superseded_by = ?1, valid_until = ?2
+                 WHERE agent_id = ?3 AND lower(subject) = lower(?4) AND predicate = ?5 AND lower(object) <> lower(?6)
+                   AND id <> ?1 AND superseded_by IS NULL",
+            )?
+            .execute(params![id, at, agent, t.subject, t.predicate, t.object])?;
+        Ok(())
+    }
+}
