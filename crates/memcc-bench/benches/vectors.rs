@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use memcc::memory::vector::{FlatScan, VectorRow, VectorStore};
+use memcc::lab::memory::vector::{FlatScan, VectorRow, VectorStore};
 use memcc_bench::speed::{latency, unit};
 
 fn main() {
@@ -46,7 +46,7 @@ fn main() {
     {
         let dir = tempfile::tempdir().expect("temp dir");
         let t = Instant::now();
-        let lance = memcc::memory::vector::lance::LanceVectorStore::open(dir.path(), dim).expect("LanceDB opens");
+        let lance = memcc::lab::memory::vector::lance::LanceVectorStore::open(dir.path(), dim).expect("LanceDB opens");
         for chunk in rows.chunks(2048) {
             lance.upsert_many(chunk);
         }

@@ -7,7 +7,7 @@
 //! made only of stop words ("No") keeps them. *Strict*: every gold token is in the text;
 //! *loose*: at least half of them are.
 
-use memcc::core::text::static_regex;
+use memcc::lab::core::text::static_regex;
 use std::collections::HashSet;
 use std::sync::LazyLock;
 

@@ -8,14 +8,14 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use memcc::core::bridge::RecallQuery;
-use memcc::memory::embed::Embedder;
-use memcc::memory::store::Insert;
-use memcc::memory::{MemoryConfig, MemoryRuntime, StoreBackend};
+use memcc::lab::core::bridge::RecallQuery;
+use memcc::lab::memory::embed::Embedder;
+use memcc::lab::memory::store::Insert;
+use memcc::lab::memory::{MemoryConfig, MemoryRuntime, StoreBackend};
 
 use crate::BenchError;
 use crate::speed::{Latency, WORDS, bench_records, timed, word};
-use memcc::memory::error::pg_message;
+use memcc::lab::memory::error::pg_message;
 
 /// Records per insert transaction: about what one compacted summary hands to memory.
 const BATCH: usize = 50;
@@ -104,7 +104,7 @@ fn measure(
             as_of: None,
             ..Default::default()
         };
-        rt.retrieve(&q, memcc::context::ContextConfig::default().memory_max_tokens).map(|_| ()).map_err(Into::into)
+        rt.retrieve(&q, memcc::lab::context::ContextConfig::default().memory_max_tokens).map(|_| ()).map_err(Into::into)
     };
     // Untimed: the SQLite runtime reads the new vectors into its in-memory index on first use.
     recall(0)?;

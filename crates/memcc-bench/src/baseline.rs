@@ -8,8 +8,8 @@ use rusqlite::{Connection, params};
 use crate::BenchError;
 use crate::haystack::Haystack;
 use crate::pipeline::turn_time;
-use memcc::core::estimate_tokens;
-use memcc::core::text::{Combine, fts_document, match_query};
+use memcc::lab::core::estimate_tokens;
+use memcc::lab::core::text::{Combine, fts_document, match_query};
 
 fn day(ms: Option<i64>) -> String {
     ms.and_then(chrono::DateTime::from_timestamp_millis)
@@ -109,7 +109,7 @@ impl Corpus {
             let next = if out.is_empty() { self.sessions[i].clone() } else { format!("{out}\n\n{}", self.sessions[i]) };
             if estimate_tokens(&next) > tokens {
                 let room = tokens.saturating_sub(estimate_tokens(&out) + 1);
-                let cut = memcc::context::assemble::cut_to_tokens(&self.sessions[i], room);
+                let cut = memcc::lab::context::assemble::cut_to_tokens(&self.sessions[i], room);
                 if !cut.is_empty() {
                     out = if out.is_empty() { cut } else { format!("{out}\n\n{cut}") };
                 }

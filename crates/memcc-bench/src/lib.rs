@@ -41,17 +41,17 @@ pub enum BenchError {
     #[error(transparent)]
     Memcc(#[from] memcc::MemccError),
     #[error(transparent)]
-    Memory(#[from] memcc::memory::MemoryError),
+    Memory(#[from] memcc::lab::memory::MemoryError),
     #[error(transparent)]
-    Context(#[from] memcc::context::ContextError),
+    Context(#[from] memcc::lab::context::ContextError),
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
     #[error("QA: {0}")]
     Qa(String),
     #[error(transparent)]
-    Store(#[from] memcc::context::StoreError),
+    Store(#[from] memcc::lab::context::StoreError),
     #[error(transparent)]
-    Embed(#[from] memcc::memory::embed::EmbedError),
+    Embed(#[from] memcc::lab::memory::embed::EmbedError),
     #[error("baseline index: {0}")]
     Sqlite(#[from] rusqlite::Error),
 }

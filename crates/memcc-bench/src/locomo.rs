@@ -1,6 +1,6 @@
 //! The LoCoMo dataset (`locomo10.json` format): loading, validation, evidence ids.
 
-use memcc::core::text::static_regex;
+use memcc::lab::core::text::static_regex;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::LazyLock;

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use crate::haystack::{HQuestion, HTurn, Haystack};
 use crate::{BenchError, Options};
-use memcc::context::SessionRef;
-use memcc::context::message::{AgentMessage, ContentPart};
-use memcc::memory::embed::Embedder;
+use memcc::lab::context::SessionRef;
+use memcc::lab::context::message::{AgentMessage, ContentPart};
+use memcc::lab::memory::embed::Embedder;
 use memcc::{Memcc, MemccConfig};
 
 /// Message id → (session unit, turn unit): how hits are traced back to the dataset.

@@ -28,10 +28,10 @@ use crate::haystack::HQuestion;
 use crate::haystack::Haystack;
 use crate::pipeline::{Provenance, open_with, replay, replay_as_one_session, session_id};
 use crate::{BenchError, Options, RunInfo, load};
-use memcc::context::assemble::PromptSource;
-use memcc::context::message::AgentMessage;
-use memcc::context::{Assembled, ExpandRequest, SessionRef};
-use memcc::memory::embed::Embedder;
+use memcc::lab::context::assemble::PromptSource;
+use memcc::lab::context::message::AgentMessage;
+use memcc::lab::context::{Assembled, ExpandRequest, SessionRef};
+use memcc::lab::memory::embed::Embedder;
 use memcc::{Memcc, MemccConfig};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -275,7 +275,7 @@ struct Measured {
 fn measure(text: &str, exact: Option<&tiktoken_rs::CoreBPE>) -> Measured {
     Measured {
         chars: text.chars().count(),
-        tokens: memcc::core::estimate_tokens(text),
+        tokens: memcc::lab::core::estimate_tokens(text),
         cl100k: exact.map_or(0, |bpe| bpe.encode_ordinary(text).len()),
     }
 }

@@ -14,9 +14,9 @@ use crate::metrics::dedup_in_order;
 use crate::pipeline::{Provenance, open, replay, session_id};
 use crate::{BenchError, Dataset, Options, load};
 use memcc::Memcc;
-use memcc::context::SessionRef;
-use memcc::context::message::AgentMessage;
-use memcc::core::llm::{ChatMessage, ChatModel, ChatRequest, OpenAiChat, OpenAiConfig};
+use memcc::lab::context::SessionRef;
+use memcc::lab::context::message::AgentMessage;
+use memcc::lab::core::llm::{ChatMessage, ChatModel, ChatRequest, OpenAiChat, OpenAiConfig};
 
 const ANSWER_SYSTEM: &str = "You answer questions about the user's past conversations. Use only the conversation \
 memory and history provided. Answer briefly. If the memory does not contain the answer, say that you don't know.";
@@ -187,7 +187,7 @@ pub fn run_qa(
                 Some(extra) => format!("{ANSWER_SYSTEM}\n\n{extra}"),
                 None => ANSWER_SYSTEM.to_string(),
             };
-            let prompt_tokens = memcc::core::estimate_tokens(&system) + assembled.estimated_tokens;
+            let prompt_tokens = memcc::lab::core::estimate_tokens(&system) + assembled.estimated_tokens;
             let request = ChatRequest { system: Some(system), messages, max_tokens: Some(200), temperature: Some(0.0) };
             let verdict = answerer.complete(&request).and_then(|response| {
                 let prompt = match options.dataset {

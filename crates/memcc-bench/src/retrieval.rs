@@ -16,9 +16,9 @@ use crate::metrics::{dedup_in_order, ndcg, recall_all, recall_any};
 use crate::pipeline::{Ask, Provenance, open, replay};
 use crate::{BenchError, Dataset, Options, RunInfo, load, peak_rss_mib};
 use memcc::Memcc;
-use memcc::context::SessionRef;
-use memcc::context::message::AgentMessage;
-use memcc::memory::SearchMode;
+use memcc::lab::context::SessionRef;
+use memcc::lab::context::message::AgentMessage;
+use memcc::lab::memory::SearchMode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -123,7 +123,7 @@ impl QuestionForm {
     pub const ALL: [QuestionForm; 3] = [QuestionForm::NamesAPeriod, QuestionForm::AsksWhen, QuestionForm::Other];
 
     pub fn of(question: &str, as_of: Option<i64>) -> Self {
-        use memcc::memory::period::{asks_when, named_periods};
+        use memcc::lab::memory::period::{asks_when, named_periods};
         if !named_periods(question, as_of).is_empty() {
             QuestionForm::NamesAPeriod
         } else if asks_when(question) {
@@ -266,7 +266,7 @@ fn index_turns(memcc: &Memcc, h: &Haystack, ids: &mut Provenance, ask: Ask<'_>) 
         for (k, t) in s.turns.iter().enumerate() {
             ids.insert(next, (s.unit.clone(), t.unit.clone()));
             let when = s.time.map(|_| crate::pipeline::turn_time(s.time, k));
-            let header = memcc::core::time::date_header(when, when);
+            let header = memcc::lab::core::time::date_header(when, when);
             let record = serde_json::json!({
                 "agentId": memcc.config.context.agent_id, "kind": "verbatim", "text": format!("{header}\n{}", t.display_text()),
                 "sourceMessageIds": [next], "sourceSessionIds": [s.unit], "eventTime": when,
@@ -449,7 +449,7 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
     let mut issues = Vec::new();
     let haystacks = load(options.dataset, path, options.limit, &mut issues)?;
     let base = &options.settings;
-    let embedder: Arc<dyn memcc::memory::embed::Embedder> = Memcc::embedder(base, &mut Vec::new())?;
+    let embedder: Arc<dyn memcc::lab::memory::embed::Embedder> = Memcc::embedder(base, &mut Vec::new())?;
     let questions: Vec<_> = haystacks.iter().flat_map(|h| h.questions.iter()).collect();
     let abstentions = questions.iter().filter(|q| q.abstention).count();
     let without_evidence = questions.iter().filter(|q| !q.abstention && q.gold_sessions.is_empty()).count();

@@ -9,15 +9,15 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use memcc::context::message::{AgentMessage, ContentPart};
-use memcc::context::{ContextConfig, ContextEngine, ContextStore, GrepRequest, SessionRef};
-use memcc::core::bridge::{BridgeMessage, RecallQuery, SummaryKind, SummaryPayload};
-use memcc::memory::browse::RecordFilter;
-use memcc::memory::embed::Embedder;
-use memcc::memory::record::{NewRecord, RecordKind};
-use memcc::memory::store::{Insert, MemoryStore, SqliteStore};
-use memcc::memory::vector::{FlatScan, VectorStore};
-use memcc::memory::{MemoryConfig, MemoryRuntime};
+use memcc::lab::context::message::{AgentMessage, ContentPart};
+use memcc::lab::context::{ContextConfig, ContextEngine, ContextStore, GrepRequest, SessionRef};
+use memcc::lab::core::bridge::{BridgeMessage, RecallQuery, SummaryKind, SummaryPayload};
+use memcc::lab::memory::browse::RecordFilter;
+use memcc::lab::memory::embed::Embedder;
+use memcc::lab::memory::record::{NewRecord, RecordKind};
+use memcc::lab::memory::store::{Insert, MemoryStore, SqliteStore};
+use memcc::lab::memory::vector::{FlatScan, VectorStore};
+use memcc::lab::memory::{MemoryConfig, MemoryRuntime};
 
 use crate::BenchError;
 

@@ -172,8 +172,8 @@ fn question_forms() {
 
 #[test]
 fn speed_suite_reports_every_figure_beside_its_baseline() {
-    let embedder: std::sync::Arc<dyn memcc::memory::embed::Embedder> =
-        std::sync::Arc::new(memcc::memory::embed::HashingEmbedder { dim: 64 });
+    let embedder: std::sync::Arc<dyn memcc::lab::memory::embed::Embedder> =
+        std::sync::Arc::new(memcc::lab::memory::embed::HashingEmbedder { dim: 64 });
     let report = memcc_bench::speed::run(embedder, &[300], &[500], 5, &mut |_| {}).unwrap();
     assert!(report.ingest_messages_per_s > 0.0 && report.bare_insert_per_s > 0.0);
     assert_eq!(report.context.len(), 1);
@@ -185,7 +185,7 @@ fn speed_suite_reports_every_figure_beside_its_baseline() {
     assert!(md.contains("baseline") && md.contains("brute-force"));
     // Tiny sizes (fewer vectors than the recall@10 check asks for) used to panic.
     let tiny = memcc_bench::speed::run(
-        std::sync::Arc::new(memcc::memory::embed::HashingEmbedder { dim: 16 }),
+        std::sync::Arc::new(memcc::lab::memory::embed::HashingEmbedder { dim: 16 }),
         &[5],
         &[10],
         2,
@@ -276,7 +276,7 @@ fn conversations_sharing_one_postgres_database_are_refused_not_mixed() {
     let key = tempfile::tempdir().unwrap();
     let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
     let mut opts = options(Dataset::Longmemeval, vec![Mode::Full]);
-    opts.settings.memory.backend = memcc::memory::StoreBackend::Postgres;
+    opts.settings.memory.backend = memcc::lab::memory::StoreBackend::Postgres;
     opts.settings.memory.postgres_url = Some(url);
     // The fixture's first haystack fills the database; the second must not search among its records.
     let err = memcc_bench::run(&fixture(), &opts, &mut |_, _, _| {}).unwrap_err().to_string();

@@ -229,7 +229,7 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
         }
         BenchCommand::Backends { sizes, samples, postgres_url, out } => {
             let sizes = list(sizes, "size (at least 10)", |s| s.parse::<usize>().ok().filter(|&n| n >= 10))?;
-            let url = postgres_url.clone().or_else(|| std::env::var(memcc::memory::config::PG_URL_ENV).ok()).context(
+            let url = postgres_url.clone().or_else(|| std::env::var(memcc::memory::PG_URL_ENV).ok()).context(
                 "bench backends needs --postgres-url or $MEMCC_PG_URL (scripts/pg-server.sh starts a server)",
             )?;
             let embedder = cli.embedder()?;

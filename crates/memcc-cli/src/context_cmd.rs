@@ -7,8 +7,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 
 use crate::{Cli, emit};
-use memcc::context::expand::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
 use memcc::context::{AgentMessage, SessionRef};
+use memcc::context::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
 
 /// `memcc import --format`.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -247,7 +247,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             let open = || -> Result<BufReader<std::fs::File>> {
                 Ok(BufReader::new(std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?))
             };
-            let parsed = memcc::context::import::parse_jsonl(open()?)?;
+            let parsed = memcc::context::parse_jsonl(open()?)?;
             if *strict && let Some(first) = parsed.errors.first() {
                 bail!(
                     "{} bad line(s); first: line {}: {} (nothing imported)",
@@ -256,7 +256,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                     first.error
                 );
             }
-            use memcc::context::import::{FORMATS_READ, Format};
+            use memcc::context::{FORMATS_READ, Format};
             let Some(found) = parsed.format else {
                 bail!(
                     "no message found in {} ({} other entries, {} bad lines): MemCC reads {FORMATS_READ}",
@@ -305,7 +305,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 )),
                 None => Box::new(BufReader::new(std::io::stdin())),
             };
-            let parsed = memcc::context::import::parse_jsonl(reader)?;
+            let parsed = memcc::context::parse_jsonl(reader)?;
             if let Some(first) = parsed.errors.first() {
                 bail!("line {}: {} (nothing ingested)", first.line, first.error);
             }
@@ -525,7 +525,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                         format!(
                             " ({} parked after failing {} times: memory refuses them; their messages stay here)",
                             st.parked_memory_handoffs,
-                            memcc::context::store::outbox::PARK_AFTER_ATTEMPTS
+                            memcc::context::PARK_AFTER_ATTEMPTS
                         )
                     } else {
                         String::new()
@@ -539,7 +539,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
 
 /// One `memcc: warning:` line per message stored as given (of no kind MemCC reads), the first
 /// few by line: lossless for a host's own entries, but a typo'd role should not pass unseen.
-fn warn_unread(unread: &[memcc::context::import::LineError]) {
+fn warn_unread(unread: &[memcc::context::LineError]) {
     for note in unread.iter().take(5) {
         eprintln!("memcc: warning: line {}: {}", note.line, note.error);
     }

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use memcc::context::expand::ExpandRequest;
-use memcc::context::message::{AgentMessage, ContentPart};
+use memcc::context::ExpandRequest;
+use memcc::context::{AgentMessage, ContentPart};
 use memcc::context::{GrepRequest, SessionRef};
 use memcc::{Memcc, MemccConfig};
 

@@ -147,7 +147,7 @@ impl Cli {
     }
 
     /// The embedder the settings ask for, for a bench that builds its own stores; its warnings printed.
-    pub fn embedder(&self) -> Result<std::sync::Arc<dyn memcc::memory::embed::Embedder>> {
+    pub fn embedder(&self) -> Result<std::sync::Arc<dyn memcc::memory::Embedder>> {
         let mut warnings = Vec::new();
         let embedder = Memcc::embedder(&self.settings()?, &mut warnings)?;
         print_warnings(&warnings);

@@ -8,8 +8,8 @@ use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::{Cli, emit};
+use memcc::memory::Forget;
 use memcc::memory::RecordKind;
-use memcc::memory::forget::Forget;
 
 #[derive(Subcommand)]
 pub enum MemoryCommand {

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 
 use crate::{Cli, emit};
-use memcc::memory::embed::install::{self, FileState};
+use memcc::memory::install::{self, FileState};
 
 #[derive(Subcommand)]
 pub enum ModelCommand {

@@ -103,6 +103,7 @@ fn a_running_process_recalls_what_another_process_remembered() {
     let out = spawn(&home, &["memory", "add", "The canoe rental code is 7781."]).wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // Dense-only search sees only what the vector index holds.
-    let hits = rt.search_with("main", "canoe rental code", None, None, 5, memcc::memory::SearchMode::Dense).unwrap();
+    let hits =
+        rt.search_with("main", "canoe rental code", None, None, 5, memcc::lab::memory::SearchMode::Dense).unwrap();
     assert!(hits.iter().any(|h| h.text.contains("7781")), "the index read the other process's vector: {hits:?}");
 }

@@ -2,7 +2,7 @@
 //! `PRAGMA integrity_check`, loses no ingested message, keeps the DAG lossless, and
 //! compaction then continues to completion.
 
-use memcc::memory::store::MemoryStore as _;
+use memcc::lab::memory::store::MemoryStore as _;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -72,9 +72,9 @@ fn killed_compaction_loses_nothing_and_resumes() {
     verify(&db);
     // Every committed summary reached memory once the outbox drained (a kill between the
     // summary's commit and its hand-off used to lose it for memory).
-    let context = memcc::context::ContextStore::open(&db.join("context.db")).unwrap();
+    let context = memcc::lab::context::ContextStore::open(&db.join("context.db")).unwrap();
     let conv = context.find_conversation("k").unwrap().unwrap();
-    let memory = memcc::memory::store::SqliteStore::open(&db.join("memory.db")).unwrap();
+    let memory = memcc::lab::memory::store::SqliteStore::open(&db.join("memory.db")).unwrap();
     let summaries = context.summaries(conv.id).unwrap();
     let missed: Vec<_> =
         summaries.iter().filter(|s| !memory.summary_ingested("main", &s.id).unwrap()).map(|s| s.id.clone()).collect();
@@ -97,7 +97,7 @@ fn killed_memory_import_leaves_whole_records_only() {
     }
     drop(f);
     let check = || {
-        let store = memcc::memory::store::SqliteStore::open(&home.join("memory.db")).unwrap();
+        let store = memcc::lab::memory::store::SqliteStore::open(&home.join("memory.db")).unwrap();
         assert_eq!(store.integrity_check().unwrap(), "ok");
         let st = store.stats().unwrap();
         assert_eq!(st.records % 500, 0, "records land in whole batches: {}", st.records);

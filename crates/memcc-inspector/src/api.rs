@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 
 use memcc::context::{AgentMessage, PromptSource, SessionRef};
 use memcc::core::ErrorCode;
-use memcc::memory::browse::RecordFilter;
-use memcc::memory::forget::Forget;
+use memcc::memory::Forget;
+use memcc::memory::RecordFilter;
 use memcc::{Memcc, MemccError};
 
 use crate::AppState;
@@ -331,7 +331,7 @@ pub(crate) async fn facets(State(state): State<AppState>, Query(q): Query<AgentQ
 }
 
 fn record_id(id: &str) -> Result<i64, ApiError> {
-    memcc::memory::record::parse_ref(id).ok_or_else(|| bad_request(format!("{id:?} is not a memory id (mem_<n>)")))
+    memcc::memory::parse_ref(id).ok_or_else(|| bad_request(format!("{id:?} is not a memory id (mem_<n>)")))
 }
 
 /// Every statement of the record's subject and predicate, oldest first.

@@ -6,8 +6,8 @@ use std::sync::mpsc;
 
 use serde_json::Value;
 
-use memcc::context::SessionRef;
-use memcc::context::message::{AgentMessage, ContentPart};
+use memcc::lab::context::SessionRef;
+use memcc::lab::context::message::{AgentMessage, ContentPart};
 use memcc::{Memcc, MemccConfig};
 
 struct Server {

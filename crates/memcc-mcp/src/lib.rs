@@ -25,11 +25,11 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 
-use memcc::context::expand::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
 use memcc::context::{AgentMessage, SessionRef};
+use memcc::context::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
 use memcc::core::ErrorCode;
+use memcc::memory::Forget;
 use memcc::memory::RecordKind;
-use memcc::memory::forget::Forget;
 use memcc::tools::{
     AddArgs, AppendArgs, AssembleArgs, DescribeArgs, ExpandArgs, FactsArgs, ForgetArgs, GrepArgs, IdArgs, SearchArgs,
 };
@@ -253,9 +253,9 @@ impl MemccMcp {
                                 "predicate": t.predicate,
                                 "object": t.object,
                                 "current": t.is_current(),
-                                "validFrom": t.valid_from.and_then(memcc::core::time::day),
+                                "validFrom": t.valid_from.and_then(memcc::core::day),
                             });
-                            if let Some(until) = t.valid_until.and_then(memcc::core::time::day) {
+                            if let Some(until) = t.valid_until.and_then(memcc::core::day) {
                                 v["validUntil"] = json!(until);
                             }
                             if let Some(r) = t.source_record {
@@ -363,7 +363,7 @@ impl MemccMcp {
                 let warnings: Vec<String> = messages
                     .iter()
                     .enumerate()
-                    .filter_map(|(i, m)| Some(format!("message {}: {}", i + 1, memcc::context::import::unread_note(m)?)))
+                    .filter_map(|(i, m)| Some(format!("message {}: {}", i + 1, memcc::context::unread_note(m)?)))
                     .collect();
                 self.call(move |m| {
                     let stored = m.context.ingest_batch(&session, &messages)?;

@@ -19,10 +19,10 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 
-use memcc::core::llm::{Breaker, ChatModel, ChatRequest, LlmError};
+use memcc::core::{Breaker, ChatModel, ChatRequest, LlmError};
 
-use memcc::context::expand::{ExpandRequest, GrepRequest};
 use memcc::context::{AgentMessage, SessionRef};
+use memcc::context::{ExpandRequest, GrepRequest};
 use memcc::tools::SearchArgs;
 use memcc::{Memcc, MemccConfig};
 

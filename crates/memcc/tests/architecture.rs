@@ -147,7 +147,8 @@ fn named_modules(code: &str, prefix: &str) -> Vec<String> {
 /// `module → (module it imports → where)`, over a crate's top-level modules.
 type ModuleGraph = BTreeMap<String, BTreeMap<String, String>>;
 
-fn module_graph(src: &Path) -> ModuleGraph {
+/// Every `.rs` file under `src`.
+fn rust_files(src: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut stack = vec![src.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -160,6 +161,11 @@ fn module_graph(src: &Path) -> ModuleGraph {
             }
         }
     }
+    files
+}
+
+fn module_graph(src: &Path) -> ModuleGraph {
+    let files = rust_files(src);
     let module_of = |path: &Path| -> Option<String> {
         let rel = path.strip_prefix(src).ok()?;
         let first = rel.components().next()?.as_os_str().to_string_lossy().into_owned();
@@ -234,6 +240,34 @@ fn find_cycle(graph: &ModuleGraph) -> Option<Vec<String>> {
         }
     }
     None
+}
+
+/// The hosts: what users run. They name only what the facade exports (its curated `context`,
+/// `memory`, `core` and `tools` modules and its root), never `memcc::lab` — the engine crates
+/// whole, which only the benchmark harness enables.
+const HOSTS: [&str; 4] = ["memcc-cli", "memcc-mcp", "memcc-inspector", "memcc-node"];
+
+#[test]
+fn hosts_name_only_what_the_facade_exports() {
+    for host in HOSTS {
+        for file in rust_files(&crates_dir().join(host).join("src")) {
+            let text = std::fs::read_to_string(&file).expect("read source");
+            for (i, line) in code_lines(&text).iter().enumerate() {
+                for around in ["memcc::lab", "memcc_context", "memcc_memory", "memcc_core"] {
+                    assert!(
+                        !line.contains(around),
+                        "{}:{}: names {around}: hosts use what the `memcc` facade exports",
+                        file.display(),
+                        i + 1
+                    );
+                }
+            }
+        }
+        // Nor may a host build the facade with `lab` (then the installed binary would carry it).
+        let manifest = std::fs::read_to_string(crates_dir().join(host).join("Cargo.toml")).expect("manifest");
+        let normal = manifest.split("[dev-dependencies]").next().unwrap_or_default();
+        assert!(!normal.contains("\"lab\""), "{host} enables the facade's `lab` feature outside its tests");
+    }
 }
 
 #[test]

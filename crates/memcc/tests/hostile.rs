@@ -4,9 +4,9 @@
 //! a loss of what was stored. Runs in CI in well under a minute; for a long run:
 //! `PROPTEST_CASES=20000 cargo test --release -p memcc --test hostile`.
 
-use memcc::context::message::{AgentMessage, ContentPart};
-use memcc::context::{ExpandRequest, GrepMode, GrepRequest, SessionRef};
 use memcc::{Memcc, MemccConfig};
+use memcc_context::message::{AgentMessage, ContentPart};
+use memcc_context::{ExpandRequest, GrepMode, GrepRequest, SessionRef};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -87,7 +87,7 @@ fn an_embedding_dimension_of_zero_is_a_clear_error() {
 
 /// What MemCC wrote into the prompt (summaries, recalled memory, markers); the host's own raw
 /// messages pass through as they were said.
-fn memcc_text(a: &memcc::context::Assembled) -> String {
+fn memcc_text(a: &memcc_context::Assembled) -> String {
     a.messages
         .iter()
         .map(|m| AgentMessage::from_value(m.clone()).text())
@@ -97,11 +97,7 @@ fn memcc_text(a: &memcc::context::Assembled) -> String {
 }
 
 /// Only MemCC's own tags open a section or a summary.
-fn no_forged_tags(
-    prompt: &str,
-    summaries: usize,
-    sections: &[memcc::core::bridge::Layer],
-) -> Result<(), TestCaseError> {
+fn no_forged_tags(prompt: &str, summaries: usize, sections: &[memcc_core::bridge::Layer]) -> Result<(), TestCaseError> {
     let lower = prompt.to_lowercase();
     prop_assert_eq!(lower.matches("<summary").count(), summaries, "forged <summary> in {}", prompt);
     prop_assert_eq!(lower.matches("</summary").count(), summaries);
@@ -184,7 +180,7 @@ proptest! {
         let report = rt.import_jsonl(body.as_bytes(), Some("main"), &mut |_, _| {}).unwrap();
         prop_assert!(report.added + report.duplicates + report.skipped_forgotten + report.errors.len() <= lines.len());
         // Whatever was imported can be recalled without a panic.
-        let _ = rt.retrieve(&memcc::core::RecallQuery { agent_id: "main".into(), session_id: "s".into(), text: "fact".into(), as_of: None, ..Default::default() }, 2_000);
+        let _ = rt.retrieve(&memcc_core::RecallQuery { agent_id: "main".into(), session_id: "s".into(), text: "fact".into(), as_of: None, ..Default::default() }, 2_000);
     }
 
     #[test]
@@ -220,7 +216,7 @@ proptest! {
                     }
                     // A clear error: a bad setting, said as one, naming what is wrong.
                     Err(e) => {
-                        prop_assert_eq!(e.code(), memcc::core::ErrorCode::InvalidConfig, "{}", e);
+                        prop_assert_eq!(e.code(), memcc_core::ErrorCode::InvalidConfig, "{}", e);
                         prop_assert!(e.to_string().len() > "invalid configuration: ".len(), "{}", e);
                     }
                 }

@@ -10,8 +10,8 @@ use std::io::copy;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use memcc::memory::{MemoryConfig, StoreBackend};
 use memcc::{Memcc, MemccConfig, MemccError};
+use memcc_memory::{MemoryConfig, StoreBackend};
 
 /// Relay every connection to `port` on to `target` (host:port), from now on. When either side
 /// closes, both are closed: a server that goes away must look gone to the client, not silent.
@@ -68,7 +68,7 @@ fn memory_comes_back_when_the_database_does() {
         std::thread::sleep(Duration::from_millis(100));
     };
     memory
-        .add("main", "The backup tapes go offsite every Thursday", memcc::memory::RecordKind::Fact, false, None)
+        .add("main", "The backup tapes go offsite every Thursday", memcc_memory::RecordKind::Fact, false, None)
         .unwrap();
     let hits = memory.memory_search("main", "when do the backup tapes go offsite", 3, 0.0, None).unwrap();
     assert!(hits.iter().any(|h| h.text.contains("Thursday")), "{hits:?}");
@@ -76,7 +76,7 @@ fn memory_comes_back_when_the_database_does() {
 
 #[test]
 fn an_outage_mid_run_stalls_no_turn_and_loses_nothing() {
-    use memcc::context::message::AgentMessage;
+    use memcc_context::message::AgentMessage;
     let key = tempfile::tempdir().unwrap();
     let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
     let (user, target, db) = memcc_testkit::postgres_url_parts(&url).unwrap();
@@ -93,7 +93,7 @@ fn an_outage_mid_run_stalls_no_turn_and_loses_nothing() {
         ..Default::default()
     };
     let memcc = Memcc::open(config).unwrap();
-    let session = memcc::context::SessionRef::new("ops");
+    let session = memcc_context::SessionRef::new("ops");
     let turn = |i: usize| {
         let text = match i {
             7 => "The generator's fuel code is 4417, keep it safe.".to_string(),
@@ -110,7 +110,7 @@ fn an_outage_mid_run_stalls_no_turn_and_loses_nothing() {
     // The first call finds the server gone; the next ones fail at once.
     let first = Instant::now();
     let err = memcc.memory().unwrap().memory_search("main", "loading dock", 3, 0.0, None).unwrap_err();
-    assert_eq!(err.code(), memcc::core::ErrorCode::MemoryUnavailable, "{err}");
+    assert_eq!(err.code(), memcc_core::ErrorCode::MemoryUnavailable, "{err}");
     assert!(first.elapsed() < Duration::from_secs(3), "no five tries over 8.5 s: {:?}", first.elapsed());
     // 40 turns, compacted as a host does, while memory is away: the context side goes on (before
     // the breaker each memory touch waited out its tries: 76.5 s for 40 turns).
