@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: formatting, lints, every Rust test in the workspace (the MCP one with the
 # official Python MCP client from PyPI, in ~/.cache/memcc/mcp-venv; the TypeScript SDK's client
-# runs after the inspector, from npm in ~/.cache/memcc/mcp-ts), then the OpenClaw
+# and the MCP Inspector's strict schema check run after the inspector, from npm in
+# ~/.cache/memcc/mcp-ts and ~/.cache/memcc/mcp-inspector), then the OpenClaw
 # plugin end to end against a real OpenClaw (Node 24 and openclaw from npm, cached under
 # ~/.cache/memcc/e2e), and the inspector (memcc ui) in Debian's headless Chromium. The PostgreSQL
 # memory backend's tests run against a real PostgreSQL + pgvector that scripts/pg-server.sh starts
@@ -81,10 +82,13 @@ else
 fi
 # MemCC over MCP through the official TypeScript SDK's client (the Python one runs in cargo test).
 if ! command -v npm >/dev/null 2>&1; then
-  skip "MCP check with the TypeScript SDK (npm not found; it installs @modelcontextprotocol/sdk from npm)"
+  skip "MCP checks with the TypeScript SDK and the MCP Inspector (npm not found; they install from npm)"
 else
   bash scripts/mcp-ts-client.sh
   took "MCP with the TypeScript SDK"
+  # The MCP Inspector's CLI judges the tool schemas' portability: nothing to report, of any severity.
+  bash scripts/mcp-inspector-check.sh
+  took "MCP Inspector --strict"
 fi
 # The CLI as a user installs it: `cargo install --path crates/memcc-cli` into a throwaway root,
 # then, in a clean HOME, `memcc model fetch` and the demo. Last, in the target dir the addon's
