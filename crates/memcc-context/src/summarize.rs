@@ -11,6 +11,7 @@ use regex::Regex;
 use crate::store::SummaryKind;
 use memcc_core::estimate_tokens;
 use memcc_core::llm::{ChatModel, ChatRequest, LlmError};
+use memcc_core::text::is_stop_word;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SummaryMode {
@@ -41,8 +42,10 @@ pub use memcc_core::bridge::EXPAND_FOOTER;
 // ---------------------------------------------------------------------------------------------
 // Extractive
 
-/// Offline, deterministic: keeps the sentences that carry names, numbers, dates, decisions,
-/// preferences and open questions, in their original order, under their date and speaker.
+/// Offline, deterministic: a first line naming each speaker's subjects (the words they come back
+/// to), then the sentences that carry names, numbers, dates, decisions, preferences, what a
+/// speaker did, and — in a span of messages — open questions, in their original order, under
+/// their date and speaker.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ExtractiveSummarizer;
 
@@ -59,6 +62,36 @@ static CAPITALISED: LazyLock<Regex> =
     // Any script's letters: an ASCII class cut "Holzmarktstraße" to "Holzmarktstra" and dropped
     // "Müller" and "São" whole.
     LazyLock::new(|| static_regex(r"\b\p{Lu}\p{Ll}{2,}(?:\s+\p{Lu}\p{Ll}+)*\b"));
+
+/// "I went", "we finally adopted": a speaker saying what they did, the span's who-did-what.
+static FIRST_PERSON_EVENT: LazyLock<Regex> = LazyLock::new(|| {
+    static_regex(
+        r"(?i)\b(?:I|we)(?:'ve| have| had)?\s+(?:just |finally |also |recently |already |then )?(?:\w{3,}ed|went|ran|saw|got|made|took|began|bought|found|gave|met|won|left|came|did|wrote|built|sold|told|kept|became|quit|grew|sang|drew|flew|drove|threw|chose|caught|taught|brought|thought)\b",
+    )
+});
+
+/// Month and weekday names: the words of a date, which a summary's lines carry already.
+const CALENDAR_WORDS: &[&str] = &[
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
 
 const COMMON_CAPS: &[&str] = &[
     "The", "This", "That", "There", "Then", "They", "What", "When", "Where", "Which", "Who", "Why", "How", "And",
@@ -111,7 +144,16 @@ impl InputStats {
     }
 }
 
-fn score_sentence(s: &str, first_in_group: bool, stats: &InputStats) -> f64 {
+/// How much a question counts: in a span of messages it may be what is still open; in a span of
+/// summaries (weeks of talk) it is long answered or dropped, and says nothing of who did what.
+fn question_weight(kind: SummaryKind) -> f64 {
+    match kind {
+        SummaryKind::Leaf => 2.0,
+        SummaryKind::Condensed => 0.0,
+    }
+}
+
+fn score_sentence(s: &str, first_in_group: bool, stats: &InputStats, questions: f64) -> f64 {
     let mut score = 0.0;
     // A line's "Name: " is who speaks, not what is said.
     let s = SPEAKER.find(s).map_or(s, |m| &s[m.end()..]);
@@ -119,6 +161,9 @@ fn score_sentence(s: &str, first_in_group: bool, stats: &InputStats) -> f64 {
         score += 3.0;
     }
     score += 2.5 * CUE.find_iter(s).count().min(2) as f64;
+    if FIRST_PERSON_EVENT.is_match(s) {
+        score += 1.5;
+    }
     // Specific beats generic: words the span says only once ("pottery", "Perseid") are more
     // often the fact than words it keeps repeating ("love", "awesome").
     let once: HashSet<String> = content_words(s).filter(|w| stats.counts.get(w).is_some_and(|&n| n == 1)).collect();
@@ -130,7 +175,7 @@ fn score_sentence(s: &str, first_in_group: bool, stats: &InputStats) -> f64 {
         .count();
     score += 1.5 * names.min(3) as f64;
     if s.trim_end().ends_with('?') || s.trim_end().ends_with('？') {
-        score += 2.0;
+        score += questions;
     }
     if first_in_group {
         score += 1.0;
@@ -143,6 +188,148 @@ fn score_sentence(s: &str, first_in_group: bool, stats: &InputStats) -> f64 {
     score - (words as f64 / 60.0)
 }
 
+/// What makes the next word a thing: articles, possessives, demonstratives.
+const DETERMINERS: &[&str] =
+    &["a", "an", "the", "my", "our", "your", "his", "her", "their", "this", "these", "those", "some", "every"];
+
+/// Stretches of time and words of talk: said of everything, the subject of nothing.
+const NOT_SUBJECTS: &[&str] = &[
+    "minute",
+    "hours",
+    "today",
+    "tonight",
+    "yesterday",
+    "tomorrow",
+    "morning",
+    "evening",
+    "night",
+    "weekend",
+    "month",
+    "years",
+    "while",
+    "moment",
+    "times",
+    "really",
+    "lately",
+    "thing",
+    "stuff",
+    "whole",
+    "other",
+    "since",
+    "around",
+    "having",
+    "haven",
+    "didn",
+    "doesn",
+    "wasn",
+    "aren",
+    "couldn",
+    "wouldn",
+    "shouldn",
+    "great",
+    "awesome",
+    "perfect",
+    "different",
+    "little",
+    "special",
+    "right",
+    "first",
+    "third",
+    "second",
+];
+
+/// How the subjects line starts.
+pub const SUBJECTS: &str = "- Subjects: ";
+
+/// The line that opens a summary: each speaker's subjects, e.g. `- Subjects: Caroline: adoption,
+/// mentorship; Melanie: painting, camping.` A speaker's subject is a content word they say in two
+/// or more of their lines, ranked by how often and how much more than the others they say it (a
+/// word everyone keeps saying, "awesome", is talk, not a subject). Speakers are the names lines
+/// start with, else the roles; `None` when nobody comes back to anything.
+pub fn subjects_line(text: &str, per_speaker: usize) -> Option<String> {
+    // (speaker, word) → lines; word → lines of anyone; word → its forms as said.
+    let mut said: HashMap<(String, String), usize> = HashMap::new();
+    let mut everyone: HashMap<String, usize> = HashMap::new();
+    let mut forms: HashMap<String, HashMap<String, usize>> = HashMap::new();
+    let mut speakers: Vec<String> = Vec::new();
+    // Words said as things: the two words after an article or a possessive ("the adoption
+    // agency", "my pottery"), or an acronym ("LGBTQ"); what is only ever said otherwise ("happy")
+    // is no subject, nor is a word of quality ("a great time", "a peaceful place").
+    let mut things: HashSet<String> = HashSet::new();
+    for line in text.lines().filter(|l| !l.starts_with(EXPAND_FOOTER) && !l.starts_with(SUBJECTS)) {
+        let Some(c) = LINE_PREFIX.captures(line) else { continue };
+        let (prefix, mut body) = (c.get(1).map_or("", |m| m.as_str()), c.get(2).map_or("", |m| m.as_str()));
+        let mut speaker = prefix.rsplit("] ").next().unwrap_or(prefix).trim_end_matches(':').to_string();
+        if let Some(m) = SPEAKER.captures(body) {
+            speaker = m[1].to_string();
+            body = &body[m.get(0).map_or(0, |g| g.end())..];
+        }
+        if !speakers.contains(&speaker) {
+            speakers.push(speaker.clone());
+        }
+        let mut seen: HashSet<String> = HashSet::new();
+        // How many more words may be a noun phrase's, after an article; 0 outside one.
+        let mut phrase = 0usize;
+        for surface in body.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+            let lower = surface.to_lowercase();
+            let key = content_words(surface).next().map(|word| match word.strip_suffix('s') {
+                // "paintings" and "painting" are one subject.
+                Some(stem) if !word.ends_with("ss") && stem.chars().count() >= 5 => stem.to_string(),
+                _ => word,
+            });
+            if DETERMINERS.contains(&lower.as_str()) {
+                phrase = 2;
+                continue;
+            }
+            let in_phrase = phrase > 0 && surface.chars().all(char::is_alphabetic) && !is_stop_word(&lower);
+            phrase = if in_phrase { phrase - 1 } else { 0 };
+            if let Some(k) = key.as_ref().filter(|_| in_phrase) {
+                things.insert(k.clone());
+            }
+            let Some(key) = key else { continue };
+            // "actually", "totally": how it was said, not what about (short ones, "family", stay).
+            let adverb = key.ends_with("ly") && key.chars().count() >= 7;
+            let calendar = CALENDAR_WORDS.iter().any(|c| c.eq_ignore_ascii_case(&key));
+            // "peaceful", "famous", "creative", "amazing", "favorite": how a thing is, not the thing.
+            let quality = ["ful", "ous", "ive", "able", "ible", "zing", "ite"].iter().any(|x| key.ends_with(x));
+            if adverb || calendar || quality || NOT_SUBJECTS.contains(&key.as_str()) {
+                continue;
+            }
+            if surface.chars().all(|c| c.is_uppercase() || c.is_ascii_digit()) {
+                things.insert(key.clone());
+            }
+            if seen.insert(key.clone()) {
+                *said.entry((speaker.clone(), key.clone())).or_default() += 1;
+                *everyone.entry(key.clone()).or_default() += 1;
+                *forms.entry(key).or_default().entry(surface.to_string()).or_default() += 1;
+            }
+        }
+    }
+    // A speaker's name is who, not what.
+    let names: HashSet<String> = speakers.iter().map(|s| s.to_lowercase()).collect();
+    let shown = |key: &str| {
+        forms.get(key).and_then(|f| f.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(w, _)| w.clone()))
+    };
+    let mut parts = Vec::new();
+    for speaker in &speakers {
+        let mut mine: Vec<(&String, f64)> = said
+            .iter()
+            .filter(|((who, word), n)| who == speaker && **n >= 2 && things.contains(word) && !names.contains(word))
+            .filter_map(|((_, word), &n)| {
+                let share = n as f64 / everyone.get(word).copied().unwrap_or(n).max(1) as f64;
+                // Mostly this speaker's: a word all of them say about as often is the talk itself.
+                (share >= 0.6).then_some((word, n as f64 * share * share))
+            })
+            .collect();
+        mine.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        let words: Vec<String> = mine.iter().take(per_speaker).filter_map(|(w, _)| shown(w)).collect();
+        if !words.is_empty() {
+            parts.push(format!("{speaker}: {}", words.join(", ")));
+        }
+    }
+    (!parts.is_empty()).then(|| format!("{SUBJECTS}{}.", parts.join("; ")))
+}
+
 /// Keywords for the "Expand for details about" footer: frequent names and long words.
 pub fn keywords(text: &str, max: usize) -> Vec<String> {
     let mut freq: HashMap<String, (usize, usize)> = HashMap::new();
@@ -152,10 +339,17 @@ pub fn keywords(text: &str, max: usize) -> Vec<String> {
         let e = freq.entry(k).or_insert((0, order));
         e.0 += w;
     };
-    for line in text.lines().filter(|l| !l.starts_with(EXPAND_FOOTER)) {
+    for line in text.lines().filter(|l| !l.starts_with(EXPAND_FOOTER) && !l.starts_with(SUBJECTS)) {
         let body = LINE_PREFIX.captures(line).and_then(|c| c.get(2)).map_or(line, |m| m.as_str());
+        // A capital that only starts a sentence ("Last Friday", "Got any…") is no name, nor is a date's word.
+        let starts: HashSet<usize> = std::iter::once(0)
+            .chain(SENTENCE_END.find_iter(body).map(|m| m.end()))
+            .map(|i| i + body[i..].len() - body[i..].trim_start().len())
+            .collect();
+        let body_words = SPEAKER.find(body).map_or(0, |m| m.end());
         for m in CAPITALISED.find_iter(body) {
-            if !COMMON_CAPS.contains(&m.as_str()) {
+            let at_start = starts.contains(&m.start()) || m.start() == body_words;
+            if !at_start && !COMMON_CAPS.contains(&m.as_str()) && !CALENDAR_WORDS.contains(&m.as_str()) {
                 bump(m.as_str().to_string(), 3);
             }
         }
@@ -192,12 +386,14 @@ fn split_sentences(
     block: &str,
     max_chars: usize,
     stats: &InputStats,
+    questions: f64,
     groups: &mut Vec<String>,
     sentences: &mut Vec<Sentence>,
 ) {
     for line in block.lines() {
         let line = line.trim();
-        if line.is_empty() || line.starts_with(EXPAND_FOOTER) {
+        // A child's footer and subjects line: this summary writes its own.
+        if line.is_empty() || line.starts_with(EXPAND_FOOTER) || line.starts_with(SUBJECTS) {
             continue;
         }
         let (mut prefix, mut body) = match LINE_PREFIX.captures(line) {
@@ -234,7 +430,7 @@ fn split_sentences(
             } else {
                 raw.to_string()
             };
-            let score = score_sentence(&text, first, stats);
+            let score = score_sentence(&text, first, stats, questions);
             first = false;
             let tokens = estimate_tokens(&text) + 1;
             sentences.push(Sentence { group, order: sentences.len(), text, score, tokens });
@@ -245,12 +441,16 @@ fn split_sentences(
 impl Summarizer for ExtractiveSummarizer {
     fn summarize(&self, input: &SummaryInput<'_>) -> Result<String, LlmError> {
         let foot = footer(input.text);
+        let questions = question_weight(input.kind);
         let target = match input.mode {
             SummaryMode::Normal => input.target_tokens,
             SummaryMode::Aggressive => input.target_tokens / 2,
         }
         .saturating_sub(estimate_tokens(&foot) + 2)
         .max(16);
+        // Who is on about what, first: it costs a line and says what the sentences below are about.
+        let lead = subjects_line(input.text, 4).filter(|l| estimate_tokens(l) < target / 4);
+        let target = target.saturating_sub(lead.as_deref().map_or(0, |l| estimate_tokens(l) + 1)).max(16);
         let max_sentence_chars = if input.mode == SummaryMode::Aggressive { 200 } else { 600 };
 
         // Blocks (separated by blank lines: one per child of a condensed summary) get equal shares
@@ -266,7 +466,7 @@ impl Summarizer for ExtractiveSummarizer {
         let mut seen_texts: HashSet<String> = HashSet::new();
         for block in blocks {
             let first_sentence = sentences.len();
-            split_sentences(block, max_sentence_chars, &stats, &mut groups, &mut sentences);
+            split_sentences(block, max_sentence_chars, &stats, questions, &mut groups, &mut sentences);
             let mut ranked: Vec<usize> = (first_sentence..sentences.len()).collect();
             ranked.sort_by(|&a, &b| {
                 sentences[b].score.partial_cmp(&sentences[a].score).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
@@ -294,6 +494,9 @@ impl Summarizer for ExtractiveSummarizer {
         chosen.sort_by_key(|&i| sentences[i].order);
 
         let mut out = String::new();
+        if let Some(lead) = &lead {
+            out.push_str(lead);
+        }
         let mut current_group = usize::MAX;
         for i in chosen {
             let s = &sentences[i];
@@ -540,7 +743,7 @@ mod tests {
                      - [2023-05-08 14:02] assistant: Melanie: Another present! We also bought a telescope.\n";
         let stats = InputStats::of(input);
         assert_eq!(stats.speakers, HashSet::from(["Caroline".to_string(), "Melanie".to_string()]));
-        let score = |s: &str| score_sentence(s, false, &stats);
+        let score = |s: &str| score_sentence(s, false, &stats, 2.0);
         // Addressing the other speaker is not a fact; naming someone else is.
         assert!(score("Melanie: Glad you liked it, Caroline.") < score("Melanie: Glad you liked it, Joanna."));
         // "telescope" is said once in the span, "present" three times.
@@ -568,6 +771,57 @@ mod tests {
             let again = ExtractiveSummarizer.summarize(&condensed).unwrap();
             assert!(attributed(&again, "charity race", "13:14] assistant: Melanie"), "{again}");
             assert!(!again.contains("Melanie: Melanie:"), "{again}");
+        }
+    }
+
+    #[test]
+    fn a_summary_opens_with_each_speaker_s_subjects() {
+        let input = "[2023-07-15 13:55] user: Caroline: I went to a council meeting about the adoption.\n\
+                     [2023-07-15 13:56] assistant: Melanie: Awesome! I finished my pottery class today.\n\
+                     [2023-07-20 20:57] user: Caroline: The adoption agency called back. It was awesome.\n\
+                     [2023-07-20 20:58] assistant: Melanie: Awesome, Caroline! My pottery bowls are drying.\n\
+                     [2023-07-20 20:59] user: Caroline: Really awesome, the adoption is close.\n";
+        let line = subjects_line(input, 4).unwrap();
+        assert_eq!(line, "- Subjects: Caroline: adoption; Melanie: pottery.", "{line}");
+        // Both say "awesome": talk, not a subject. Nobody's name is a subject either.
+        let leaf = SummaryInput { kind: SummaryKind::Leaf, mode: SummaryMode::Normal, text: input, target_tokens: 200 };
+        let out = ExtractiveSummarizer.summarize(&leaf).unwrap();
+        assert!(out.starts_with(&line), "{out}");
+        // A condensed summary writes its own line, not its children's again.
+        let condensed = SummaryInput { kind: SummaryKind::Condensed, text: &out, ..leaf };
+        let again = ExtractiveSummarizer.summarize(&condensed).unwrap();
+        assert_eq!(again.matches(SUBJECTS).count(), 1, "{again}");
+        assert!(subjects_line("[2023-07-20 20:59] user: ok, thanks\n", 4).is_none());
+    }
+
+    #[test]
+    fn a_span_of_summaries_keeps_what_people_did_over_the_questions_they_asked() {
+        let input = "- [2023-08-17 13:58] user: Caroline: Any particular type of flooring you like?\n\
+                     - [2023-08-17 13:59] assistant: Melanie: We finally adopted a puppy named Oscar.\n\
+                     - [2023-08-17 14:00] user: Caroline: What made you decide on that color for the walls?\n\
+                     - [2023-08-17 14:01] assistant: Melanie: I painted the nursery last weekend.\n";
+        let condensed =
+            SummaryInput { kind: SummaryKind::Condensed, mode: SummaryMode::Normal, text: input, target_tokens: 80 };
+        let out = ExtractiveSummarizer.summarize(&condensed).unwrap();
+        assert!(out.contains("adopted a puppy") && out.contains("painted the nursery"), "{out}");
+        assert!(!out.contains("flooring"), "{out}");
+        // In a span of messages a question may still be open, and counts.
+        let stats = InputStats::of(input);
+        let q = "Caroline: Any particular type of flooring you like?";
+        assert!(
+            score_sentence(q, false, &stats, question_weight(SummaryKind::Leaf))
+                > score_sentence(q, false, &stats, question_weight(SummaryKind::Condensed))
+        );
+    }
+
+    #[test]
+    fn the_footer_names_no_weekday_month_or_sentence_opener() {
+        let text = "[2023-07-15 13:55] user: Caroline: Last Friday I went to Boston. Got any plans for July?\n\
+                    [2023-07-16 13:55] user: Caroline: Last Friday was fun. Got tickets for Boston in July.\n";
+        let words = keywords(text, 8);
+        assert!(words.contains(&"Boston".to_string()), "{words:?}");
+        for no in ["Friday", "July", "Last", "Got", "Caroline"] {
+            assert!(!words.iter().any(|w| w == no), "{no} in {words:?}");
         }
     }
 
