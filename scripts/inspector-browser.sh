@@ -20,8 +20,10 @@ SHOTS="${MEMCC_SCREENSHOTS:-$CARGO_TARGET_DIR/inspector-screens}"
 mkdir -p "$SHOTS"
 WORK=$(mktemp -d)
 UI_PID=
+BIG_PID=
 cleanup() {
   [ -n "$UI_PID" ] && kill "$UI_PID" 2>/dev/null || true
+  [ -n "$BIG_PID" ] && kill "$BIG_PID" 2>/dev/null || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -55,14 +57,33 @@ fi
 # adding them does.
 memcc memory add "I live in Boston and I work at Fidelity." >/dev/null
 memcc memory add "I'm allergic to peanuts, so no satay." >/dev/null
-MEMCC_MODEL_DIR="$MODEL_DIR" "$BIN" --home "$HOME_DIR" "${EMBED[@]}" ui --port 0 2>"$WORK/ui.log" &
-UI_PID=$!
-for _ in $(seq 1 100); do
-  URL=$(grep -o 'http://[^ ]*' "$WORK/ui.log" || true)
-  [ -n "$URL" ] && break
-  sleep 0.1
-done
+# A long session, 8,400 messages compacted, in a store of its own (the hashing embedder: this
+# checks that its DAG stays readable, not recall).
+BIG_HOME="$WORK/big"
+node -e 'for (let i = 0; i < 8400; i++) console.log(JSON.stringify({ role: i % 2 ? "assistant" : "user",
+  content: `Message ${i}: step ${Math.floor(i / 40)} of the build, the parser and the tests of module ${i % 97}.`,
+  timestamp: 1700000000000 + i * 60000 }))' >"$WORK/big.jsonl"
+"$BIN" --home "$BIG_HOME" --embedding-model hashing import "$WORK/big.jsonl" --session long-8k >/dev/null
+"$BIN" --home "$BIG_HOME" --embedding-model hashing compact --session long-8k --budget 4000 >/dev/null
+# `memcc ui` on a free port: its address once it listens (its pid in LOG.pid).
+serve() {
+  local log="$1"
+  shift
+  "$@" ui --port 0 >/dev/null 2>"$log" &
+  echo $! >"$log.pid"
+  for _ in $(seq 1 100); do
+    grep -q 'http://' "$log" && break
+    sleep 0.1
+  done
+  grep -o 'http://[^ ]*' "$log" | head -1
+}
+URL=$(MEMCC_MODEL_DIR="$MODEL_DIR" serve "$WORK/ui.log" "$BIN" --home "$HOME_DIR" "${EMBED[@]}")
+UI_PID=$(cat "$WORK/ui.log.pid")
 [ -n "$URL" ] || { cat "$WORK/ui.log" >&2; exit 1; }
-INSPECTOR_URL="$URL" AGENT=main SESSION="$SESSION" NEXT_SESSION="$NEXT" SCREENSHOTS="$SHOTS" \
+BIG_URL=$(serve "$WORK/big-ui.log" "$BIN" --home "$BIG_HOME" --embedding-model hashing)
+BIG_PID=$(cat "$WORK/big-ui.log.pid")
+[ -n "$BIG_URL" ] || { cat "$WORK/big-ui.log" >&2; exit 1; }
+INSPECTOR_URL="$URL" BIG_INSPECTOR_URL="$BIG_URL" BIG_SESSION=long-8k \
+  AGENT=main SESSION="$SESSION" NEXT_SESSION="$NEXT" SCREENSHOTS="$SHOTS" \
   QUESTION="$QUESTION" SEARCH="$SEARCH" \
   CHROMIUM="$CHROMIUM" PLAYWRIGHT_DIR="$CACHE/node_modules" node scripts/inspector/browser.test.mjs

@@ -14,6 +14,7 @@ const env = (name) => {
   return v;
 };
 const base = env("INSPECTOR_URL").replace(/\/$/, "");
+const bigBase = env("BIG_INSPECTOR_URL").replace(/\/$/, ""), bigSession = env("BIG_SESSION");
 const agent = env("AGENT"), session = env("SESSION"), next = env("NEXT_SESSION"), shots = env("SCREENSHOTS");
 const question = env("QUESTION"), search = env("SEARCH");
 const { chromium } = createRequire(join(env("PLAYWRIGHT_DIR"), "/"))("playwright-core");
@@ -78,6 +79,41 @@ try {
   const firstText = await page.locator("#raw-messages .msg pre").first().textContent();
   assert.ok(firstText.trim().length > 0 && !firstText.startsWith("{"), `raw messages show their words, not their JSON: ${firstText}`);
   await shot("2-dag.png");
+
+  // A session of 8,400 messages: opening a summary follows it down to a leaf, whose label and
+  // messages are readable (the drawing zooms to it); scrolling zooms, "Whole session" resets.
+  await page.goto(`${bigBase}/#/session/main/${encodeURIComponent(bigSession)}`);
+  await ready();
+  const stats = await page.locator("#dag-stats").textContent();
+  assert.ok(/8,400 messages/.test(stats), `the long session's stats: ${stats}`);
+  const wholeText = await page.locator("#dag-range").textContent();
+  const width = async (id) => Number(await page.locator(`svg.dag rect[data-node="${id}"]`).getAttribute("width"));
+  let big = await page.locator("svg.dag rect[data-node]").first().getAttribute("data-node");
+  for (let depth = 0; depth < 12; depth++) {
+    await page.locator(`svg.dag rect[data-node="${big}"]`).click();
+    await page.locator("#node-detail h2.mono").filter({ hasText: big }).waitFor();
+    assert.ok((await width(big)) > 70, `${big}, opened, is drawn wide enough to label (${await width(big)})`);
+    if ((await page.locator("#raw-messages .msg").count()) > 0) break;
+    big = await page.locator(`svg.dag rect[data-parent="${big}"]`).first().getAttribute("data-node");
+  }
+  const leafMessages = await page.locator("svg.dag rect.message").count();
+  assert.ok(leafMessages > 0, "the long session's leaf draws its messages");
+  const narrowest = await page.locator("svg.dag rect.message").evaluateAll((rs) => Math.min(...rs.map((r) => Number(r.getAttribute("width")))));
+  assert.ok(narrowest >= 4, `each message is wide enough to point at (${narrowest})`);
+  const label = await page.locator("svg.dag text").allTextContents();
+  assert.ok(label.some((t) => /^#\d+–\d+$/.test(t)), `the leaf is labelled with its messages: ${label.slice(0, 6)}`);
+  const zoomed = await page.locator("#dag-range").textContent();
+  assert.notEqual(zoomed, wholeText, "the drawing followed the opened node");
+  await shot("2b-dag-8k-leaf.png");
+  await page.locator("#dag-whole").click();
+  assert.equal(await page.locator("#dag-range").textContent(), wholeText, "Whole session shows it all again");
+  const box = await page.locator("svg.dag").boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.wheel(0, -400);
+  await page.waitForFunction((w) => document.querySelector("#dag-range").textContent !== w, wholeText);
+  await shot("2c-dag-8k-zoomed.png");
+  await page.goto(`${base}/`);
+  await ready();
 
   // The assembled prompt of the next session, with a question that recalls the long one.
   await visit(`#/prompt/${encodeURIComponent(agent)}/${encodeURIComponent(next)}?budget=4000&pending=${encodeURIComponent(question)}`);

@@ -106,11 +106,33 @@ function sessionTabs(agent, session, active) {
 async function session(agent, sessionId, params = new URLSearchParams()) {
   setNav(agent, "");
   const view = await api(`/api/dag?agent=${enc(agent)}&session=${enc(sessionId)}`);
-  const state = { expanded: new Map(), selected: null, view };
+  // `range`: the message sequence numbers the drawing spans (the whole session, or zoomed in).
+  const whole = wholeRange(view);
+  const state = { expanded: new Map(), selected: null, view, range: { ...whole } };
   const svgBox = h("div", { id: "dag" });
   const side = h("div", { class: "side card", id: "node-detail" },
     h("p", { class: "muted" }, "Click a summary to see its sources; click again to fold it."));
-  const redraw = () => svgBox.replaceChildren(drawDag(state, toggle));
+  const shown = h("span", { class: "muted", id: "dag-range" });
+  const redraw = () => {
+    svgBox.replaceChildren(drawDag(state, toggle, zoomAt));
+    shown.textContent = `showing messages #${Math.round(state.range.lo)}–${Math.round(state.range.hi)} of #${whole.lo}–${whole.hi}`;
+  };
+  // Zoom by `factor` (< 1: in) around message `at`, never past the whole session.
+  function zoomAt(at, factor) {
+    const { lo, hi } = state.range;
+    const span = Math.min(whole.hi - whole.lo, Math.max(8, (hi - lo) * factor));
+    const start = Math.max(whole.lo, Math.min(whole.hi - span, at - ((at - lo) / Math.max(1, hi - lo)) * span));
+    state.range = { lo: start, hi: start + span };
+    redraw();
+  }
+  // Open a node's span when it is too narrow to read in the current drawing: the view follows it.
+  function follow(node) {
+    const span = node.lastSeq + 1 - node.firstSeq, { lo, hi } = state.range;
+    if (span * 8 < hi - lo || node.firstSeq > hi || node.lastSeq < lo) {
+      const pad = Math.max(2, span * 0.15);
+      state.range = { lo: Math.max(whole.lo, node.firstSeq - pad), hi: Math.min(whole.hi, node.lastSeq + 1 + pad) };
+    }
+  }
   async function toggle(node) {
     state.selected = node.id;
     if (state.expanded.has(node.id)) {
@@ -122,10 +144,16 @@ async function session(agent, sessionId, params = new URLSearchParams()) {
         side.replaceChildren(failure(e));
         return;
       }
+      follow(node);
     }
     redraw();
     side.replaceChildren(...nodeDetail(state, node));
   }
+  const tools = h("div", { class: "toolbar", id: "dag-tools" },
+    h("button", { id: "dag-zoom-in", title: "Zoom in (or scroll over the drawing)", onclick: () => zoomAt((state.range.lo + state.range.hi) / 2, 0.5) }, "+"),
+    h("button", { id: "dag-zoom-out", title: "Zoom out", onclick: () => zoomAt((state.range.lo + state.range.hi) / 2, 2) }, "−"),
+    h("button", { id: "dag-whole", onclick: () => { state.range = { ...whole }; redraw(); } }, "Whole session"),
+    shown, h("span", { class: "muted" }, "· scroll to zoom, drag to pan, click a summary to open it"));
   redraw();
   show(
     h("h1", {}, `Session ${sessionId}`, h("span", { class: "muted" }, ` · agent ${agent}`)),
@@ -138,6 +166,7 @@ async function session(agent, sessionId, params = new URLSearchParams()) {
       h("span", {}, h("i", { class: "swatch sw-leaf" }), "leaf summary"),
       h("span", {}, h("i", { class: "swatch sw-msg" }), "raw message"),
       h("span", { class: "muted" }, "x: position in the conversation (message sequence) · y: depth")),
+    tools,
     h("div", { class: "row" }, h("div", { class: "grow" }, svgBox), side),
   );
   // Arrived from a memory record (`?node=sum_…&msgs=12,13`): that summary opened, the
@@ -148,6 +177,7 @@ async function session(agent, sessionId, params = new URLSearchParams()) {
       const children = await api(`/api/node/${enc(focus)}?agent=${enc(agent)}`);
       state.expanded.set(focus, children);
       state.selected = focus;
+      follow(children.node);
       redraw();
       side.replaceChildren(...nodeDetail(state, children.node));
       const marked = new Set((params.get("msgs") || "").split(",").filter(Boolean).map((m) => `msg_${m}`));
@@ -167,13 +197,18 @@ function collapse(state, id) {
   for (const child of (c && c.summaries) || []) collapse(state, child.id);
 }
 
-function drawDag(state, toggle) {
+/** The message sequence numbers the session's top summaries span. */
+function wholeRange(view) {
+  if (view.roots.length === 0) return { lo: 0, hi: 1 };
+  return { lo: Math.min(...view.roots.map((r) => r.firstSeq)), hi: Math.max(...view.roots.map((r) => r.lastSeq)) + 1 };
+}
+
+function drawDag(state, toggle, zoomAt) {
   const { view, expanded } = state;
-  const width = 1200, rowH = 64, boxH = 34, left = 40;
+  const width = 1200, rowH = 64, boxH = 34, left = 40, right = width - 10;
   if (view.roots.length === 0) return h("p", { class: "muted" }, "No summaries yet: nothing has been compacted in this session.");
-  const lo = Math.min(...view.roots.map((r) => r.firstSeq));
-  const hi = Math.max(...view.roots.map((r) => r.lastSeq));
-  const x = (seq) => left + ((seq - lo) / Math.max(1, hi + 1 - lo)) * (width - left - 10);
+  const { lo, hi } = state.range;
+  const x = (seq) => left + ((seq - lo) / Math.max(1, hi - lo)) * (right - left);
   const rows = view.maxDepth + 2; // depths maxDepth..0, then raw messages
   const y = (depth) => 10 + (view.maxDepth - depth) * rowH;
   const msgY = y(-1);
@@ -182,11 +217,20 @@ function drawDag(state, toggle) {
   svg.append(s("text", { x: 2, y: msgY + boxH / 2 + 3, class: "axis" }, "msgs"));
   const edges = s("g"), nodes = s("g");
   svg.append(edges, nodes);
+  // Cut to what the drawing shows: a node wider than the view is drawn to its edges.
+  const clip = (v) => Math.max(left - 4, Math.min(right + 4, v));
   const place = (n) => {
-    const x0 = x(n.firstSeq), x1 = x(n.lastSeq + 1);
+    const x0 = clip(x(n.firstSeq)), x1 = clip(x(n.lastSeq + 1));
     return { x: x0 + 1, w: Math.max(4, x1 - x0 - 2) };
   };
+  const visible = (first, last) => last + 1 > lo && first < hi;
   const drawNode = (n, parent) => {
+    const c = expanded.get(n.id);
+    // Outside the view: not drawn, but its opened descendants may reach into it.
+    if (!visible(n.firstSeq, n.lastSeq)) {
+      for (const child of (c && c.summaries) || []) drawNode(child, n.id);
+      return;
+    }
     const p = place(n), top = y(n.depth);
     const classes = ["node", n.kind, expanded.has(n.id) ? "expanded" : "", state.selected === n.id ? "selected" : ""].join(" ");
     const rect = s("rect", { x: p.x, y: top, width: p.w, height: boxH, rx: 4, class: classes, "data-node": n.id, "data-parent": parent || "", onclick: () => toggle(n) });
@@ -196,7 +240,6 @@ function drawDag(state, toggle) {
       nodes.append(s("text", { x: p.x + 4, y: top + 14 }, `${n.kind === "leaf" ? "leaf" : "cond"} d${n.depth} · ${n.tokens}t`));
       nodes.append(s("text", { x: p.x + 4, y: top + 27 }, `#${n.firstSeq}–${n.lastSeq}`));
     }
-    const c = expanded.get(n.id);
     if (!c) return;
     for (const child of c.summaries) {
       const q = place(child);
@@ -204,6 +247,7 @@ function drawDag(state, toggle) {
       drawNode(child, n.id);
     }
     for (const m of c.messages) {
+      if (!visible(m.seq, m.seq)) continue;
       const x0 = x(m.seq), w = Math.max(2, x(m.seq + 1) - x0 - 1);
       edges.append(s("line", { class: "edge", x1: p.x + p.w / 2, y1: top + boxH, x2: x0 + w / 2, y2: msgY }));
       const r = s("rect", { x: x0, y: msgY, width: w, height: boxH, class: "message", "data-message": m.id });
@@ -212,6 +256,27 @@ function drawDag(state, toggle) {
     }
   };
   view.roots.forEach((r) => drawNode(r));
+  // Scroll to zoom around the pointer; drag to pan.
+  const seqAt = (clientX) => {
+    const box = svg.getBoundingClientRect();
+    return lo + ((((clientX - box.left) / box.width) * width - left) / (right - left)) * (hi - lo);
+  };
+  svg.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    zoomAt(seqAt(e.clientX), e.deltaY < 0 ? 0.8 : 1.25);
+  }, { passive: false });
+  let drag = null;
+  svg.addEventListener("pointerdown", (e) => {
+    if (e.target.dataset.node) return; // a click on a summary opens it
+    drag = { x: e.clientX, lo, hi };
+  });
+  svg.addEventListener("pointerup", (e) => {
+    if (!drag) return;
+    const box = svg.getBoundingClientRect();
+    const moved = ((e.clientX - drag.x) / box.width) * width / (right - left) * (drag.hi - drag.lo);
+    drag = null;
+    if (Math.abs(moved) > 0.5) zoomAt((lo + hi) / 2 - moved, 1);
+  });
   return svg;
 }
 
