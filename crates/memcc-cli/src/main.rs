@@ -157,9 +157,14 @@ impl Cli {
     /// Open MemCC for a server (`mcp`, `ui`): memory opens in the background, so the first
     /// request that needs it waits, not the start-up.
     pub fn open_background(&self) -> Result<Memcc> {
+        self.open_background_with(None)
+    }
+
+    /// [`Cli::open_background`], with a chat model the server's client lends for summaries.
+    pub fn open_background_with(&self, lent: Option<std::sync::Arc<dyn memcc::core::ChatModel>>) -> Result<Memcc> {
         let settings = self.settings()?;
         let dir = settings.data_dir();
-        Memcc::open_background(settings, None).with_context(|| format!("opening MemCC in {}", dir.display()))
+        Memcc::open_background(settings, lent).with_context(|| format!("opening MemCC in {}", dir.display()))
     }
 }
 

@@ -7,7 +7,11 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::Cli;
-use memcc_mcp::{Defaults, MemccMcp};
+use memcc::core::Pausing;
+use memcc_mcp::{ClientModel, Defaults, MemccMcp};
+
+/// The first pause after the client's model failed (it doubles while failures go on).
+const SAMPLING_PAUSE: std::time::Duration = std::time::Duration::from_secs(120);
 
 #[derive(Args)]
 pub struct McpArgs {
@@ -43,7 +47,11 @@ pub struct McpArgs {
 }
 
 pub fn run(cli: &Cli, args: &McpArgs) -> Result<()> {
-    let memcc = cli.open_background()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // Summaries by the client's own model when it offers sampling (unless a compactionModel is
+    // configured); paused a while after it fails; else the offline summariser.
+    let client_model = Pausing::new(ClientModel::new(runtime.handle().clone()), SAMPLING_PAUSE);
+    let memcc = cli.open_background_with(Some(Arc::new(client_model)))?;
     let defaults = Defaults {
         agent_id: cli.agent.clone(),
         allowed_agents: args.allow_agents.clone(),
@@ -52,7 +60,6 @@ pub fn run(cli: &Cli, args: &McpArgs) -> Result<()> {
     };
     let memcc = Arc::new(memcc);
     let server = MemccMcp::new(memcc.clone(), defaults);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     // Summaries an earlier process committed but could not hand to memory.
     runtime.spawn_blocking(move || memcc.context.hand_off_all());
     runtime.block_on(async {

@@ -47,6 +47,8 @@ fn check_write(w: &Value) {
     assert_eq!(w["compacted"], true, "appending compacts under the budget");
     assert!(w["expanded"].as_str().unwrap().contains("blue-otter-3"), "grep -> expand recovers the exact phrase");
     assert!(w["described"].as_str().unwrap().starts_with("sum_"));
+    // A client without sampling: the offline summariser writes.
+    assert_eq!(w["method"], "llm:mcp-client:extractive-fallback", "{w}");
     assert!(w["assembled_tokens"].as_u64().unwrap() <= 1500);
     assert!(w["resources"].as_array().unwrap().contains(&Value::from("memcc://memory-prompt")));
     assert!(w["prompt"].as_str().unwrap().contains("memory_search"));
@@ -65,6 +67,17 @@ fn check_read(r: &Value) {
     assert_eq!(r["found_after_forget"], false, "forgotten through MCP");
 }
 
+/// A client that offers sampling writes the summaries of what it appends; one that does not gets
+/// the offline summariser's (`check_write`'s run).
+fn check_sampling(s: &Value) {
+    assert_eq!(s["compacted"], true, "{s}");
+    let asked = s["asked"].as_array().unwrap();
+    assert!(!asked.is_empty(), "the client's model was asked: {s}");
+    assert!(asked.iter().all(|a| a["system"] == true && a["chars"].as_u64().unwrap() > 200), "{s}");
+    assert!(s["summaries_by_client"].as_u64().unwrap() >= 1, "its summaries are stored: {s}");
+    assert_eq!(s["method"], "llm:mcp-client:normal", "written by the client's model, not a fallback: {s}");
+}
+
 #[test]
 fn an_mcp_client_adds_searches_forgets_greps_and_expands_over_stdio_and_http() {
     let Some(python) = python() else {
@@ -77,6 +90,7 @@ fn an_mcp_client_adds_searches_forgets_greps_and_expands_over_stdio_and_http() {
     let home = home.to_str().unwrap();
     check_write(&client(&python, &["write", "stdio", BIN, home]));
     check_read(&client(&python, &["read", "stdio", BIN, home]));
+    check_sampling(&client(&python, &["sampling", "stdio", BIN, home]));
 
     // Streamable HTTP on loopback with a bearer token; two client processes, one server.
     let home = dir.path().join("http");
@@ -91,6 +105,7 @@ fn an_mcp_client_adds_searches_forgets_greps_and_expands_over_stdio_and_http() {
     let url = common::listening_url(&mut server);
     check_write(&client(&python, &["write", "http", &url, "e2e-secret"]));
     check_read(&client(&python, &["read", "http", &url, "e2e-secret"]));
+    check_sampling(&client(&python, &["sampling", "http", &url, "e2e-secret"]));
     let refused = Command::new(&python).arg(CLIENT).args(["read", "http", &url, "wrong-token"]).output().unwrap();
     assert!(!refused.status.success(), "a wrong token is refused");
     server.kill().ok();

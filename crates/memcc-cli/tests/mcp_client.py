@@ -1,7 +1,10 @@
 """Drive `memcc mcp` with the official Python MCP client (PyPI `mcp`), as an agent would.
 
-    python mcp_client.py write|read stdio MEMCC_BIN HOME
-    python mcp_client.py write|read http URL TOKEN
+    python mcp_client.py write|read|sampling stdio MEMCC_BIN HOME
+    python mcp_client.py write|read|sampling http URL TOKEN
+
+`sampling` offers the client's own model (sampling/createMessage) and appends a conversation
+long enough to compact: the summaries must be that model's.
 
 Prints one JSON object of what it observed; crates/memcc-cli/tests/mcp.rs asserts on it.
 """
@@ -53,6 +56,7 @@ async def write(session):
     if summary:
         described = json.loads(text_of(await session.call_tool("lcm_describe", {"id": summary})))
         out["described"] = described["summary"]["id"]
+        out["method"] = described["summary"].get("method")
     assembled = json.loads(text_of(await session.call_tool("conversation_assemble", {"sessionId": "mcp-s", "budget": 1500, "pending": "what was the passphrase?"})))
     out["assembled_tokens"] = assembled["estimatedTokens"]
     resources = await session.list_resources()
@@ -89,20 +93,48 @@ async def read(session):
     return out
 
 
+SAMPLED = []
+
+
+async def sample(context, params):
+    """The client's model: a short summary that says it was written here."""
+    import mcp.types as types
+
+    source = "".join(getattr(m.content, "text", "") for m in params.messages)
+    SAMPLED.append({"system": bool(params.system_prompt), "max_tokens": params.max_tokens, "chars": len(source)})
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text=f"CLIENT-MODEL summary {len(SAMPLED)}: the trip plan and its passphrases."),
+        model="client-test-model",
+    )
+
+
+async def sampling(session):
+    turns = [
+        {"role": "user", "content": f"Turn {i}: we planned the canal walk, and the gate code is {4000 + i}. " + "More about the walk. " * 12}
+        for i in range(40)
+    ]
+    appended = json.loads(text_of(await session.call_tool("conversation_append", {"sessionId": "sampled", "messages": turns, "budget": 2000})))
+    hits = json.loads(text_of(await session.call_tool("lcm_grep", {"pattern": "CLIENT-MODEL", "sessionId": "sampled", "scope": "summaries"})))
+    described = json.loads(text_of(await session.call_tool("lcm_describe", {"id": hits[0]["id"]}))) if hits else {}
+    return {"method": described.get("summary", {}).get("method"),"compacted": appended["compaction"]["compacted"], "asked": SAMPLED, "summaries_by_client": len(hits)}
+
+
 async def main():
     step, transport = sys.argv[1], sys.argv[2]
-    run = write if step == "write" else read
+    run = {"write": write, "read": read, "sampling": sampling}[step]
+    callback = sample if step == "sampling" else None
     if transport == "stdio":
         params = StdioServerParameters(command=sys.argv[3], args=["--home", sys.argv[4], "--embedding-model", "hashing", "mcp"])
         async with stdio_client(params) as (r, w):
-            async with ClientSession(r, w) as session:
+            async with ClientSession(r, w, sampling_callback=callback) as session:
                 init = await session.initialize()
                 out = await run(session)
     else:
         url, token = sys.argv[3], sys.argv[4]
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as client:
             async with streamable_http_client(url, http_client=client) as (r, w, *_):
-                async with ClientSession(r, w) as session:
+                async with ClientSession(r, w, sampling_callback=callback) as session:
                     init = await session.initialize()
                     out = await run(session)
     info = getattr(init, "server_info", None) or getattr(init, "serverInfo")

@@ -699,6 +699,11 @@ pub fn summarize_escalating(
                 return Produced { text, method };
             }
             Ok(_) => {}
+            Err(LlmError::Absent(why)) => {
+                tracing::debug!(summarizer = %primary.label(), %why, "no model to ask; the extractive summariser writes");
+                broken = true;
+                break;
+            }
             Err(e) => {
                 tracing::warn!(summarizer = %primary.label(), error = %e, "summariser failed; falling back");
                 broken = true;

@@ -45,6 +45,10 @@ pub enum LlmError {
     BadResponse { url: String, detail: String },
     #[error("host model failed: {0}")]
     Host(String),
+    /// No model was there to ask (the host lends none for this session, the client offers no
+    /// sampling, the model is paused after failing): nothing failed, and callers fall back quietly.
+    #[error("no model to ask: {0}")]
+    Absent(String),
     #[error("invalid chat model configuration: {0}")]
     Config(String),
 }
@@ -224,6 +228,50 @@ fn system_roots() -> Option<ureq::tls::RootCerts> {
             (!certs.is_empty()).then(|| ureq::tls::RootCerts::new_with_certs(&certs))
         })
         .clone()
+}
+
+/// A model lent by a host or a client, paused after it fails: while paused it is not asked (an
+/// [`LlmError::Absent`] answer at once), so an outage costs one timeout per pause and not one per
+/// summary. The pause starts at `pause`, doubles with each failure in a row (up to 20 times) and
+/// ends with the first answer ([`Breaker`]).
+pub struct Pausing<M> {
+    model: M,
+    pause: Duration,
+    breaker: Breaker,
+}
+
+impl<M: ChatModel> Pausing<M> {
+    pub fn new(model: M, pause: Duration) -> Self {
+        Pausing { model, pause, breaker: Breaker::default() }
+    }
+}
+
+impl<M: ChatModel> ChatModel for Pausing<M> {
+    fn complete(&self, request: &ChatRequest) -> Result<String, LlmError> {
+        let paused = self.breaker.cooling_ms();
+        if paused > 0 {
+            return Err(LlmError::Absent(format!(
+                "{} is paused for {} s after a recent failure",
+                self.model.label(),
+                (paused + 999) / 1000
+            )));
+        }
+        match self.model.complete(request) {
+            Ok(text) => {
+                self.breaker.succeeded();
+                Ok(text)
+            }
+            Err(LlmError::Absent(why)) => Err(LlmError::Absent(why)),
+            Err(e) => {
+                self.breaker.failed(self.pause);
+                Err(e)
+            }
+        }
+    }
+
+    fn label(&self) -> String {
+        self.model.label()
+    }
 }
 
 /// An OpenAI-compatible chat-completions client.

@@ -9,7 +9,10 @@
 // (a pattern in the source goes through `memcc_core::text::static_regex`).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod sampling;
 mod stdio;
+
+pub use sampling::ClientModel;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,7 +25,7 @@ use rmcp::model::{
     ResourceContents, ServerCapabilities, ServerConfig, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::{Value, json};
 
 use memcc::context::{AgentMessage, SessionRef};
@@ -335,7 +338,11 @@ impl MemccMcp {
     }
 
     #[tool]
-    async fn conversation_append(&self, Parameters(a): Parameters<AppendArgs>) -> Result<CallToolResult, ErrorData> {
+    async fn conversation_append(
+        &self,
+        client: Peer<RoleServer>,
+        Parameters(a): Parameters<AppendArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
             async move {
                 let session = self.conversation(&a.session_id, &a.agent_id)?;
@@ -367,7 +374,8 @@ impl MemccMcp {
                     .collect();
                 self.call(move |m| {
                     let stored = m.context.ingest_batch(&session, &messages)?;
-                    let compacted = m.context.compact(&session, budget, false)?;
+                    // Summaries by this client's model when it offers sampling.
+                    let compacted = sampling::for_client(Some(client), || m.context.compact(&session, budget, false))?;
                     let mut answer =
                         json!({"added": stored.inserted.len(), "duplicates": stored.duplicates, "compaction": compacted});
                     if !warnings.is_empty() {

@@ -59,7 +59,13 @@ impl Ingest<'_> {
             &said.join("\n"),
             400,
         );
-        let parsed = model.complete(&request).ok().and_then(|reply| {
+        let reply = match model.complete(&request) {
+            Ok(reply) => Some(reply),
+            // No model lent for this work (a host's, a client's): rule-based triples, quietly.
+            Err(memcc_core::llm::LlmError::Absent(_)) => return Vec::new(),
+            Err(_) => None,
+        };
+        let parsed = reply.and_then(|reply| {
             let start = reply.find('[')?;
             let end = reply.rfind(']')?;
             serde_json::from_str::<Vec<Vec<String>>>(reply.get(start..=end)?).ok()

@@ -19,7 +19,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 
-use memcc::core::{Breaker, ChatModel, ChatRequest, LlmError};
+use memcc::core::{ChatModel, ChatRequest, LlmError, Pausing};
 
 use memcc::context::{AgentMessage, SessionRef};
 use memcc::context::{ExpandRequest, GrepRequest};
@@ -141,9 +141,6 @@ struct HostModel {
     call: Box<dyn Fn(String) -> Status + Send + Sync>,
     pending: Pending,
     next: AtomicU32,
-    /// After the model fails or stalls, summaries skip it (the extractive fallback) for a
-    /// while, so an outage costs one timeout per pause and not one per summary.
-    breaker: Breaker,
 }
 
 /// How long a summary may wait for the host's model before the extractive fallback is used.
@@ -168,15 +165,8 @@ fn for_session<T>(session: &SessionRef, work: impl FnOnce() -> T) -> T {
 impl ChatModel for HostModel {
     fn complete(&self, request: &ChatRequest) -> std::result::Result<String, LlmError> {
         let Some((session_id, agent_id)) = HOST_SESSION.with(|s| s.borrow().clone()) else {
-            return Err(LlmError::Host("no session to ask the host model for".into()));
+            return Err(LlmError::Absent("no session to ask the host model for".into()));
         };
-        let paused = self.breaker.cooling_ms();
-        if paused > 0 {
-            return Err(LlmError::Host(format!(
-                "the host model is paused for {} s after a recent failure",
-                (paused + 999) / 1000
-            )));
-        }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = sync_channel(1);
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
@@ -191,15 +181,9 @@ impl ChatModel for HostModel {
         };
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
         match answer {
-            HostAnswer::Text(text) => {
-                self.breaker.succeeded();
-                Ok(text)
-            }
-            HostAnswer::Failed(why) => {
-                self.breaker.failed(HOST_PAUSE);
-                Err(LlmError::Host(why))
-            }
-            HostAnswer::Absent(why) => Err(LlmError::Host(why)),
+            HostAnswer::Text(text) => Ok(text),
+            HostAnswer::Failed(why) => Err(LlmError::Host(why)),
+            HostAnswer::Absent(why) => Err(LlmError::Absent(why)),
         }
     }
 
@@ -238,8 +222,9 @@ impl MemccNative {
         let pending: Pending = Arc::default();
         let host: Option<Arc<dyn ChatModel>> = host_complete.map(|call| {
             let call = Box::new(move |json| call.call(json, ThreadsafeFunctionCallMode::NonBlocking));
-            Arc::new(HostModel { call, pending: pending.clone(), next: AtomicU32::new(1), breaker: Breaker::default() })
-                as Arc<dyn ChatModel>
+            // After the model fails or stalls, summaries skip it (the extractive fallback) a while.
+            let model = HostModel { call, pending: pending.clone(), next: AtomicU32::new(1) };
+            Arc::new(Pausing::new(model, HOST_PAUSE)) as Arc<dyn ChatModel>
         });
         let open = move || -> std::result::Result<Memcc, String> {
             let config: MemccConfig = parse("config", &config_json)?;
@@ -432,7 +417,7 @@ mod tests {
     use super::*;
 
     /// A host model whose JS side answers each call with `answer(n)` (n counts the calls it saw).
-    fn host(answer: impl Fn(u32) -> HostAnswer + Send + Sync + 'static) -> (HostModel, Arc<AtomicU32>) {
+    fn host(answer: impl Fn(u32) -> HostAnswer + Send + Sync + 'static) -> (Pausing<HostModel>, Arc<AtomicU32>) {
         let pending: Pending = Arc::default();
         let seen = Arc::new(AtomicU32::new(0));
         let (p, s) = (pending.clone(), seen.clone());
@@ -443,10 +428,10 @@ mod tests {
             tx.try_send(answer(n)).unwrap();
             Status::Ok
         });
-        (HostModel { call, pending, next: AtomicU32::new(1), breaker: Breaker::default() }, seen)
+        (Pausing::new(HostModel { call, pending, next: AtomicU32::new(1) }, HOST_PAUSE), seen)
     }
 
-    fn ask(model: &HostModel) -> std::result::Result<String, LlmError> {
+    fn ask(model: &Pausing<HostModel>) -> std::result::Result<String, LlmError> {
         let session = SessionRef { session_id: "s".into(), ..Default::default() };
         for_session(&session, || model.complete(&ChatRequest::simple("sys", "user", 10)))
     }
@@ -466,7 +451,7 @@ mod tests {
             1 => HostAnswer::Absent("no host model for this session".into()),
             _ => HostAnswer::Text("a summary".into()),
         });
-        assert!(ask(&model).is_err());
+        assert!(matches!(ask(&model), Err(LlmError::Absent(_))), "no model is no failure");
         assert_eq!(ask(&model).unwrap(), "a summary");
         assert_eq!(seen.load(Ordering::SeqCst), 2);
     }

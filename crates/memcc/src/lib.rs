@@ -49,7 +49,7 @@ pub mod memory {
 /// What hosts name of the shared vocabulary: error codes, dates, the chat-model seam.
 pub mod core {
     pub use memcc_core::ErrorCode;
-    pub use memcc_core::llm::{Breaker, ChatModel, ChatRequest, LlmError};
+    pub use memcc_core::llm::{ChatMessage, ChatModel, ChatRequest, LlmError, Pausing};
     pub use memcc_core::time::day;
 }
 
