@@ -238,8 +238,8 @@ const NOT_SUBJECTS: &[&str] = &[
     "second",
 ];
 
-/// How the subjects line starts.
-pub const SUBJECTS: &str = "- Subjects: ";
+/// How the subjects line starts (the bridge's text contract: memory leaves the line out).
+pub use memcc_core::bridge::SUBJECTS_LINE as SUBJECTS;
 
 /// The line that opens a summary: each speaker's subjects, e.g. `- Subjects: Caroline: adoption,
 /// mentorship; Melanie: painting, camping.` A speaker's subject is a content word they say in two

@@ -99,6 +99,11 @@ impl SummaryKind {
 /// past).
 pub const EXPAND_FOOTER: &str = "Expand for details about:";
 
+/// How the line that opens a summary starts: "- Subjects: <speaker>: <subjects>; …" — who is on
+/// about what, a reading aid for the prompt like [`EXPAND_FOOTER`], and left out of memory like
+/// it (a record's words are what was said; recall shows a line of them, not an index).
+pub const SUBJECTS_LINE: &str = "- Subjects: ";
+
 /// A summary that the compactor has just committed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SummaryPayload {
@@ -123,9 +128,13 @@ pub struct SummaryPayload {
 }
 
 impl SummaryPayload {
-    /// The summary's text without its [`EXPAND_FOOTER`] line.
+    /// The summary's text without its [`EXPAND_FOOTER`] and [`SUBJECTS_LINE`] lines.
     pub fn content_without_footer(&self) -> String {
-        self.content.lines().filter(|l| !l.starts_with(EXPAND_FOOTER)).collect::<Vec<_>>().join("\n")
+        self.content
+            .lines()
+            .filter(|l| !l.starts_with(EXPAND_FOOTER) && !l.starts_with(SUBJECTS_LINE))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -253,7 +262,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_expand_footer_is_left_out_of_a_summarys_content_and_only_it() {
+    fn the_expand_footer_and_the_subjects_line_are_left_out_of_a_summarys_content_and_only_they() {
         let payload = SummaryPayload {
             summary_id: "sum_1".into(),
             session_id: "s".into(),
@@ -262,7 +271,8 @@ mod tests {
             kind: SummaryKind::Leaf,
             depth: 0,
             content: format!(
-                "- Ada: the launch moved to Friday.\n- Bo: Expand the tests first.\n{EXPAND_FOOTER} launch, Friday."
+                "{SUBJECTS_LINE}Ada: launch.\n- Ada: the launch moved to Friday.\n- Bo: Expand the tests first.\n\
+                 {EXPAND_FOOTER} launch, Friday."
             ),
             earliest: None,
             latest: None,
