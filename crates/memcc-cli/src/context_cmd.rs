@@ -182,25 +182,17 @@ pub struct GrepArgs {
     limit: Option<usize>,
 }
 
-/// Run a long operation with a spinner and its elapsed time on stderr, for a person at a
-/// terminal (quiet under `--json` or without one, and under `-v`, whose log says more).
+/// Run a long operation with a spinner, the summaries written so far and its elapsed time on
+/// stderr, for a person at a terminal (quiet under `--json` or without one, and under `-v`, whose
+/// log says more).
 fn working<T>(cli: &Cli, what: &str, f: impl FnOnce() -> T) -> T {
     let show = !cli.json && cli.verbose == 0 && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let spinner = show.then(|| {
-        let s = indicatif::ProgressBar::new_spinner();
-        s.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        s.set_message(what.to_string());
-        s.enable_steady_tick(std::time::Duration::from_millis(120));
-        s
-    });
-    let out = f();
-    if let Some(s) = spinner {
-        s.finish_and_clear();
+    if !show {
+        return f();
     }
-    out
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    crate::progress::with_spinner(spinner, what, f)
 }
 
 fn parse_time(s: &str) -> Result<i64, String> {

@@ -11,6 +11,7 @@ mod demo;
 mod mcp_cmd;
 mod memory_cmd;
 mod model_cmd;
+mod progress;
 mod ui_cmd;
 
 use std::path::PathBuf;
@@ -208,6 +209,8 @@ fn main() -> std::process::ExitCode {
                 .with_filter(LevelFilter::from_level(level))
                 .with_filter(filter_fn(move |m| server || m.target() != memcc::WARNING_TARGET)),
         )
+        // The compactor's "summary written" events (INFO) count on the spinner at any -v.
+        .with(progress::SummaryCounter.with_filter(LevelFilter::INFO))
         .init();
     let result = match &cli.command {
         Command::Context(c) => context_cmd::run(&cli, c),
