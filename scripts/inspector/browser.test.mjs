@@ -128,6 +128,15 @@ try {
   // …and why it is there: the parts of its score and the question's words it holds.
   const why = await page.locator('[data-layer="recall"] tr[data-item^="mem_"] td.why').first().textContent();
   assert.ok(/(words|meaning) \d\.\d\d/.test(why) && why.includes("matched:"), `a recalled line explains its score: ${why}`);
+  // A part shown in part (the recalled memory, here) reads whole on "Show all".
+  const cutIndex = await page.locator(".part button.show-all").first().getAttribute("data-part");
+  assert.ok(cutIndex !== null, "a long prompt part is shown in part, with Show all");
+  const cutPart = page.locator(`.part[data-part="${cutIndex}"]`);
+  const before = (await cutPart.locator("pre").textContent()).length;
+  await cutPart.locator("button.show-all").click();
+  await cutPart.locator("button.show-all").waitFor({ state: "detached" });
+  const after = await cutPart.locator("pre").textContent();
+  assert.ok(after.length > before && !after.includes("[… shown in part]"), `Show all reads the part whole (${before} → ${after.length})`);
   await shot("3-prompt.png");
 
   // Memory: search, open a record, forget it after confirming.

@@ -360,9 +360,21 @@ async function prompt(agent, sessionId, params) {
     memory.length ? memory : h("p", { class: "muted" }, "Nothing recalled for this prompt."),
     h("h2", {}, "The prompt, message by message"),
     a.systemPromptAddition ? h("div", { class: "part" }, h("b", {}, `system prompt addition · ${a.systemTokens}t`), h("pre", {}, a.systemPromptAddition)) : null,
-    a.parts.map((p) => h("div", { class: `part ${p.source.kind === "truncatedLatest" ? "message" : p.source.kind}` },
-      h("b", {}, partLabel(p.source)), h("span", { class: "muted" }, ` · ${p.role} · ${p.tokens}t`),
-      h("pre", {}, p.text + (p.cut ? "\n[… shown in part]" : "")))));
+    a.parts.map((p, i) => {
+      const text = h("pre", {}, p.text + (p.cut ? "\n[… shown in part]" : ""));
+      // A long part shows its start; "Show all" reads it whole.
+      const whole = p.cut ? h("button", { class: "show-all", "data-part": i, onclick: async () => {
+        try {
+          const full = await api(`/api/assemble?agent=${enc(agent)}&session=${enc(sessionId)}&budget=${budget}&pending=${enc(pending)}&part=${i}`);
+          text.textContent = full.text;
+          whole.remove();
+        } catch (e) {
+          whole.replaceWith(failure(e));
+        }
+      } }, "Show all") : null;
+      return h("div", { class: `part ${p.source.kind === "truncatedLatest" ? "message" : p.source.kind}`, "data-part": i },
+        h("b", {}, partLabel(p.source)), h("span", { class: "muted" }, ` · ${p.role} · ${p.tokens}t `), whole, text);
+    }));
 }
 
 function provenance(r) {

@@ -194,6 +194,8 @@ pub(crate) struct AssembleQuery {
     budget: Option<usize>,
     /// A message as if the user had just sent it: it joins the recall query.
     pending: Option<String>,
+    /// Only this message of the prompt (by position), whole: a part the page showed cut.
+    part: Option<usize>,
 }
 
 /// The prompt MemCC would send next, each message with its origin and tokens, and each recalled
@@ -209,6 +211,16 @@ pub(crate) async fn assemble(State(state): State<AppState>, Query(q): Query<Asse
         let pending: Vec<AgentMessage> =
             q.pending.iter().filter(|p| !p.trim().is_empty()).map(|p| AgentMessage::user(p)).collect();
         let a = m.assemble_for(&session, budget, None, &pending)?;
+        if let Some(i) = q.part {
+            let Some(message) = a.messages.get(i) else {
+                return Err(ApiError(
+                    StatusCode::NOT_FOUND,
+                    format!("the prompt has {} messages; there is no message {i}", a.messages.len()),
+                    "not_found",
+                ));
+            };
+            return Ok(json!({"part": i, "text": AgentMessage::from_value(message.clone()).text()}));
+        }
         let parts: Vec<Value> = a
             .messages
             .iter()

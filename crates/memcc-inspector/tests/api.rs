@@ -45,6 +45,8 @@ impl Server {
         }
         memcc.context.flush("trip", 1_500).unwrap();
         memcc.context.ingest(&SessionRef::new("next"), &AgentMessage::user("Where do I live now?")).unwrap();
+        let long = format!("{}THE END", "A long pasted log line. ".repeat(300));
+        memcc.context.ingest(&SessionRef::new("long"), &AgentMessage::user(&long)).unwrap();
         let (tx, rx) = mpsc::channel();
         let memcc = Arc::new(memcc);
         std::thread::spawn(move || {
@@ -80,7 +82,7 @@ fn every_page_reads_what_it_shows_and_errors_say_what_is_wrong() {
     let overview = server.ok("/api/overview");
     let sessions = &overview["agents"][0]["sessions"];
     assert_eq!(overview["agents"][0]["agentId"], "main");
-    assert_eq!(sessions.as_array().unwrap().len(), 2, "{overview}");
+    assert_eq!(sessions.as_array().unwrap().len(), 3, "{overview}");
     assert!(overview["agents"][0]["memoryRecords"].as_i64().unwrap() > 0);
 
     let dag = server.ok("/api/dag?session=trip");
@@ -110,6 +112,18 @@ fn every_page_reads_what_it_shows_and_errors_say_what_is_wrong() {
     for line in recalled.iter().filter(|l| l["id"].as_str().is_some_and(|id| id.starts_with("mem_"))) {
         assert_eq!(line["record"]["sourceSessionIds"][0], "trip", "{line}");
     }
+
+    // A long message is shown cut, and read whole on request.
+    let long = server.ok("/api/assemble?session=long&budget=8000");
+    let (i, cut) = (long["parts"].as_array().unwrap().iter().enumerate())
+        .find(|(_, p)| p["text"].as_str().unwrap().starts_with("A long pasted"))
+        .expect("the long message");
+    assert_eq!(cut["cut"], true);
+    assert!(!cut["text"].as_str().unwrap().contains("THE END"), "shown in part");
+    let whole = server.ok(&format!("/api/assemble?session=long&budget=8000&part={i}"));
+    assert!(whole["text"].as_str().unwrap().ends_with("THE END"), "{whole}");
+    let (status, body) = server.get("/api/assemble?session=long&budget=8000&part=99");
+    assert_eq!((status, body["code"].as_str()), (404, Some("not_found")), "{body}");
 
     // Memory: a search, a filtered page, the statement's history.
     let found = server.ok("/api/memory?q=where%20do%20I%20live");
