@@ -23,6 +23,11 @@ macro_rules! record_select {
 }
 pub(crate) use record_select;
 
+/// A record that still holds — not forgotten, not replaced by a later statement, not ended — as
+/// SQL over `records` (unaliased), the same on both backends. (A forgotten record is left out of
+/// every read; a superseded one is still found by search, marked, and only this says "current".)
+pub(crate) const CURRENT_RECORD: &str = "forgotten_at IS NULL AND superseded_by IS NULL AND valid_until IS NULL";
+
 /// `SELECT` of the triple columns [`triple_from`] reads, in its order, `FROM triples`.
 pub(crate) const TRIPLE_SELECT: &str = "SELECT id, agent_id, subject, predicate, object, valid_from, valid_until, superseded_by, source_record FROM triples";
 

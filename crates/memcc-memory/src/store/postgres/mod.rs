@@ -116,7 +116,7 @@ fn records(rows: Vec<Row>) -> Result<Vec<MemoryRecord>> {
     rows.iter().map(record_from_row).collect()
 }
 
-use crate::store::rows::TRIPLE_SELECT;
+use crate::store::rows::{CURRENT_RECORD, TRIPLE_SELECT};
 
 fn triple_from_row(r: &Row) -> Result<Triple> {
     Ok(crate::store::rows::triple_from(r)?)
@@ -346,8 +346,7 @@ impl MemoryStore for PgStore {
         self.pool.run(|c| {
             records(c.query(
                 &format!(
-                    "{RECORD_SELECT} WHERE agent_id = ANY($1) AND (pinned OR weight >= $2)
-                       AND forgotten_at IS NULL AND superseded_by IS NULL AND valid_until IS NULL
+                    "{RECORD_SELECT} WHERE agent_id = ANY($1) AND (pinned OR weight >= $2) AND {CURRENT_RECORD}
                      ORDER BY pinned DESC, weight DESC, COALESCE(event_time, created_at) DESC LIMIT $3"
                 ),
                 &[&agents, &min_weight, &limit],
@@ -367,8 +366,7 @@ impl MemoryStore for PgStore {
         self.pool.run(|c| {
             records(c.query(
                 &format!(
-                    "{RECORD_SELECT} WHERE agent_id = ANY($1) AND wing = $2 AND kind = ANY($3)
-                       AND forgotten_at IS NULL AND superseded_by IS NULL
+                    "{RECORD_SELECT} WHERE agent_id = ANY($1) AND wing = $2 AND kind = ANY($3) AND {CURRENT_RECORD}
                      ORDER BY event_time DESC NULLS LAST LIMIT $4"
                 ),
                 &[&agents, &wing, &kinds, &limit],
@@ -459,12 +457,7 @@ impl MemoryStore for PgStore {
             Ok(MemoryStats {
                 backend: "postgres".into(),
                 records: count(c, "SELECT COUNT(*) FROM records", &[])?,
-                current: count(
-                    c,
-                    "SELECT COUNT(*) FROM records
-                     WHERE forgotten_at IS NULL AND superseded_by IS NULL AND valid_until IS NULL",
-                    &[],
-                )?,
+                current: count(c, &format!("SELECT COUNT(*) FROM records WHERE {CURRENT_RECORD}"), &[])?,
                 by_kind: pairs(c.query("SELECT kind, COUNT(*) FROM records GROUP BY kind ORDER BY kind", &[])?)?,
                 by_wing: pairs(
                     c.query("SELECT wing, COUNT(*) FROM records GROUP BY wing ORDER BY COUNT(*) DESC", &[])?,

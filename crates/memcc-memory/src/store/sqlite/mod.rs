@@ -16,6 +16,8 @@ use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::insert::InsertTx;
 use crate::period::Period;
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple, content_hash};
+use crate::store::rows::CURRENT_RECORD;
+pub(crate) use crate::store::rows::TRIPLE_SELECT;
 use crate::store::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json, sql_int};
 use crate::vector::VectorStore;
 use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};
@@ -351,7 +353,7 @@ impl MemoryStore for SqliteStore {
                {RECORD_SELECT} WHERE agent_id = ?1 AND pinned = 1
                UNION ALL
                {RECORD_SELECT} WHERE agent_id = ?1 AND pinned = 0 AND weight >= ?2)
-             WHERE forgotten_at IS NULL AND superseded_by IS NULL AND valid_until IS NULL
+             WHERE {CURRENT_RECORD}
              ORDER BY pinned DESC, weight DESC, COALESCE(event_time, created_at) DESC LIMIT ?3"
         ))?;
         let mut out = Vec::new();
@@ -383,7 +385,7 @@ impl MemoryStore for SqliteStore {
             serde_json::to_string(&kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>()).unwrap_or_default();
         let mut stmt = conn.prepare_cached(&format!(
             "{RECORD_SELECT} WHERE agent_id IN (SELECT value FROM json_each(?1)) AND wing = ?2
-               AND kind IN (SELECT value FROM json_each(?3)) AND forgotten_at IS NULL AND superseded_by IS NULL
+               AND kind IN (SELECT value FROM json_each(?3)) AND {CURRENT_RECORD}
              ORDER BY event_time DESC LIMIT ?4"
         ))?;
         let rows = stmt.query_map(params![agents_json, wing, kinds_json, limit as i64], record_from_row)?;
@@ -468,9 +470,7 @@ impl MemoryStore for SqliteStore {
         Ok(MemoryStats {
             backend: "sqlite".into(),
             records: one("SELECT COUNT(*) FROM records")?,
-            current: one(
-                "SELECT COUNT(*) FROM records WHERE forgotten_at IS NULL AND superseded_by IS NULL AND valid_until IS NULL",
-            )?,
+            current: one(&format!("SELECT COUNT(*) FROM records WHERE {CURRENT_RECORD}"))?,
             by_kind: pairs("SELECT kind, COUNT(*) FROM records GROUP BY kind ORDER BY kind")?,
             by_wing: pairs("SELECT wing, COUNT(*) FROM records GROUP BY wing ORDER BY COUNT(*) DESC")?,
             pending_embeddings: one(
@@ -564,8 +564,6 @@ pub(crate) const RECORD_SELECT: &str = crate::store::rows::record_select!("");
 pub(crate) fn record_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<MemoryRecord> {
     crate::store::rows::record_from(r)
 }
-
-pub(crate) use crate::store::rows::TRIPLE_SELECT;
 
 pub(crate) fn triple_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Triple> {
     crate::store::rows::triple_from(r)
