@@ -646,6 +646,10 @@ mod tests {
             assert_eq!(tool.description.as_deref(), Some(spec.description));
             let hints = tool.annotations.unwrap();
             assert_eq!(hints.read_only_hint, Some(spec.read_only), "{}", spec.name);
+            // The schema the plugin is handed is the one served here.
+            let served = serde_json::Value::Object((*tool.input_schema).clone());
+            let catalogued = memcc::tools::arguments_schema(spec.name).unwrap();
+            assert_eq!(served["properties"], catalogued["properties"], "{}", spec.name);
         }
     }
 

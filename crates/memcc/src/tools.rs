@@ -353,18 +353,32 @@ pub struct HostTool {
     pub parameters: Value,
 }
 
+/// The JSON schema of tool `name`'s arguments, as the MCP server serves it; `None` for a name
+/// the catalogue does not hold.
+pub fn arguments_schema(name: &str) -> Option<Value> {
+    use schemars::schema_for;
+    let schema = match name {
+        "memory_search" => schema_for!(SearchArgs),
+        "memory_get" => schema_for!(IdArgs),
+        "memory_add" => schema_for!(AddArgs),
+        "memory_forget" => schema_for!(ForgetArgs),
+        "memory_facts" => schema_for!(FactsArgs),
+        "lcm_grep" => schema_for!(GrepArgs),
+        "lcm_describe" => schema_for!(DescribeArgs),
+        "lcm_expand_query" => schema_for!(ExpandArgs),
+        "conversation_append" => schema_for!(AppendArgs),
+        "conversation_assemble" => schema_for!(AssembleArgs),
+        _ => return None,
+    };
+    Some(schema.to_value())
+}
+
 /// [`HOST_TOOLS`] with their schemas.
 pub fn host_tools() -> Vec<HostTool> {
     HOST_TOOLS
         .iter()
         .map(|t| {
-            let mut parameters = match t.name {
-                "memory_search" => schemars::schema_for!(SearchArgs),
-                "memory_get" => schemars::schema_for!(IdArgs),
-                "lcm_grep" => schemars::schema_for!(GrepArgs),
-                _ => schemars::schema_for!(ExpandArgs),
-            }
-            .to_value();
+            let mut parameters = arguments_schema(t.name).unwrap_or_else(|| serde_json::json!({"type": "object"}));
             if let Some(obj) = parameters.as_object_mut() {
                 obj.remove("$schema");
                 obj.remove("title");
@@ -411,7 +425,9 @@ mod tests {
     }
 
     #[test]
-    fn every_tool_has_one_entry() {
+    fn every_tool_has_one_entry_and_a_schema() {
+        assert!(ALL.iter().all(|t| arguments_schema(t.name).is_some()));
+        assert!(arguments_schema("memory_teleport").is_none());
         let mut names: Vec<_> = ALL.iter().map(|t| t.name).collect();
         names.sort_unstable();
         names.dedup();
