@@ -10,19 +10,19 @@
 
 pub mod assemble;
 pub mod compact;
-pub mod config;
+pub(crate) mod config;
 pub mod dag;
-pub mod engine;
+pub(crate) mod engine;
 pub mod error;
 pub mod expand;
 pub mod import;
-pub mod large_file;
+pub(crate) mod large_file;
 pub mod message;
-pub mod purge;
+pub(crate) mod purge;
 mod schema;
 pub mod store;
-pub mod summarize;
-pub mod verify;
+pub(crate) mod summarize;
+pub(crate) mod verify;
 
 pub use assemble::{Assembled, COMPACTION_HINT, PromptPart, PromptSource};
 pub use compact::CompactionOutcome;

@@ -7,26 +7,26 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod browse;
-pub mod chunk;
-pub mod classify;
+pub(crate) mod chunk;
+pub(crate) mod classify;
 pub mod config;
 pub mod embed;
 pub mod error;
-pub mod extract;
+pub(crate) mod extract;
 pub mod forget;
-pub mod ingest;
+pub(crate) mod ingest;
 mod insert;
-pub mod irregular;
+pub(crate) mod irregular;
 pub mod period;
-pub mod portable;
-pub mod question;
-pub mod recall;
+pub(crate) mod portable;
+pub(crate) mod question;
+pub(crate) mod recall;
 pub mod record;
 pub mod runtime;
-pub mod said;
-pub mod search;
+pub(crate) mod said;
+pub(crate) mod search;
 pub mod store;
-pub mod tuning;
+pub(crate) mod tuning;
 pub mod vector;
 
 pub use config::{MemoryConfig, StoreBackend, VectorBackend};
