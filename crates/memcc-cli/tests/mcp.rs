@@ -62,6 +62,11 @@ fn check_write(w: &Value) {
 fn check_read(r: &Value) {
     // The server names itself, not the MCP library it is built on.
     assert_eq!(r["server"], serde_json::json!(["memcc", env!("CARGO_PKG_VERSION")]), "{r}");
+    // The model hears what it has: every memory tool, and how an exact detail comes back.
+    let said = r["instructions"].as_str().unwrap();
+    for tool in ["memory_search", "memory_get", "memory_facts", "memory_add", "lcm_grep", "lcm_expand_query"] {
+        assert!(said.contains(tool), "{tool} in the server's instructions: {said}");
+    }
     assert_eq!(r["found"], true, "a second client process finds the memory: {r}");
     assert_eq!(r["got"], "The canoe rental code is 7781.");
     assert_eq!(r["found_after_forget"], false, "forgotten through MCP");

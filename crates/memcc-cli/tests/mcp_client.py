@@ -139,6 +139,7 @@ async def main():
                     out = await run(session)
     info = getattr(init, "server_info", None) or getattr(init, "serverInfo")
     out["server"] = [info.name, info.version]
+    out["instructions"] = getattr(init, "instructions", None) or ""
     print(json.dumps(out))
 
 

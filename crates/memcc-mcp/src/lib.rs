@@ -439,9 +439,14 @@ impl ServerHandler for MemccMcp {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("memcc", env!("CARGO_PKG_VERSION")).with_title("MemCC"))
             .with_instructions(if self.memcc.config.local_model_missing() {
-                format!("{}\n\n{}", memcc::MEMORY_PROMPT, Memcc::FALLBACK_NOTICE)
+                format!(
+                    "{}\n\n{}\n\n{}",
+                    memcc::MEMORY_PROMPT,
+                    memcc::tools::SERVER_INSTRUCTIONS,
+                    Memcc::FALLBACK_NOTICE
+                )
             } else {
-                memcc::MEMORY_PROMPT.to_string()
+                format!("{}\n\n{}", memcc::MEMORY_PROMPT, memcc::tools::SERVER_INSTRUCTIONS)
             })
     }
 

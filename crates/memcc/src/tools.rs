@@ -107,6 +107,15 @@ pub const ALL: [ToolSpec; 10] = [
 /// conversation. Writing goes through the host's own context-engine calls.
 pub const HOST_TOOLS: [ToolSpec; 4] = [MEMORY_SEARCH, MEMORY_GET, LCM_GREP, LCM_EXPAND_QUERY];
 
+/// What a server that offers every tool (MCP) tells the model it has, after the memory prompt.
+pub const SERVER_INSTRUCTIONS: &str = "MemCC keeps what this user told you in earlier sessions and the full \
+history of long conversations. Before answering from scratch, memory_search (then memory_get for a whole memory) \
+finds what was said before; memory_facts lists what is known about the user or a name; memory_add keeps something \
+the user wants remembered (pin: true to have it in every prompt); memory_forget removes it. For a conversation MemCC \
+keeps (conversation_append / conversation_assemble), lcm_grep finds an exact detail that was compacted and \
+lcm_expand_query reads it back in full. Finished sessions of this client reach memory by themselves when its \
+transcripts are imported (memcc import --hook).";
+
 /// The tool named `name`.
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
     ALL.iter().find(|t| t.name == name)
