@@ -1,6 +1,6 @@
 //! The spinner of a long operation (`compact`, `flush`) on stderr, counting the summaries the
-//! compactor writes: it reads the compactor's own "summary written" events (which `-v` prints),
-//! so the engine knows nothing of terminals.
+//! compactor writes: it reads the compactor's own "summary written" events
+//! (`memcc::context::SUMMARY_WRITTEN`, which `-v` prints), so the engine knows nothing of terminals.
 
 use std::sync::Mutex;
 
@@ -33,7 +33,7 @@ impl Visit for Done {
 
 impl<S: tracing::Subscriber> Layer<S> for SummaryCounter {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
-        if !event.metadata().target().starts_with("memcc_context::compact") {
+        if event.metadata().target() != memcc::context::SUMMARY_WRITTEN {
             return;
         }
         let mut done = Done(None);
@@ -69,8 +69,8 @@ mod tests {
         let bar = ProgressBar::hidden();
         let seen = tracing::subscriber::with_default(subscriber, || {
             with_spinner(bar.clone(), "compacting", || {
-                tracing::info!(target: "memcc_context::compact", summary = "sum_1", done = 1u64, "summary written");
-                tracing::info!(target: "memcc_context::compact", summary = "sum_2", done = 2u64, "summary written");
+                tracing::info!(target: memcc::context::SUMMARY_WRITTEN, summary = "sum_1", done = 1u64, "summary written");
+                tracing::info!(target: memcc::context::SUMMARY_WRITTEN, summary = "sum_2", done = 2u64, "summary written");
                 tracing::info!(target: "memcc_memory::ingest", done = 99u64, "another crate's event");
                 bar.message()
             })

@@ -17,6 +17,10 @@ use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, NewSummary,
 use crate::summarize::{Escalation, Produced, Summarizer, summarize_escalating};
 use memcc_core::bridge::{BridgeMessage, MemoryBridge, Role, SummaryPayload};
 use memcc_core::estimate_tokens;
+
+/// The `tracing` target of the event each committed summary logs (fields `summary`, `depth`,
+/// `items`, `tokens`, `done`): what `-v` prints and a host's progress display counts.
+pub const SUMMARY_WRITTEN: &str = "memcc_context::compact";
 use memcc_core::time::now_ms;
 
 /// What a `compact` call did, honestly.
@@ -162,8 +166,9 @@ impl Compactor<'_> {
                         SummaryKind::Condensed => outcome.condensed_summaries += 1,
                     }
                     if let ItemRef::Summary { id, depth } = &item.item {
-                        // `-v` follows a long compaction summary by summary.
+                        // `-v` follows a long compaction summary by summary (and a CLI spinner counts them).
                         tracing::info!(
+                            target: SUMMARY_WRITTEN,
                             summary = %id,
                             depth,
                             items = range.len(),

@@ -22,6 +22,7 @@ use memcc_memory::{MemoryConfig, MemoryRuntime};
 /// What hosts name of the context engine: the engine, its requests and answers, the transcript
 /// import. The rest of `memcc-context` is its own.
 pub mod context {
+    pub use memcc_context::compact::SUMMARY_WRITTEN;
     pub use memcc_context::import::{FORMATS_READ, Format, LineError, parse_jsonl, unread_note};
     pub use memcc_context::message::ContentPart;
     pub use memcc_context::store::outbox::PARK_AFTER_ATTEMPTS;
