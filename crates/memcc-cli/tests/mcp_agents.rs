@@ -125,6 +125,21 @@ fn a_models_mistakes_come_back_as_error_results_and_ids_have_one_shape() {
 }
 
 #[test]
+fn a_models_tiny_budget_is_raised_to_the_floor_every_host_applies() {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = alice_server(home.path(), &[]);
+    let turns: Vec<Value> =
+        (0..8).map(|i| json!({"role": "user", "content": format!("Short note {i} about the pier.")})).collect();
+    let appended: Value =
+        serde_json::from_str(&c.call("conversation_append", json!({"messages": turns, "budget": 1})).unwrap()).unwrap();
+    // At a budget of 1 token these eight lines would be folded away; at the floor (256) they fit.
+    assert_eq!(appended["compaction"]["compacted"], json!(false), "{appended}");
+    let assembled: Value =
+        serde_json::from_str(&c.call("conversation_assemble", json!({"budget": 0})).unwrap()).unwrap();
+    assert!(assembled["messages"].as_array().unwrap().len() >= 8, "{assembled}");
+}
+
+#[test]
 fn a_request_line_over_16_mib_is_answered_with_an_error_for_its_id_and_the_server_goes_on() {
     let home = tempfile::tempdir().unwrap();
     let mut c = alice_server(home.path(), &[]);

@@ -349,3 +349,48 @@ impl ChatModel for OpenAiChat {
         format!("openai:{}", self.config.model)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A lent model that answers each call with the next of `answers`, and counts the calls.
+    struct Scripted(Mutex<Vec<Result<String, LlmError>>>, std::sync::atomic::AtomicU32);
+
+    impl ChatModel for Scripted {
+        fn complete(&self, _: &ChatRequest) -> Result<String, LlmError> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.0.lock().unwrap().remove(0)
+        }
+        fn label(&self) -> String {
+            "scripted".into()
+        }
+    }
+
+    fn lent(answers: Vec<Result<String, LlmError>>) -> Pausing<Scripted> {
+        Pausing::new(Scripted(Mutex::new(answers), Default::default()), Duration::from_secs(60))
+    }
+
+    fn calls(p: &Pausing<Scripted>) -> u32 {
+        p.model.1.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    #[test]
+    fn a_lent_model_that_fails_is_left_alone_for_its_pause() {
+        let ask = ChatRequest::simple("system", "user", 10);
+        let model = lent(vec![Err(LlmError::Host("down".into())), Ok("never asked".into())]);
+        assert!(matches!(model.complete(&ask), Err(LlmError::Host(_))));
+        assert!(matches!(model.complete(&ask), Err(LlmError::Absent(why)) if why.contains("paused")));
+        assert_eq!(calls(&model), 1, "the paused model is not asked");
+    }
+
+    #[test]
+    fn no_model_to_ask_pauses_nothing_and_an_answer_is_passed_on() {
+        let ask = ChatRequest::simple("system", "user", 10);
+        let model = lent(vec![Err(LlmError::Absent("none lent".into())), Ok("a summary".into())]);
+        assert!(matches!(model.complete(&ask), Err(LlmError::Absent(_))));
+        assert_eq!(model.complete(&ask).unwrap(), "a summary");
+        assert_eq!(calls(&model), 2);
+    }
+}

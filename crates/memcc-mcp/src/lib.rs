@@ -133,6 +133,13 @@ impl MemccMcp {
         Ok(SessionRef { session_id: self.session(session)?, agent_id: Some(self.agent(agent)?), ..Default::default() })
     }
 
+    /// The budget a call asked for (else the server's), within the configured cap and over the
+    /// floor every host applies (`MemccConfig::token_budget`): a model's `budget: 1` does not
+    /// fold the whole conversation.
+    fn budget(&self, asked: Option<u32>) -> usize {
+        self.memcc.config.token_budget(Some(asked.map_or(self.defaults.budget as f64, f64::from)))
+    }
+
     fn session(&self, given: &Option<String>) -> Result<String, ErrorData> {
         given
             .clone()
@@ -346,7 +353,7 @@ impl MemccMcp {
         as_tool_result(
             async move {
                 let session = self.conversation(&a.session_id, &a.agent_id)?;
-                let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
+                let budget = self.budget(a.budget);
                 let messages: Vec<AgentMessage> = a
                     .messages
                     .into_iter()
@@ -397,7 +404,7 @@ impl MemccMcp {
         as_tool_result(
             async move {
                 let session = self.conversation(&a.session_id, &a.agent_id)?;
-                let budget = a.budget.map_or(self.defaults.budget, |b| b as usize);
+                let budget = self.budget(a.budget);
                 let pending: Vec<AgentMessage> = a.pending.iter().map(|p| AgentMessage::user(p)).collect();
                 self.call(move |m| {
                     // A session nobody appended to is most likely a mistaken id: said, not

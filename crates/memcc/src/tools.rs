@@ -305,7 +305,7 @@ pub struct AppendArgs {
     pub session_id: Option<String>,
     /// The new messages, oldest first.
     pub messages: Vec<TurnMessage>,
-    /// Compact against this token budget afterwards (default: the server's).
+    /// Compact against this token budget afterwards (default: the server's; at least 256).
     pub budget: Option<u32>,
     /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
@@ -317,7 +317,7 @@ pub struct AppendArgs {
 pub struct AssembleArgs {
     /// The conversation (default: the server's session); it must exist (conversation_append starts one).
     pub session_id: Option<String>,
-    /// Token budget (default: the server's).
+    /// Token budget (default: the server's; at least 256).
     pub budget: Option<u32>,
     /// The message about to be sent: it joins the recall query, not the output.
     pub pending: Option<String>,
