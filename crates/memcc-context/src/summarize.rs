@@ -118,6 +118,37 @@ struct InputStats {
 
 static SPEAKER: LazyLock<Regex> = LazyLock::new(|| static_regex(r"^([A-Z][\w'-]{1,30}(?: [A-Z][\w'-]{1,30})?):\s"));
 
+/// A line of a summariser's source — `[date] role: Name: what was said`, a child summary's with a
+/// leading "- " — taken apart, once for every reader of it.
+struct SourceLine<'a> {
+    /// `[date] role:`, when the line has one.
+    prefix: Option<&'a str>,
+    /// Everything after the prefix (the whole line without one).
+    text: &'a str,
+    /// The `Name` of a `Name: ` the text starts with.
+    speaker: Option<&'a str>,
+    /// The text after that `Name: ` (the text itself without one).
+    said: &'a str,
+}
+
+impl<'a> SourceLine<'a> {
+    fn of(line: &'a str) -> Self {
+        let (prefix, text) = match LINE_PREFIX.captures(line) {
+            Some(c) => (c.get(1).map(|m| m.as_str()), c.get(2).map_or("", |m| m.as_str())),
+            None => (None, line),
+        };
+        match SPEAKER.captures(text) {
+            Some(c) => SourceLine {
+                prefix,
+                text,
+                speaker: c.get(1).map(|m| m.as_str()),
+                said: c.get(0).map_or(text, |m| &text[m.end()..]),
+            },
+            None => SourceLine { prefix, text, speaker: None, said: text },
+        }
+    }
+}
+
 /// Words long enough to carry content (CJK runs have no word boundaries and are left out).
 fn content_words(s: &str) -> impl Iterator<Item = String> + '_ {
     s.split(|c: char| !c.is_alphanumeric())
@@ -132,11 +163,11 @@ impl InputStats {
     fn of(text: &str) -> Self {
         let mut stats = InputStats::default();
         for line in text.lines() {
-            let body = LINE_PREFIX.captures(line).and_then(|c| c.get(2)).map_or(line, |m| m.as_str());
-            if let Some(c) = SPEAKER.captures(body) {
-                stats.speakers.insert(c[1].to_string());
+            let line = SourceLine::of(line);
+            if let Some(speaker) = line.speaker {
+                stats.speakers.insert(speaker.to_string());
             }
-            for w in content_words(body) {
+            for w in content_words(line.text) {
                 *stats.counts.entry(w).or_default() += 1;
             }
         }
@@ -257,13 +288,14 @@ pub fn subjects_line(text: &str, per_speaker: usize) -> Option<String> {
     // is no subject, nor is a word of quality ("a great time", "a peaceful place").
     let mut things: HashSet<String> = HashSet::new();
     for line in text.lines().filter(|l| !l.starts_with(EXPAND_FOOTER) && !l.starts_with(SUBJECTS)) {
-        let Some(c) = LINE_PREFIX.captures(line) else { continue };
-        let (prefix, mut body) = (c.get(1).map_or("", |m| m.as_str()), c.get(2).map_or("", |m| m.as_str()));
-        let mut speaker = prefix.rsplit("] ").next().unwrap_or(prefix).trim_end_matches(':').to_string();
-        if let Some(m) = SPEAKER.captures(body) {
-            speaker = m[1].to_string();
-            body = &body[m.get(0).map_or(0, |g| g.end())..];
-        }
+        let line = SourceLine::of(line);
+        let Some(prefix) = line.prefix else { continue };
+        let body = line.said;
+        // The name the line starts with, else the role.
+        let speaker = match line.speaker {
+            Some(name) => name.to_string(),
+            None => prefix.rsplit("] ").next().unwrap_or(prefix).trim_end_matches(':').to_string(),
+        };
         if !speakers.contains(&speaker) {
             speakers.push(speaker.clone());
         }
@@ -340,13 +372,14 @@ pub fn keywords(text: &str, max: usize) -> Vec<String> {
         e.0 += w;
     };
     for line in text.lines().filter(|l| !l.starts_with(EXPAND_FOOTER) && !l.starts_with(SUBJECTS)) {
-        let body = LINE_PREFIX.captures(line).and_then(|c| c.get(2)).map_or(line, |m| m.as_str());
+        let line = SourceLine::of(line);
+        let body = line.text;
         // A capital that only starts a sentence ("Last Friday", "Got any…") is no name, nor is a date's word.
         let starts: HashSet<usize> = std::iter::once(0)
             .chain(SENTENCE_END.find_iter(body).map(|m| m.end()))
             .map(|i| i + body[i..].len() - body[i..].trim_start().len())
             .collect();
-        let body_words = SPEAKER.find(body).map_or(0, |m| m.end());
+        let body_words = body.len() - line.said.len();
         for m in CAPITALISED.find_iter(body) {
             let at_start = starts.contains(&m.start()) || m.start() == body_words;
             if !at_start && !COMMON_CAPS.contains(&m.as_str()) && !CALENDAR_WORDS.contains(&m.as_str()) {
@@ -396,20 +429,16 @@ fn split_sentences(
         if line.is_empty() || line.starts_with(EXPAND_FOOTER) || line.starts_with(SUBJECTS) {
             continue;
         }
-        let (mut prefix, mut body) = match LINE_PREFIX.captures(line) {
-            Some(c) => (c.get(1).map_or("", |m| m.as_str()).to_string(), c.get(2).map_or("", |m| m.as_str())),
-            None => (String::new(), line),
-        };
+        let line = SourceLine::of(line);
+        let body = line.said;
         // Who speaks ("Melanie: …" in a role's message) belongs to every sentence kept from the
         // line, not only to its first: "assistant: I ran a charity race" would say who did not.
-        if let Some(m) = SPEAKER.find(body) {
-            prefix = if prefix.is_empty() {
-                m.as_str().trim_end().to_string()
-            } else {
-                format!("{prefix} {}", m.as_str().trim_end())
-            };
-            body = &body[m.end()..];
-        }
+        let prefix = match (line.prefix, line.speaker) {
+            (Some(p), Some(name)) => format!("{p} {name}:"),
+            (None, Some(name)) => format!("{name}:"),
+            (Some(p), None) => p.to_string(),
+            (None, None) => String::new(),
+        };
         groups.push(prefix);
         let group = groups.len() - 1;
         let mut start = 0;
