@@ -728,13 +728,14 @@ pub fn summarize_escalating(
                 return Produced { text, method };
             }
             Ok(_) => {}
-            Err(LlmError::Absent(why)) => {
-                tracing::debug!(summarizer = %primary.label(), %why, "no model to ask; the extractive summariser writes");
-                broken = true;
-                break;
-            }
             Err(e) => {
-                tracing::warn!(summarizer = %primary.label(), error = %e, "summariser failed; falling back");
+                // No model to ask is no failure: said at debug, not warned of on every summary.
+                match &e {
+                    LlmError::Absent(why) => {
+                        tracing::debug!(summarizer = %primary.label(), %why, "no model to ask; falling back")
+                    }
+                    _ => tracing::warn!(summarizer = %primary.label(), error = %e, "summariser failed; falling back"),
+                }
                 broken = true;
                 break;
             }
