@@ -7,11 +7,8 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::Cli;
-use memcc::core::Pausing;
+use memcc::core::{LENT_MODEL_PAUSE, Pausing};
 use memcc_mcp::{ClientModel, Defaults, MemccMcp};
-
-/// The first pause after the client's model failed (it doubles while failures go on).
-const SAMPLING_PAUSE: std::time::Duration = std::time::Duration::from_secs(120);
 
 #[derive(Args)]
 pub struct McpArgs {
@@ -50,7 +47,7 @@ pub fn run(cli: &Cli, args: &McpArgs) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     // Summaries by the client's own model when it offers sampling (unless a compactionModel is
     // configured); paused a while after it fails; else the offline summariser.
-    let client_model = Pausing::new(ClientModel::new(runtime.handle().clone()), SAMPLING_PAUSE);
+    let client_model = Pausing::new(ClientModel::new(runtime.handle().clone()), LENT_MODEL_PAUSE);
     let memcc = cli.open_background_with(Some(Arc::new(client_model)))?;
     let defaults = Defaults {
         agent_id: cli.agent.clone(),

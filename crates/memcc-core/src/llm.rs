@@ -230,6 +230,9 @@ fn system_roots() -> Option<ureq::tls::RootCerts> {
         .clone()
 }
 
+/// The first pause of a model a host or a client lends ([`Pausing`]), after it fails.
+pub const LENT_MODEL_PAUSE: Duration = Duration::from_secs(120);
+
 /// A model lent by a host or a client, paused after it fails: while paused it is not asked (an
 /// [`LlmError::Absent`] answer at once), so an outage costs one timeout per pause and not one per
 /// summary. The pause starts at `pause`, doubles with each failure in a row (up to 20 times) and

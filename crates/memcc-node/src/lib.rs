@@ -19,7 +19,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 
-use memcc::core::{ChatModel, ChatRequest, LlmError, Pausing};
+use memcc::core::{ChatModel, ChatRequest, LENT_MODEL_PAUSE, LlmError, Pausing};
 
 use memcc::context::{AgentMessage, SessionRef};
 use memcc::context::{ExpandRequest, GrepRequest};
@@ -145,8 +145,6 @@ struct HostModel {
 
 /// How long a summary may wait for the host's model before the extractive fallback is used.
 const HOST_TIMEOUT: Duration = Duration::from_secs(30);
-/// The first pause after a failure; it doubles with each failure in a row (up to 20 times).
-const HOST_PAUSE: Duration = Duration::from_secs(120);
 
 thread_local! {
     /// The session whose compaction this thread runs: the host lends the model of *that*
@@ -224,7 +222,7 @@ impl MemccNative {
             let call = Box::new(move |json| call.call(json, ThreadsafeFunctionCallMode::NonBlocking));
             // After the model fails or stalls, summaries skip it (the extractive fallback) a while.
             let model = HostModel { call, pending: pending.clone(), next: AtomicU32::new(1) };
-            Arc::new(Pausing::new(model, HOST_PAUSE)) as Arc<dyn ChatModel>
+            Arc::new(Pausing::new(model, LENT_MODEL_PAUSE)) as Arc<dyn ChatModel>
         });
         let open = move || -> std::result::Result<Memcc, String> {
             let config: MemccConfig = parse("config", &config_json)?;
@@ -428,7 +426,7 @@ mod tests {
             tx.try_send(answer(n)).unwrap();
             Status::Ok
         });
-        (Pausing::new(HostModel { call, pending, next: AtomicU32::new(1) }, HOST_PAUSE), seen)
+        (Pausing::new(HostModel { call, pending, next: AtomicU32::new(1) }, LENT_MODEL_PAUSE), seen)
     }
 
     fn ask(model: &Pausing<HostModel>) -> std::result::Result<String, LlmError> {

@@ -50,7 +50,7 @@ pub mod memory {
 /// What hosts name of the shared vocabulary: error codes, dates, the chat-model seam.
 pub mod core {
     pub use memcc_core::ErrorCode;
-    pub use memcc_core::llm::{ChatMessage, ChatModel, ChatRequest, LlmError, Pausing};
+    pub use memcc_core::llm::{ChatMessage, ChatModel, ChatRequest, LENT_MODEL_PAUSE, LlmError, Pausing};
     pub use memcc_core::time::day;
 }
 
