@@ -49,6 +49,8 @@ pub struct Dialogue {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct MemoryPoint {
+    /// Text; upstream writes a JSON object here in some persona files, read as its serialised form.
+    #[serde(deserialize_with = "text_or_json")]
     pub content: String,
     /// 0-based index into the session's `dialogue_turns`; upstream writes -1 for a few points
     /// it could not place (those have session-level gold only).
@@ -75,7 +77,18 @@ pub struct Turn {
 #[derive(Debug, Clone, Deserialize)]
 pub struct UsedMemory {
     pub session_uuid: String,
+    /// As [`MemoryPoint::content`], so the two still compare equal.
+    #[serde(deserialize_with = "text_or_json")]
     pub content: String,
+}
+
+/// A string as it is; any other JSON value (upstream's object-valued memory points) as its
+/// serialised text, the same on both sides of a gold comparison.
+fn text_or_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => s,
+        other => other.to_string(),
+    })
 }
 
 /// The persona files under `path` (a file, or a directory's `*.json` but its licence and
@@ -373,5 +386,19 @@ mod tests {
         assert!(issues[1].contains("names no turn"));
         assert!(h.questions[0].gold_turns.is_empty());
         assert!(parse("{}").unwrap_err().to_string().contains("not a RealMem file"));
+    }
+
+    #[test]
+    fn a_memory_point_whose_content_is_a_json_object_is_read_as_its_text_on_both_sides() {
+        // Upstream writes an object in some persona files: the file is read, the gold still traced.
+        let object = r#"{"plan": "Fly to Kyoto", "day": "May 3"}"#;
+        let text = TINY.replace(r#""【Plan】 Fly to Kyoto on May 3""#, object);
+        let mut issues = Vec::new();
+        let h = to_haystack("P", &parse(&text).unwrap(), &mut issues);
+        assert!(issues.is_empty(), "{issues:?}");
+        let read = &h.questions[0].gold_points;
+        assert_eq!(read.len(), 1);
+        assert!(read[0].contains("Fly to Kyoto") && read[0].contains("May 3"), "{read:?}");
+        assert_eq!(h.questions[0].gold_turns, HashSet::from(["aa#1".to_string()]));
     }
 }

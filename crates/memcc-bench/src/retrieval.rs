@@ -359,7 +359,8 @@ fn ask(
     let rt = memcc.memory()?;
     let (text, context) = query_text(memcc, h, q, mode)?;
     let agent = &options.settings.context.agent_id;
-    let hits = rt.search_in_context(agent, &text, &context, q.as_of, None, hits_asked(options), search_mode)?;
+    let asking = memcc::lab::memory::Asking { context: &context, as_of: q.as_of, ..Default::default() };
+    let hits = rt.search_in_context(agent, &text, &asking, hits_asked(options), search_mode)?;
     if options.explain.contains(&q.id) {
         explained.push(Explained {
             id: q.id.clone(),

@@ -315,6 +315,7 @@ pub fn run(
             messages,
             lead_in: Vec::new(),
             child_summary_ids: Vec::new(),
+            project: None,
         };
         records += rt.ingest_summary(&payload)?.records;
     }

@@ -366,6 +366,7 @@ impl Assembler<'_> {
             text,
             as_of,
             context,
+            project: conversation.project.clone(),
         })
     }
 }

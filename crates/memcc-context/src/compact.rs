@@ -356,6 +356,7 @@ impl Compactor<'_> {
             messages: bridged.messages,
             lead_in: bridged.lead_in,
             child_summary_ids: child_ids.clone(),
+            project: conversation.project.clone(),
         };
         let outbox =
             serde_json::to_string(&payload).map_err(|e| StoreError::Corrupt(format!("summary payload: {e}")))?;

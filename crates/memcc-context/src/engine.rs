@@ -14,7 +14,7 @@ use crate::expand::{self, Description, ExpandRequest, Expansion, GrepHit, GrepRe
 use crate::import::{LineError, parse_jsonl};
 use crate::large_file::prepare;
 use crate::message::AgentMessage;
-use crate::store::{AppendOutcome, ContextStore, Conversation, StoreStats};
+use crate::store::{AppendOutcome, ContextStore, Conversation, ConversationMeta, SessionListing, StoreStats};
 use crate::summarize::{ExtractiveSummarizer, Summarizer};
 use memcc_core::bridge::{MemoryBridge, NoopBridge};
 
@@ -25,6 +25,9 @@ pub struct SessionRef {
     pub session_key: Option<String>,
     /// Defaults to the configured agent.
     pub agent_id: Option<String>,
+    /// The project the host says the session is held in ([`memcc_core::project`]): recorded on
+    /// the conversation, and recall favours its memories.
+    pub project: Option<String>,
 }
 
 impl SessionRef {
@@ -61,6 +64,16 @@ pub struct ImportReport {
     pub errors: Vec<LineError>,
     /// Messages stored as given, of no kind MemCC reads ([`crate::import::ParsedTranscript::unread`]).
     pub unread: Vec<LineError>,
+}
+
+/// Where a session left off: what it is, and the last words of each side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeftOff {
+    #[serde(flatten)]
+    pub listing: SessionListing,
+    pub user: Option<String>,
+    pub assistant: Option<String>,
 }
 
 pub struct ContextEngine {
@@ -106,11 +119,53 @@ impl ContextEngine {
             return Err(ContextError::Input("session id must not be empty".into()));
         }
         let agent = self.agent_of(session);
-        let c = self.store.conversation(&session.session_id, session.session_key.as_deref(), agent)?;
+        let mut c = self.store.conversation(&session.session_id, session.session_key.as_deref(), agent)?;
         if c.agent_id != agent {
             return Err(ContextError::UnknownSession(session.session_id.clone()));
         }
+        if let Some(project) = session.project.as_ref().filter(|p| c.project.as_ref() != Some(*p)) {
+            let meta = ConversationMeta { project: Some(project.clone()), ..Default::default() };
+            self.store.set_conversation_meta(c.id, &meta)?;
+            c.project = Some(project.clone());
+        }
         Ok(c)
+    }
+
+    /// Record what a conversation is (its project, title, source, branch), creating it on first
+    /// use; each field given replaces the stored one.
+    pub fn describe_session(&self, session: &SessionRef, meta: &ConversationMeta) -> Result<Conversation> {
+        let mut c = self.session(session)?;
+        self.store.set_conversation_meta(c.id, meta)?;
+        if meta.project.is_some() {
+            c.project = meta.project.clone();
+        }
+        Ok(c)
+    }
+
+    /// Where the agent's latest sessions in `project` left off (`except` left out), newest first:
+    /// each with the last words of its user and of its assistant.
+    pub fn left_off(&self, agent: &str, project: &str, except: &str, limit: usize) -> Result<Vec<LeftOff>> {
+        let mut out = Vec::new();
+        // A few more than asked, for the sessions left out (`except`, and any with nothing said).
+        for listing in self.store.session_listing(Some(agent), Some(project), limit + 2)? {
+            if out.len() == limit {
+                break;
+            }
+            if listing.session_id == except || listing.messages == 0 {
+                continue;
+            }
+            let Some(c) = self.store.find_conversation(&listing.session_id)? else { continue };
+            let user = self.store.last_words(c.id, "user")?;
+            let assistant = self.store.last_words(c.id, "assistant")?;
+            out.push(LeftOff { listing, user, assistant });
+        }
+        Ok(out)
+    }
+
+    /// The agent's conversations (every agent's with `None`), in `project` when given, the most
+    /// recently spoken in first.
+    pub fn sessions(&self, agent: Option<&str>, project: Option<&str>, limit: usize) -> Result<Vec<SessionListing>> {
+        Ok(self.store.session_listing(agent, project, limit)?)
     }
 
     /// A stored conversation of the session's agent; another agent's is "unknown".
@@ -166,11 +221,59 @@ impl ContextEngine {
     /// Import a JSONL transcript. Bad lines are reported and skipped; re-importing adds nothing.
     /// Without a session id, the file's OpenClaw session header names the session.
     pub fn import_jsonl(&self, session_id: Option<&str>, reader: impl BufRead) -> Result<ImportReport> {
+        self.import_transcript(session_id, &ConversationMeta::default(), reader)
+    }
+
+    /// [`Self::import_jsonl`], recording what the session is: what the transcript says (its
+    /// project — the repository of its working directory —, branch, title, and its format as
+    /// its source), each field of `meta` given in its place.
+    pub fn import_transcript(
+        &self,
+        session_id: Option<&str>,
+        meta: &ConversationMeta,
+        reader: impl BufRead,
+    ) -> Result<ImportReport> {
         let parsed = parse_jsonl(reader)?;
         let session_id = session_id.map(String::from).or(parsed.header_session_id.clone()).ok_or_else(|| {
             ContextError::Input("no session id given and the transcript has no session header".into())
         })?;
-        let outcome = self.ingest_batch(&SessionRef::new(&session_id), &parsed.messages)?;
+        self.import_parsed(&SessionRef::new(&session_id), meta, parsed)
+    }
+
+    /// [`Self::import_transcript`] into `session` (of its agent), whatever the file's header says.
+    pub fn import_transcript_as(
+        &self,
+        session: &SessionRef,
+        meta: &ConversationMeta,
+        reader: impl BufRead,
+    ) -> Result<ImportReport> {
+        self.import_parsed(session, meta, parse_jsonl(reader)?)
+    }
+
+    fn import_parsed(
+        &self,
+        session: &SessionRef,
+        meta: &ConversationMeta,
+        parsed: crate::import::ParsedTranscript,
+    ) -> Result<ImportReport> {
+        let session_id = session.session_id.clone();
+        let said = &parsed.meta;
+        let meta = ConversationMeta {
+            project: meta
+                .project
+                .clone()
+                .or_else(|| said.cwd.as_deref().map(|d| memcc_core::project::project_of(std::path::Path::new(d)))),
+            title: meta.title.clone().or_else(|| said.title.clone()),
+            source: meta.source.or(parsed.source()),
+            branch: meta.branch.clone().or_else(|| said.branch.clone()),
+        };
+        let outcome = if parsed.messages.is_empty() && self.store.find_conversation(&session_id)?.is_none() {
+            // Nothing said: no conversation is made of it.
+            AppendOutcome::default()
+        } else {
+            self.describe_session(session, &meta)?;
+            self.ingest_batch(session, &parsed.messages)?
+        };
         Ok(ImportReport {
             session_id,
             added: outcome.inserted.len(),
@@ -292,6 +395,7 @@ impl ContextEngine {
                 session_id: session.session_id.clone(),
                 session_key: session.session_key.clone(),
                 agent_id: session.agent_id.clone().unwrap_or_else(|| self.config.agent_id.clone()),
+                project: session.project.clone(),
             },
         })
     }

@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::message::AgentMessage;
+use crate::store::SessionSource;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LineError {
@@ -40,10 +41,75 @@ pub struct ParsedTranscript {
     pub header_session_id: Option<String>,
     /// The format of the file's first message, when it has one.
     pub format: Option<Format>,
+    /// What the transcript says of its session: where it was held, on which branch, its title.
+    pub meta: TranscriptMeta,
     /// Tool names by call id, so a result names the tool that produced it.
     #[serde(skip)]
     tools: std::collections::HashMap<String, String>,
 }
+
+impl ParsedTranscript {
+    /// Where the session came from, by the format its messages are in (an OpenClaw session
+    /// has its header; plain `{role, content}` lines are an import).
+    pub fn source(&self) -> Option<SessionSource> {
+        Some(match self.format? {
+            Format::ClaudeCode => SessionSource::ClaudeCode,
+            Format::Codex => SessionSource::Codex,
+            Format::Openclaw if self.header_session_id.is_some() => SessionSource::Openclaw,
+            Format::Openclaw => SessionSource::Import,
+        })
+    }
+}
+
+/// What a transcript says of its session, beside its messages.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranscriptMeta {
+    /// The working directory it was held in (Claude Code's `cwd`, Codex's `session_meta`,
+    /// OpenClaw's session header).
+    pub cwd: Option<String>,
+    /// The git branch (Claude Code's `gitBranch`, Codex's `git.branch`), the newest named.
+    pub branch: Option<String>,
+    /// Its title: one its host wrote (Claude Code's `custom-title` over `ai-title` over a
+    /// `summary` line), else the first line of its first user message.
+    pub title: Option<String>,
+    /// How the title was given (higher wins: a user's rename over the host's own over a first line).
+    #[serde(skip)]
+    title_rank: u8,
+}
+
+impl TranscriptMeta {
+    /// Keep `title` when it ranks at least as high as the one kept (the newest of a rank wins:
+    /// a session renamed twice has the second name).
+    fn title(&mut self, title: Option<&str>, rank: u8) {
+        let Some(t) = title.map(|t| t.split_whitespace().collect::<Vec<_>>().join(" ")).filter(|t| !t.is_empty())
+        else {
+            return;
+        };
+        if rank >= self.title_rank || self.title.is_none() {
+            self.title = Some(cut_title(&t));
+            self.title_rank = rank;
+        }
+    }
+}
+
+/// The most characters of a title (a first message can be a page long).
+const TITLE_CHARS: usize = 80;
+
+fn cut_title(t: &str) -> String {
+    if t.chars().count() <= TITLE_CHARS {
+        return t.to_string();
+    }
+    let mut cut: String = t.chars().take(TITLE_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// Ranks of [`TranscriptMeta::title`]'s sources.
+const TITLE_FIRST_MESSAGE: u8 = 0;
+const TITLE_SUMMARY: u8 = 1;
+const TITLE_HOST: u8 = 2;
+const TITLE_USER: u8 = 3;
 
 /// The transcript formats MemCC reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -99,7 +165,18 @@ fn push(parsed: &mut ParsedTranscript, format: Format, messages: Vec<Value>) {
     if !messages.is_empty() && parsed.format.is_none() {
         parsed.format = Some(format);
     }
-    parsed.messages.extend(messages.into_iter().map(AgentMessage::from_value));
+    for m in messages.into_iter().map(AgentMessage::from_value) {
+        if parsed.meta.title.is_none() && m.role() == "user" {
+            let text = m.text();
+            parsed.meta.title(text.lines().find(|l| !l.trim().is_empty()), TITLE_FIRST_MESSAGE);
+        }
+        parsed.messages.push(m);
+    }
+}
+
+/// The string at `key` of a JSON object, if there is one and it is not blank.
+fn str_at<'a>(map: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a str> {
+    map.get(key).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
 }
 
 /// Interpret one JSON value of a transcript.
@@ -124,6 +201,12 @@ fn read_entry(value: Value, parsed: &mut ParsedTranscript) -> Result<(), String>
             if parsed.header_session_id.is_none() {
                 parsed.header_session_id = map.get("sessionId").and_then(Value::as_str).map(String::from);
             }
+            if parsed.meta.cwd.is_none() {
+                parsed.meta.cwd = str_at(map, "cwd").map(String::from);
+            }
+            if let Some(branch) = str_at(map, "gitBranch") {
+                parsed.meta.branch = Some(branch.to_string());
+            }
             let messages = claude_code_entry(map, &mut parsed.tools);
             if messages.is_empty() {
                 parsed.other_entries += 1;
@@ -141,8 +224,30 @@ fn read_entry(value: Value, parsed: &mut ParsedTranscript) -> Result<(), String>
             Ok(())
         }
         Some("session_meta") => {
-            parsed.header_session_id =
-                map.get("payload").and_then(|p| p.get("id")).and_then(Value::as_str).map(String::from);
+            let payload = map.get("payload").and_then(Value::as_object);
+            parsed.header_session_id = payload.and_then(|p| str_at(p, "id")).map(String::from);
+            if let Some(p) = payload {
+                parsed.meta.cwd = str_at(p, "cwd").map(String::from).or(parsed.meta.cwd.take());
+                if let Some(branch) = p.get("git").and_then(Value::as_object).and_then(|g| str_at(g, "branch")) {
+                    parsed.meta.branch = Some(branch.to_string());
+                }
+            }
+            parsed.other_entries += 1;
+            Ok(())
+        }
+        // Claude Code's titles: a user's `/rename`, its own, and the older summary line.
+        Some("custom-title") => {
+            parsed.meta.title(str_at(map, "customTitle"), TITLE_USER);
+            parsed.other_entries += 1;
+            Ok(())
+        }
+        Some("ai-title") => {
+            parsed.meta.title(str_at(map, "aiTitle"), TITLE_HOST);
+            parsed.other_entries += 1;
+            Ok(())
+        }
+        Some("summary") => {
+            parsed.meta.title(str_at(map, "summary"), TITLE_SUMMARY);
             parsed.other_entries += 1;
             Ok(())
         }
@@ -173,6 +278,9 @@ fn read_entry(value: Value, parsed: &mut ParsedTranscript) -> Result<(), String>
         }
         Some("session") => {
             parsed.header_session_id = map.get("id").and_then(Value::as_str).map(String::from);
+            if let Some(cwd) = str_at(map, "cwd") {
+                parsed.meta.cwd = Some(cwd.to_string());
+            }
             parsed.other_entries += 1;
             Ok(())
         }
@@ -192,6 +300,9 @@ fn text_of(content: &Value) -> String {
             .iter()
             .filter_map(|b| match b {
                 Value::String(s) => Some(s.clone()),
+                _ if matches!(b.get("type").and_then(Value::as_str), Some("image" | "input_image")) => {
+                    Some(IMAGE_MARK.to_string())
+                }
                 _ => b.get("text").and_then(Value::as_str).map(String::from),
             })
             .collect::<Vec<_>>()
@@ -212,14 +323,19 @@ fn stamped(mut message: Value, timestamp: Option<&Value>) -> Value {
 }
 
 /// A Claude Code `user` or `assistant` entry as MemCC's messages: a user's words; a user entry's
-/// `tool_result` blocks as tool results (named after their call); an assistant's text, thinking
-/// and `tool_use` blocks as one assistant message. Claude Code's own notes (`isMeta`) are none.
+/// `tool_result` blocks as tool results (named after their call); an assistant's text and
+/// `tool_use` blocks as one assistant message. What the user did not say is none: Claude Code's
+/// own notes (`isMeta`), its compaction summary (`isCompactSummary`), a subagent's conversation
+/// inline (`isSidechain`: the parent keeps its result), slash commands and their output, and
+/// "[Request interrupted by user]". Thinking is the model's scratch work, not what it said, and
+/// an image is an `[image]` mark.
 fn claude_code_entry(
     entry: &serde_json::Map<String, Value>,
     tools: &mut std::collections::HashMap<String, String>,
 ) -> Vec<Value> {
     use serde_json::json;
-    if entry.get("isMeta").and_then(Value::as_bool) == Some(true) {
+    let flag = |key: &str| entry.get(key).and_then(Value::as_bool) == Some(true);
+    if flag("isMeta") || flag("isCompactSummary") || flag("isSidechain") {
         return Vec::new();
     }
     let ts = entry.get("timestamp");
@@ -235,9 +351,11 @@ fn claude_code_entry(
         let mut parts = Vec::new();
         for b in &blocks {
             match b.get("type").and_then(Value::as_str) {
-                Some("text") => parts.push(json!({"type": "text", "text": b.get("text").cloned().unwrap_or_default()})),
-                Some("thinking") => {
-                    parts.push(json!({"type": "thinking", "thinking": b.get("thinking").cloned().unwrap_or_default()}))
+                Some("text") => {
+                    let text = b.get("text").and_then(Value::as_str).unwrap_or_default();
+                    if !text.trim().is_empty() {
+                        parts.push(json!({"type": "text", "text": text}));
+                    }
                 }
                 Some("tool_use") => {
                     let id = b.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -260,7 +378,7 @@ fn claude_code_entry(
             Some("tool_result") => {
                 let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or_default().to_string();
                 let name = tools.get(&id).cloned().unwrap_or_else(|| "tool".into());
-                let text = text_of(b.get("content").unwrap_or(&Value::Null));
+                let text = without_ansi(&text_of(b.get("content").unwrap_or(&Value::Null)));
                 let mut result = json!({"role": "toolResult", "toolCallId": id, "toolName": name,
                                         "content": [{"type": "text", "text": text}]});
                 if b.get("is_error").and_then(Value::as_bool) == Some(true) {
@@ -268,13 +386,79 @@ fn claude_code_entry(
                 }
                 out.push(stamped(result, ts));
             }
-            Some("text") => words.push(b.get("text").and_then(Value::as_str).unwrap_or_default().to_string()),
+            Some("text") => {
+                let text = b.get("text").and_then(Value::as_str).unwrap_or_default();
+                if !is_host_chatter(text) {
+                    words.push(without_ansi(text));
+                }
+            }
+            Some("image") => words.push(IMAGE_MARK.to_string()),
             _ => {}
         }
     }
     let words = words.join("\n");
     if !words.trim().is_empty() {
         out.push(stamped(json!({"role": "user", "content": words}), ts));
+    }
+    out
+}
+
+/// What an image in a transcript becomes in its message's text.
+const IMAGE_MARK: &str = "[image]";
+
+/// Text in a user's turn that the user did not say: a slash command as the host records it
+/// (`<command-name>/model</command-name>…`), a local command's output or caveat, an interruption.
+fn is_host_chatter(text: &str) -> bool {
+    let t = text.trim_start();
+    const WRAPPERS: [&str; 6] = [
+        "<command-name>",
+        "<command-message>",
+        "<local-command-stdout>",
+        "<local-command-stderr>",
+        "<local-command-caveat>",
+        "[Request interrupted by user",
+    ];
+    WRAPPERS.iter().any(|w| t.starts_with(w))
+}
+
+/// `text` without terminal escape sequences (colours, cursor moves), which a command's output
+/// carries into a transcript.
+fn without_ansi(text: &str) -> String {
+    if !text.contains('\u{1b}') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            // CSI: parameters, then one final byte in @..~.
+            Some('[') => {
+                chars.next();
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            // OSC: up to BEL or ESC \.
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' || (c == '\u{1b}' && chars.peek() == Some(&'\\')) {
+                        if c == '\u{1b}' {
+                            chars.next();
+                        }
+                        break;
+                    }
+                }
+            }
+            _ => {
+                chars.next();
+            }
+        }
     }
     out
 }
@@ -353,17 +537,55 @@ fn codex_item(
     }
 }
 
+/// The longest line a transcript may have: a message with a pasted image or a tool's huge output
+/// runs to megabytes, but a line past this is not a message (a `/dev/zero`, a corrupt file) and
+/// is skipped unread rather than held in memory.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// Read the next line (its newline dropped) into `buf`, at most `max` bytes of it: `Ok(None)` at
+/// the end, `Ok(Some(false))` for a line over `max`, whose rest is read past without being kept.
+fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<Option<bool>> {
+    buf.clear();
+    let mut read_any = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(read_any.then_some(buf.len() <= max));
+        }
+        read_any = true;
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        if buf.len() <= max {
+            let room = (max + 1 - buf.len()).min(take);
+            buf.extend_from_slice(&chunk[..room]);
+        }
+        reader.consume(if done { take + 1 } else { take });
+        if done {
+            return Ok(Some(buf.len() <= max));
+        }
+    }
+}
+
 /// Parse a JSONL transcript. I/O errors abort; bad lines are collected in `errors`.
-pub fn parse_jsonl(mut reader: impl BufRead) -> std::io::Result<ParsedTranscript> {
+pub fn parse_jsonl(reader: impl BufRead) -> std::io::Result<ParsedTranscript> {
+    parse_jsonl_within(reader, MAX_LINE_BYTES)
+}
+
+fn parse_jsonl_within(mut reader: impl BufRead, max_line: usize) -> std::io::Result<ParsedTranscript> {
     let mut parsed = ParsedTranscript::default();
     let mut buf = Vec::new();
     let mut line_no = 0usize;
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf)? == 0 {
-            break;
-        }
+    while let Some(fits) = next_line(&mut reader, &mut buf, max_line)? {
         line_no += 1;
+        if !fits {
+            parsed.errors.push(LineError {
+                line: line_no,
+                error: format!("line longer than {} MiB, skipped unread", max_line >> 20),
+            });
+            continue;
+        }
         let text = match std::str::from_utf8(&buf) {
             Ok(t) => t.trim(),
             Err(e) => {
@@ -461,5 +683,71 @@ mod tests {
         assert_eq!(roles, ["user", "assistant", "toolResult"], "the environment context is no message");
         assert_eq!(parsed.messages[2].text(), "[tool result shell] ok", "the output's text, named after its call");
         assert!(parsed.errors.is_empty(), "{parsed:?}");
+    }
+
+    #[test]
+    fn a_claude_code_transcript_says_where_it_was_held_on_which_branch_and_its_newest_title() {
+        let claude = concat!(
+            "{\"type\":\"user\",\"sessionId\":\"cc\",\"cwd\":\"/home/ada/shop/src\",\"gitBranch\":\"main\",\"message\":{\"role\":\"user\",\"content\":\"Why does checkout time out?\\nIt started today.\"}}\n",
+            "{\"type\":\"ai-title\",\"aiTitle\":\"Checkout timeout\"}\n",
+            "{\"type\":\"custom-title\",\"customTitle\":\"Flaky checkout\"}\n",
+            "{\"type\":\"ai-title\",\"aiTitle\":\"Checkout timeouts in CI\"}\n",
+            "{\"type\":\"assistant\",\"cwd\":\"/home/ada/shop\",\"gitBranch\":\"fix/checkout\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"The pool is too small.\"}]}}\n",
+        );
+        let parsed = parse_jsonl(claude.as_bytes()).unwrap();
+        assert_eq!(parsed.meta.cwd.as_deref(), Some("/home/ada/shop/src"));
+        assert_eq!(parsed.meta.branch.as_deref(), Some("fix/checkout"), "the newest branch named");
+        assert_eq!(parsed.meta.title.as_deref(), Some("Flaky checkout"), "a user's rename over the host's titles");
+        assert_eq!(parsed.source(), Some(SessionSource::ClaudeCode));
+
+        let untitled = "{\"type\":\"user\",\"sessionId\":\"cc\",\"message\":{\"role\":\"user\",\"content\":\"  \\nWhy does checkout time out?\\nIt started today.\"}}\n";
+        let parsed = parse_jsonl(untitled.as_bytes()).unwrap();
+        assert_eq!(parsed.meta.title.as_deref(), Some("Why does checkout time out?"), "its first line said");
+
+        let codex = "{\"type\":\"session_meta\",\"payload\":{\"id\":\"cx\",\"cwd\":\"/home/ada/api\",\"git\":{\"branch\":\"dev\"}}}\n";
+        let parsed = parse_jsonl(codex.as_bytes()).unwrap();
+        assert_eq!((parsed.meta.cwd.as_deref(), parsed.meta.branch.as_deref()), (Some("/home/ada/api"), Some("dev")));
+    }
+
+    #[test]
+    fn what_the_user_did_not_say_is_not_stored_as_their_words() {
+        let claude = concat!(
+            "{\"type\":\"user\",\"isCompactSummary\":true,\"message\":{\"role\":\"user\",\"content\":\"This session is being continued from a previous conversation.\"}}\n",
+            "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"<command-name>/model</command-name>\\n<command-message>model</command-message>\"}}\n",
+            "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"<local-command-stdout>Set model to \\u001b[1mopus\\u001b[22m</local-command-stdout>\"}}\n",
+            "{\"type\":\"user\",\"isSidechain\":true,\"message\":{\"role\":\"user\",\"content\":\"Search the codebase for the retry logic.\"}}\n",
+            "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"[Request interrupted by user]\"}]}}\n",
+            "{\"type\":\"assistant\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"x\"}]}}\n",
+            "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"data\":\"AAAA\"}},{\"type\":\"text\",\"text\":\"What is wrong with this \\u001b[31mred\\u001b[0m chart?\"}]}}\n",
+            "{\"type\":\"assistant\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"hmm\"},{\"type\":\"text\",\"text\":\"The axis is log-scaled.\"}]}}\n",
+        );
+        let parsed = parse_jsonl(claude.as_bytes()).unwrap();
+        let said: Vec<(String, String)> = parsed.messages.iter().map(|m| (m.role(), m.text())).collect();
+        assert_eq!(
+            said,
+            vec![
+                ("user".to_string(), "[image]\nWhat is wrong with this red chart?".to_string()),
+                ("assistant".to_string(), "The axis is log-scaled.".to_string()),
+            ]
+        );
+        assert_eq!(parsed.other_entries, 6, "each skipped entry is counted");
+        assert_eq!(parsed.meta.title.as_deref(), Some("[image]"));
+    }
+
+    #[test]
+    fn a_line_past_the_limit_is_skipped_unread_and_the_next_one_is_read() {
+        let mut data = b"{\"role\":\"user\",\"content\":\"before\"}\n".to_vec();
+        data.extend(std::iter::repeat_n(b'x', 5000));
+        data.extend_from_slice(b"\n{\"role\":\"user\",\"content\":\"after\"}");
+        let parsed = parse_jsonl_within(&data[..], 1024).unwrap();
+        let texts: Vec<String> = parsed.messages.iter().map(AgentMessage::text).collect();
+        assert_eq!(texts, ["before", "after"]);
+        assert_eq!(parsed.errors.len(), 1);
+        assert_eq!(parsed.errors[0].line, 2);
+        assert!(parsed.errors[0].error.contains("longer than"), "{:?}", parsed.errors);
+        // A reader with no newline at all, larger than the limit: one error, memory bounded.
+        let endless = std::io::BufReader::new(std::io::Read::take(std::io::repeat(b'y'), 200_000));
+        let parsed = parse_jsonl_within(endless, 1024).unwrap();
+        assert_eq!(parsed.errors.len(), 1);
     }
 }

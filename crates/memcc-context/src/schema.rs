@@ -123,6 +123,30 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     "#,
+    // v4: what a conversation is, for listings and recall by project: the project it belongs
+    // to (a repository root, else a directory), its title, where it came from (claude-code,
+    // codex, openclaw, mcp, import) and the git branch it was on; and the transcripts waiting to
+    // be imported for a host's hook (`transcripts`).
+    r#"
+    ALTER TABLE conversations ADD COLUMN project TEXT;
+    ALTER TABLE conversations ADD COLUMN title TEXT;
+    ALTER TABLE conversations ADD COLUMN source TEXT;
+    ALTER TABLE conversations ADD COLUMN branch TEXT;
+    CREATE INDEX conversations_recent ON conversations (agent_id, updated_at);
+    CREATE TABLE transcript_queue (
+        agent_id        TEXT NOT NULL,
+        session_id      TEXT NOT NULL,
+        path            TEXT NOT NULL,
+        project         TEXT,
+        flush           INTEGER NOT NULL,
+        enqueued_at     INTEGER NOT NULL,
+        claimed_at      INTEGER,
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        last_error      TEXT,
+        PRIMARY KEY (agent_id, session_id)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

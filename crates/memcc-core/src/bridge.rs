@@ -125,6 +125,9 @@ pub struct SummaryPayload {
     pub lead_in: Vec<BridgeMessage>,
     /// Child summary ids of a condensed summary.
     pub child_summary_ids: Vec<String>,
+    /// The project the conversation is held in ([`crate::project`]), when its host said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 impl SummaryPayload {
@@ -152,6 +155,9 @@ pub struct RecallQuery {
     /// weaker signal of the subject at hand (empty when there are none, or `text` holds them).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub context: String,
+    /// The project the conversation is held in: its memories are favoured, others still found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// The recall layer a section comes from; its name (`identity`, …) is the section's tag
@@ -279,6 +285,7 @@ mod tests {
             messages: Vec::new(),
             lead_in: Vec::new(),
             child_summary_ids: Vec::new(),
+            project: None,
         };
         assert_eq!(
             payload.content_without_footer(),

@@ -25,6 +25,14 @@ pub fn defang(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Text set inside one of MemCC's `<memcc-*>` sections (recalled records, the sessions a hook
+/// lists): `&`, `<` and `>` escaped, so it can mention `<memcc-recall>` but never produce the
+/// tag, and MemCC's marks made inert ([`defang`]).
+pub fn escape_in_section(text: &str) -> String {
+    let escaped = text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    defang(&escaped).into_owned()
+}
+
 /// The same for a host message as JSON: its text, whether `content` is a string or parts.
 pub fn defang_message(message: &mut serde_json::Value) {
     use serde_json::Value;

@@ -13,6 +13,7 @@ pub mod errors;
 pub mod framing;
 pub mod llm;
 pub mod paths;
+pub mod project;
 pub mod sqlite;
 pub mod text;
 pub mod time;

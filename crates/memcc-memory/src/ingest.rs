@@ -183,6 +183,7 @@ impl Ingest<'_> {
                 source_session_ids: vec![s.session_id.clone()],
                 source_message_ids: message_ids,
                 event_time,
+                project: s.project.clone(),
                 ..NewRecord::default()
             }
         };

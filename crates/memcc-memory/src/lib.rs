@@ -35,5 +35,5 @@ pub use ingest::IngestReport;
 pub use portable::ImportReport;
 pub use record::{MemoryRecord, RecordKind};
 pub use runtime::MemoryRuntime;
-pub use search::{SearchHit, SearchMode};
+pub use search::{Asking, SearchHit, SearchMode};
 pub use store::sqlite::schema::SCHEMA_VERSION;

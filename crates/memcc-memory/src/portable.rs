@@ -46,6 +46,7 @@ pub(crate) fn export(store: &dyn MemoryStore, agent: Option<&str>, out: &mut dyn
                 pinned: r.pinned,
                 subject: r.subject,
                 predicate: r.predicate,
+                project: r.project,
             },
             forgotten: r.forgotten,
         };

@@ -19,16 +19,11 @@ use crate::question::Question;
 use crate::record::{MemoryRecord, RecordKind};
 use crate::said::said_keys;
 use crate::search::{Found, Query, Search, SearchHit, SearchMode};
-use memcc_core::bridge::{Layer, RecallSection, RecalledItem};
+use memcc_core::bridge::{Layer, RecallQuery, RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
 use memcc_core::text::excerpt;
 
-/// Escape recalled text: it can mention `<memcc-recall>` but never produce the tag.
-pub fn escape(text: &str) -> String {
-    let escaped = text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
-    // Nor can it pass for MemCC's own notes or its `(mem_N)` citations.
-    memcc_core::framing::defang(&escaped).into_owned()
-}
+use memcc_core::framing::escape_in_section as escape;
 
 /// Longest recalled line of one message, in characters, before it is cut (at sentence
 /// boundaries, around the query's words). `memory_get` returns a record whole.
@@ -41,6 +36,8 @@ const LINE_TOKENS: usize = 40;
 const L2_MATCHES: usize = 10;
 /// Tokens of a section's open and close tags.
 const SECTION_TAGS: usize = 12;
+/// Essential records read for L1, the weightiest first (more than any budget shows).
+const ESSENTIALS_READ: usize = 50;
 
 /// What L3 is asked: the question, the conversation's turns before it, and when.
 #[derive(Clone, Copy)]
@@ -48,6 +45,7 @@ struct Asked<'q> {
     question: &'q Question<'q>,
     context: Option<&'q Question<'q>>,
     as_of: Option<i64>,
+    project: Option<&'q str>,
 }
 
 /// What recall reads: the search, and the classifier that names the query's wing.
@@ -58,30 +56,16 @@ pub(crate) struct Recall<'a> {
 
 impl Recall<'_> {
     /// The sections for the assembler, all within `budget` tokens.
-    pub fn layers(
-        &self,
-        agents: &[String],
-        query: &str,
-        context: &str,
-        as_of: Option<i64>,
-        budget: usize,
-    ) -> Result<Vec<RecallSection>> {
+    pub fn layers(&self, agents: &[String], asked: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>> {
+        let (query, context, as_of) = (asked.text.as_str(), asked.context.as_str(), asked.as_of);
         let config = self.search.config;
-        let store = self.search.store;
         let (wing, _) = self.classifier.classify(query);
         let essential_budget = config.essential_budget().min(budget * config.tuning.essential_percent / 100);
         let context_budget = config.context_budget().min(budget * config.tuning.on_demand_percent / 100);
         let identity = self.identity();
         let identity_tokens = identity.as_ref().map_or(0, |t| estimate_tokens(t) + SECTION_TAGS);
-        let essentials = store.essentials(agents, config.essential_min_weight, 50)?;
         let mut shown = Shown::default();
-        let l1 = lines(&essentials, &mut shown, essential_budget.saturating_sub(SECTION_TAGS), &[], &|r| {
-            if r.pinned {
-                "essential: pinned".to_string()
-            } else {
-                format!("essential: weight {:.1} (at least {:.1})", r.weight, config.essential_min_weight)
-            }
-        });
+        let l1 = self.essentials(agents, &mut shown, essential_budget)?;
         let cost = |ls: &[Line]| ls.iter().map(|(l, _)| estimate_tokens(l) + 1).sum::<usize>() + SECTION_TAGS;
         let l1_tokens = cost(&l1);
         // L3 gets the rest, keeping L2's share back; L2 takes what L3 leaves of its share.
@@ -90,8 +74,8 @@ impl Recall<'_> {
         // L2's matches are looked for beside L3's search, in case L3 leaves L2 room.
         let l2_wing = (wing != DEFAULT_WING && context_budget > SECTION_TAGS).then_some(wing.as_str());
         let context = (!context.trim().is_empty()).then(|| Question::new(context));
-        let asked = Asked { question: &question, context: context.as_ref(), as_of };
-        let (l3, in_wing) = self.deep(agents, &asked, l3_room, l2_wing, &mut shown)?;
+        let asked = Asked { question: &question, context: context.as_ref(), as_of, project: asked.project.as_deref() };
+        let (l3, in_wing) = self.deep(agents, &asked, l3_room, l2_wing, &mut shown, &|_| true)?;
         let l3_tokens = cost(&l3);
         let l2_room = context_budget
             .min(budget.saturating_sub(identity_tokens + l1_tokens + l3_tokens))
@@ -113,22 +97,66 @@ impl Recall<'_> {
             }
             _ => Vec::new(),
         };
-        let mut sections = Vec::new();
-        if let Some(text) = identity {
-            let body = format!("<memcc-identity>\n{}\n</memcc-identity>", escape(&text));
-            sections.push(RecallSection {
-                name: Layer::Identity,
-                tokens: estimate_tokens(&body),
-                body,
-                items: Vec::new(),
-            });
-        }
+        let mut sections: Vec<RecallSection> = identity.map(identity_section).into_iter().collect();
         for (name, body) in [(Layer::Essential, l1), (Layer::Context, l2), (Layer::Recall, l3)] {
             if !body.is_empty() {
                 sections.push(section(name, body));
             }
         }
         Ok(fit(sections, budget))
+    }
+
+    /// What a new session should know before anything is asked: who the agent is (L0) and its
+    /// essentials (L1), within `budget` tokens.
+    pub fn standing(&self, agents: &[String], budget: usize) -> Result<Vec<RecallSection>> {
+        let identity = self.identity();
+        let identity_tokens = identity.as_ref().map_or(0, |t| estimate_tokens(t) + SECTION_TAGS);
+        let l1 = self.essentials(agents, &mut Shown::default(), budget.saturating_sub(identity_tokens))?;
+        let mut sections: Vec<RecallSection> = identity.map(identity_section).into_iter().collect();
+        if !l1.is_empty() {
+            sections.push(section(Layer::Essential, l1));
+        }
+        Ok(fit(sections, budget))
+    }
+
+    /// Recall for one prompt of a host that keeps its own conversation and was given the
+    /// standing layers when its session began (a Claude Code or Codex hook): deep search (L3)
+    /// alone, leaving out what `skip` says the host holds already (the session's own records),
+    /// and only lines that clear `tuning`'s relevance floor ([`SearchHit::relevant`]): nothing at
+    /// all when nothing does, so "thanks" costs the host no tokens.
+    pub fn for_prompt(
+        &self,
+        agents: &[String],
+        asked: &RecallQuery,
+        budget: usize,
+        skip: &dyn Fn(&SearchHit) -> bool,
+    ) -> Result<Option<RecallSection>> {
+        let question = Question::new(&asked.text);
+        let context = (!asked.context.trim().is_empty()).then(|| Question::new(&asked.context));
+        let how = Asked {
+            question: &question,
+            context: context.as_ref(),
+            as_of: asked.as_of,
+            project: asked.project.as_deref(),
+        };
+        let floor = &self.search.config.tuning;
+        let keep = |h: &SearchHit| !skip(h) && h.relevant(floor);
+        let room = budget.saturating_sub(SECTION_TAGS);
+        let (lines, _) = self.deep(agents, &how, room, None, &mut Shown::default(), &keep)?;
+        Ok((!lines.is_empty()).then(|| section(Layer::Recall, lines)))
+    }
+
+    /// L1: pinned and weighty records, within `budget` tokens (its tags included).
+    fn essentials(&self, agents: &[String], shown: &mut Shown, budget: usize) -> Result<Vec<Line>> {
+        let config = self.search.config;
+        let essentials = self.search.store.essentials(agents, config.essential_min_weight, ESSENTIALS_READ)?;
+        Ok(lines(&essentials, shown, budget.saturating_sub(SECTION_TAGS), &[], &|r| {
+            if r.pinned {
+                "essential: pinned".to_string()
+            } else {
+                format!("essential: weight {:.1} (at least {:.1})", r.weight, config.essential_min_weight)
+            }
+        }))
     }
 
     /// L2: the query's full-text `matches` in its wing, else the wing's newest records.
@@ -155,8 +183,9 @@ impl Recall<'_> {
         room: usize,
         l2_wing: Option<&str>,
         shown: &mut Shown,
+        keep: &dyn Fn(&SearchHit) -> bool,
     ) -> Result<(Vec<Line>, Option<Vec<i64>>)> {
-        let Asked { question, context, as_of } = *asked;
+        let Asked { question, context, as_of, .. } = *asked;
         if room == 0 {
             return Ok((Vec::new(), None));
         }
@@ -173,7 +202,9 @@ impl Recall<'_> {
             also_in_wing: l2_wing.map(|w| (w, L2_MATCHES)),
             rerank: true,
             context,
+            project: asked.project,
         })?;
+        hits.retain(|h| keep(h));
         let floor = hits.first().map_or(0.0, |h| h.score * self.search.config.tuning.value_floor);
         let mut out = Vec::new();
         let mut used = 0;
@@ -401,6 +432,11 @@ fn strip_date_header(text: &str) -> &str {
         return text[end + 1..].trim_start();
     }
     text
+}
+
+fn identity_section(text: String) -> RecallSection {
+    let body = format!("<memcc-identity>\n{}\n</memcc-identity>", escape(&text));
+    RecallSection { name: Layer::Identity, tokens: estimate_tokens(&body), body, items: Vec::new() }
 }
 
 fn section(name: Layer, lines: Vec<Line>) -> RecallSection {

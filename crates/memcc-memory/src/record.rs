@@ -86,6 +86,9 @@ pub struct MemoryRecord {
     pub subject: Option<String>,
     pub predicate: Option<String>,
     pub embedded: bool,
+    /// The project it was learnt in ([`memcc_core::project`]), when the conversation had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 impl MemoryRecord {
@@ -130,6 +133,8 @@ pub struct NewRecord {
     pub pinned: bool,
     pub subject: Option<String>,
     pub predicate: Option<String>,
+    /// The project it was learnt in, when the conversation had one.
+    pub project: Option<String>,
 }
 
 /// The one rule for text either backend stores: no U+0000. PostgreSQL refuses it in `text`
@@ -151,6 +156,7 @@ impl NewRecord {
             .chain(self.source_session_ids.iter_mut())
             .chain(self.subject.iter_mut())
             .chain(self.predicate.iter_mut())
+            .chain(self.project.iter_mut())
         {
             without_nul(s);
         }
@@ -178,6 +184,7 @@ impl Default for NewRecord {
             pinned: false,
             subject: None,
             predicate: None,
+            project: None,
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::portable::ImportReport;
 use crate::question::Question;
 use crate::recall::Recall;
 use crate::record::{MAX_WEIGHT, MemoryRecord, NewRecord, RecordKind, parse_ref};
-use crate::search::{Query, Search, SearchHit, SearchMode};
+use crate::search::{Asking, Query, Search, SearchHit, SearchMode};
 use crate::store::{Inserted, MemoryStats, MemoryStore};
 use crate::vector::{FlatScan, VectorStore};
 use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
@@ -270,22 +270,21 @@ impl MemoryRuntime {
         top: usize,
         mode: SearchMode,
     ) -> Result<Vec<SearchHit>> {
-        self.search_in_context(agent, query, "", as_of, wing, top, mode)
+        self.search_in_context(agent, query, &Asking { as_of, wing, ..Asking::default() }, top, mode)
     }
 
-    /// [`Self::search_with`] for a query asked in a conversation whose recent turns are
-    /// `context` ([`memcc_core::RecallQuery::context`]), as recall searches.
-    #[allow(clippy::too_many_arguments)]
+    /// [`Self::search_with`] for a query asked where `asking` says: in a conversation whose
+    /// recent turns are its context ([`memcc_core::RecallQuery::context`]), as recall searches,
+    /// and in a project whose records it favours.
     pub fn search_in_context(
         &self,
         agent: &str,
         query: &str,
-        context: &str,
-        as_of: Option<i64>,
-        wing: Option<&str>,
+        asking: &Asking<'_>,
         top: usize,
         mode: SearchMode,
     ) -> Result<Vec<SearchHit>> {
+        let Asking { context, as_of, wing, project } = *asking;
         let agents = self.readable_agents(agent);
         self.catch_up()?;
         let question = Question::new(query);
@@ -302,6 +301,7 @@ impl MemoryRuntime {
                 also_in_wing: None,
                 rerank,
                 context: context.as_ref(),
+                project,
             })
         };
         // The first hits must not depend on how many are asked for, yet a record's score does
@@ -356,14 +356,25 @@ impl MemoryRuntime {
         min_score: f64,
         wing: Option<&str>,
     ) -> Result<Vec<SearchHit>> {
+        self.memory_search_asked(agent, query, max_results, min_score, &Asking { wing, ..Asking::default() })
+    }
+
+    /// [`Self::memory_search`] asked where `asking` says (its project's records favoured).
+    pub fn memory_search_asked(
+        &self,
+        agent: &str,
+        query: &str,
+        max_results: usize,
+        min_score: f64,
+        asking: &Asking<'_>,
+    ) -> Result<Vec<SearchHit>> {
         if query.trim().is_empty() {
             return Err(MemoryError::Input("memory_search needs a query".into()));
         }
-        let hits = self.search_with(
+        let hits = self.search_in_context(
             agent,
             query,
-            None,
-            wing,
+            asking,
             max_results.clamp(1, self.config.tuning.wide_pool),
             SearchMode::Hybrid,
         )?;
@@ -431,13 +442,27 @@ impl MemoryRuntime {
     pub fn retrieve(&self, query: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>> {
         let agents = self.readable_agents(&query.agent_id);
         self.catch_up()?;
-        Recall { search: self.search(), classifier: &self.classifier }.layers(
-            &agents,
-            &query.text,
-            &query.context,
-            query.as_of,
-            budget,
-        )
+        Recall { search: self.search(), classifier: &self.classifier }.layers(&agents, query, budget)
+    }
+
+    /// What a new session should know before anything is asked (identity and essentials), within
+    /// `budget` tokens: a host that keeps its own conversation shows it once, as the session
+    /// begins.
+    pub fn standing(&self, agent: &str, budget: usize) -> Result<Vec<RecallSection>> {
+        let agents = self.readable_agents(agent);
+        Recall { search: self.search(), classifier: &self.classifier }.standing(&agents, budget)
+    }
+
+    /// Recall for one prompt of a host that keeps its own conversation (a Claude Code or Codex
+    /// hook): deep search alone, what `query`'s own session said left out (the host holds it),
+    /// and only what clears the relevance floor; `None` when nothing does.
+    pub fn recall_for_prompt(&self, query: &RecallQuery, budget: usize) -> Result<Option<RecallSection>> {
+        let agents = self.readable_agents(&query.agent_id);
+        self.catch_up()?;
+        let own = |h: &SearchHit| {
+            h.record.as_ref().is_some_and(|r| r.source_session_ids.iter().any(|s| s == &query.session_id))
+        };
+        Recall { search: self.search(), classifier: &self.classifier }.for_prompt(&agents, query, budget, &own)
     }
 
     pub fn stats(&self) -> Result<MemoryStats> {

@@ -73,6 +73,8 @@ pub struct ScoreParts {
     pub context: f64,
     pub when: f64,
     pub recency: f64,
+    /// Learnt in the project the question is asked in.
+    pub project: f64,
     /// The factor a superseded or expired record's sum was multiplied by.
     pub not_current: Option<f64>,
     /// The factor a record was multiplied by because the question asks about what it states
@@ -80,6 +82,10 @@ pub struct ScoreParts {
     pub changed: Option<f64>,
     /// A knowledge-graph line: its score as a share of the best hit's.
     pub knowledge_graph: Option<f64>,
+    /// The record's meaning match as it is (its cosine with the query), and its full-text match
+    /// as the index scored it (BM25), before either is weighed: what the relevance floor reads.
+    pub similarity: f64,
+    pub bm25: f64,
 }
 
 impl ScoreParts {
@@ -91,6 +97,7 @@ impl ScoreParts {
             ("the conversation's subject", self.context),
             ("when it was said", self.when),
             ("recent", self.recency),
+            ("this project", self.project),
         ]
         .into_iter()
         .filter(|(_, v)| *v > 0.0005)
@@ -110,6 +117,16 @@ impl ScoreParts {
 }
 
 impl SearchHit {
+    /// Whether the hit says something about the query at all, as an absolute judgement (a
+    /// search ranks whatever it finds, relevant or not): its meaning is close to the query's, or
+    /// it shares enough of the query's rarer words. A knowledge-graph line is made only of
+    /// facts about whom the query names, and counts as relevant.
+    pub fn relevant(&self, tuning: &crate::tuning::Tuning) -> bool {
+        self.record.is_none()
+            || self.parts.similarity >= tuning.relevant_meaning
+            || self.parts.bm25 >= tuning.relevant_words
+    }
+
     /// What a reader should know of the hit's standing, as a suffix: " (superseded)", or
     /// " (since changed: …)" with what it states that has changed; empty when it is current.
     pub fn standing_note(&self) -> String {
@@ -146,6 +163,19 @@ pub fn evidence(record: &MemoryRecord, needles: &[String], when: bool) -> Vec<i6
     scored.into_iter().map(|(_, id)| id).collect()
 }
 
+/// Where and when a search is asked, beside its words.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asking<'a> {
+    /// What the conversation said just before ([`memcc_core::RecallQuery::context`]).
+    pub context: &'a str,
+    /// The "now" of the question (default: now).
+    pub as_of: Option<i64>,
+    /// Only this wing's records.
+    pub wing: Option<&'a str>,
+    /// The project it is asked in: its records are favoured, others still found.
+    pub project: Option<&'a str>,
+}
+
 /// What a search reads.
 pub(crate) struct Search<'a> {
     pub store: &'a dyn MemoryStore,
@@ -176,6 +206,8 @@ pub(crate) struct Query<'a> {
     /// its words, weighed `tuning.inContext` against the question's own, favour the records of the
     /// subject being worked on.
     pub context: Option<&'a Question<'a>>,
+    /// The project the question is asked in: its records score `tuning.sameProject` more.
+    pub project: Option<&'a str>,
 }
 
 /// The full-text terms of a query, and how many records each matches when that was counted
@@ -344,9 +376,18 @@ impl Search<'_> {
                 }
                 let context =
                     if max_context > 0.0 { in_context.get(&r.id).copied().unwrap_or(0.0) / max_context } else { 0.0 };
+                let project = match (q.project, &r.project) {
+                    (Some(asked), Some(learnt)) if asked == learnt => tuning.same_project,
+                    _ => 0.0,
+                };
                 let mut score = match q.mode {
                     SearchMode::Hybrid => {
-                        tuning.semantic * cos + tuning.lexical * lex + tuning.in_context * context + recency + time
+                        tuning.semantic * cos
+                            + tuning.lexical * lex
+                            + tuning.in_context * context
+                            + recency
+                            + time
+                            + project
                     }
                     SearchMode::Lexical => lex,
                     SearchMode::Dense => cos,
@@ -357,6 +398,9 @@ impl Search<'_> {
                     context: tuning.in_context * context,
                     when: time,
                     recency,
+                    project,
+                    similarity: cos,
+                    bm25: lexical.get(&r.id).copied().unwrap_or(0.0),
                     ..ScoreParts::default()
                 };
                 if !r.is_current() {

@@ -26,6 +26,11 @@ pub struct Tuning {
     /// What a record that states a date adds when the query asks when: half a named period — a
     /// date answers "when" only if it is about the right event, which the words decide.
     pub states_when: f64,
+    /// What a record learnt in the project the question is asked in adds (Claude Code's and
+    /// Codex's repository, a host's project): less than a named period — a question names its
+    /// period, while its project is only where it is asked — so a strong match from another
+    /// project (a preference said there) still wins over a weak one from this.
+    pub same_project: f64,
     /// The most recency adds, for a question about now or the latest (decaying with
     /// `recencyHalfLifeDays`): a tie-break only. Asked of every question it pushed what was
     /// said early below later small talk (LoCoMo dev: five questions lost).
@@ -58,6 +63,12 @@ pub struct Tuning {
     /// Order weight of a recalled line from a session that already has `n` lines shown:
     /// `sessionDecay^n`, so one long session does not fill the room.
     pub session_decay: f64,
+    /// The relevance floor of recall a host asks for each prompt (a Claude Code or Codex hook,
+    /// [`crate::search::SearchHit::relevant`]): a line is shown when its meaning match (cosine)
+    /// reaches `relevantMeaning` or its full-text match (BM25 as the index scores it) reaches
+    /// `relevantWords`; otherwise the prompt gets nothing.
+    pub relevant_meaning: f64,
+    pub relevant_words: f64,
     /// The most of recall's budget the essential layer (L1) may take, and the share kept back
     /// for the wing's on-demand layer (L2), in percent of the budget (each also capped by its
     /// own token setting).
@@ -73,6 +84,7 @@ impl Default for Tuning {
             in_context: 0.3,
             in_period: 0.2,
             states_when: 0.1,
+            same_project: 0.15,
             recency: 0.05,
             not_current: 0.6,
             knowledge_graph: 0.9,
@@ -84,6 +96,8 @@ impl Default for Tuning {
             wide_pool: 100,
             value_floor: 0.15,
             session_decay: 0.9,
+            relevant_meaning: 0.5,
+            relevant_words: 8.0,
             essential_percent: 15,
             on_demand_percent: 10,
         }
@@ -100,12 +114,15 @@ impl Tuning {
             ("inContext", self.in_context, 10.0),
             ("inPeriod", self.in_period, 10.0),
             ("statesWhen", self.states_when, 10.0),
+            ("sameProject", self.same_project, 10.0),
             ("recency", self.recency, 10.0),
             ("notCurrent", self.not_current, 1.0),
             ("knowledgeGraph", self.knowledge_graph, 10.0),
             ("commonTermShare", self.common_term_share, 1.0),
             ("valueFloor", self.value_floor, 1.0),
             ("sessionDecay", self.session_decay, 1.0),
+            ("relevantMeaning", self.relevant_meaning, 1.0),
+            ("relevantWords", self.relevant_words, 1000.0),
         ];
         for (name, value, max) in weights {
             if !value.is_finite() || !(0.0..=max).contains(&value) {

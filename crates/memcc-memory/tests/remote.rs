@@ -150,6 +150,7 @@ fn llm_triples_join_the_knowledge_graph_and_bad_answers_are_ignored() {
         }],
         lead_in: Vec::new(),
         child_summary_ids: Vec::new(),
+        project: None,
     };
     let server = MockServer::start(|_, body, _| {
         let said = body["messages"][1]["content"].as_str().unwrap_or_default().to_string();

@@ -107,11 +107,14 @@ struct Session {
     session_id: String,
     session_key: Option<String>,
     agent_id: Option<String>,
+    /// The project the host holds the session in (its workspace), when it says.
+    #[serde(default)]
+    project: Option<String>,
 }
 
 impl From<Session> for SessionRef {
     fn from(s: Session) -> Self {
-        SessionRef { session_id: s.session_id, session_key: s.session_key, agent_id: s.agent_id }
+        SessionRef { session_id: s.session_id, session_key: s.session_key, agent_id: s.agent_id, project: s.project }
     }
 }
 

@@ -28,9 +28,10 @@ pub mod context {
     pub use memcc_context::store::outbox::PARK_AFTER_ATTEMPTS;
     pub use memcc_context::{
         AgentMessage, Assembled, CompactionOutcome, ContextConfig, ContextEngine, ContextError, ContextStore,
-        ExpandRequest, GrepMode, GrepRequest, GrepScope, ImportReport, PromptPart, PromptSource, PurgeReport,
-        SessionRef, StoreError, VerifyReport,
+        ConversationMeta, ExpandRequest, GrepMode, GrepRequest, GrepScope, ImportReport, LeftOff, PromptPart,
+        PromptSource, PurgeReport, SessionListing, SessionRef, SessionSource, StoreError, TranscriptJob, VerifyReport,
     };
+    pub use memcc_core::project::{project_name, project_of};
 }
 
 /// What hosts name of the memory runtime: the runtime, its records, errors and settings, the
@@ -64,6 +65,7 @@ pub mod lab {
     pub use memcc_memory as memory;
 }
 
+pub mod hooks;
 mod slot;
 pub mod tools;
 pub use slot::MemorySlot;
@@ -146,6 +148,8 @@ pub struct MemccConfig {
     /// Fine-grained memory settings (the top-level options above override their twins when
     /// they are given).
     pub memory: MemoryConfig,
+    /// What Claude Code's and Codex's hooks get ([`hooks::HookConfig`]).
+    pub hooks: hooks::HookConfig,
 }
 
 impl Default for MemccConfig {
@@ -168,6 +172,7 @@ impl Default for MemccConfig {
             memory_enabled: true,
             context: ContextConfig::default(),
             memory: MemoryConfig::default(),
+            hooks: hooks::HookConfig::default(),
         }
     }
 }

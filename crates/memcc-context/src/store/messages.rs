@@ -109,6 +109,21 @@ impl ContextStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
+    /// The newest message of `role` in a conversation whose text is words (not only a tool call's
+    /// marker), if any: where a session left off.
+    pub fn last_words(&self, conversation_id: i64, role: &str) -> Result<Option<String>> {
+        let conn = self.conn();
+        Ok(conn
+            .query_row(
+                "SELECT content FROM messages
+                 WHERE conversation_id = ?1 AND role = ?2 AND trim(content) <> '' AND content NOT LIKE '[tool call %'
+                 ORDER BY seq DESC LIMIT 1",
+                params![conversation_id, role],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     pub fn message_count(&self, conversation_id: i64) -> Result<usize> {
         let conn = self.conn();
         let n: i64 =

@@ -12,6 +12,7 @@ mod messages;
 pub mod outbox;
 mod search;
 mod summaries;
+pub mod transcripts;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -22,13 +23,14 @@ use serde::Serialize;
 use crate::error::StoreError;
 use crate::schema;
 
-pub use conversations::Conversation;
-pub(crate) use conversations::conversation_from_row;
+pub(crate) use conversations::{CONVERSATION_COLUMNS, conversation_from_row};
+pub use conversations::{Conversation, ConversationMeta, SessionListing, SessionSource};
 pub use items::{ContextItem, ItemRef};
 pub use messages::{AppendOutcome, LargeFile, NewMessage, NewPart, StoredMessage};
 pub use search::SearchFilter;
 pub use summaries::{NewSummary, Summary, SummaryKind};
 pub(crate) use summaries::{SUMMARY_SELECT, summary_from_row};
+pub use transcripts::TranscriptJob;
 
 type Result<T> = std::result::Result<T, StoreError>;
 

@@ -9,7 +9,7 @@
 
 use rusqlite::{Connection, Transaction, params};
 
-use super::{ContextStore, Conversation, conversation_from_row};
+use super::{CONVERSATION_COLUMNS, ContextStore, Conversation, conversation_from_row};
 use crate::error::StoreError;
 use memcc_core::time::now_ms;
 
@@ -73,10 +73,10 @@ impl ContextStore {
     /// Conversations with summaries waiting for memory (parked ones aside).
     pub fn conversations_with_handoffs(&self) -> Result<Vec<Conversation>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT id, session_id, session_key, agent_id FROM conversations
-             WHERE id IN (SELECT DISTINCT conversation_id FROM memory_outbox WHERE attempts < ?1) ORDER BY id",
-        )?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {CONVERSATION_COLUMNS} FROM conversations
+             WHERE id IN (SELECT DISTINCT conversation_id FROM memory_outbox WHERE attempts < ?1) ORDER BY id"
+        ))?;
         let rows = stmt.query_map([PARK_AFTER_ATTEMPTS], conversation_from_row)?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }

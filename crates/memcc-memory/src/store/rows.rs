@@ -17,7 +17,7 @@ macro_rules! record_select {
             ", source_message_ids",
             $ids,
             ", created_at, event_time, valid_from, valid_until, superseded_by, weight, pinned, forgotten_at, subject, \
-             predicate, embed_status FROM records"
+             predicate, embed_status, project FROM records"
         )
     };
 }
@@ -44,8 +44,8 @@ pub(crate) trait Columns {
 
 /// A record from the columns `id, agent_id, wing, room, kind, text, source_summary_ids,
 /// source_session_ids, source_message_ids, created_at, event_time, valid_from, valid_until,
-/// superseded_by, weight, pinned, forgotten_at, subject, predicate, embed_status` (id lists as
-/// JSON text).
+/// superseded_by, weight, pinned, forgotten_at, subject, predicate, embed_status, project` (id
+/// lists as JSON text).
 ///
 /// A row is read rather than refused when a kind is unknown (a newer MemCC's; read as a fact)
 /// or an id list does not parse (read as empty): refusing it would fail every search that meets
@@ -72,6 +72,7 @@ pub(crate) fn record_from<C: Columns>(c: &C) -> Result<MemoryRecord, C::Error> {
         subject: c.opt_text(17)?,
         predicate: c.opt_text(18)?,
         embedded: c.text(19)? == "embedded",
+        project: c.opt_text(20)?,
     })
 }
 
@@ -144,7 +145,7 @@ mod tests {
         let conn = rusqlite::Connection::open_in_memory().unwrap();
         conn.query_row(
             "SELECT 7, 'main', 'w', 'r', ?1, 'text', '[\"s1\"]', '[]', ?2, 100, NULL, 50, NULL, NULL, 0.5, 1, NULL, \
-             'Lina', 'lives_in', 'embedded'",
+             'Lina', 'lives_in', 'embedded', '/home/ada/shop'",
             [kind, messages],
             |row| record_from(row),
         )
@@ -159,6 +160,7 @@ mod tests {
         assert_eq!((r.created_at, r.event_time, r.valid_from), (100, None, Some(50)));
         assert!(r.pinned && !r.forgotten && r.embedded && r.weight == 0.5);
         assert_eq!((r.subject.as_deref(), r.predicate.as_deref()), (Some("Lina"), Some("lives_in")));
+        assert_eq!(r.project.as_deref(), Some("/home/ada/shop"));
     }
 
     #[test]

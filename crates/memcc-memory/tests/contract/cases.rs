@@ -52,6 +52,7 @@ fn payload(agent: &str, id: &str, day: i64, turns: &[(&str, &str)]) -> SummaryPa
         messages,
         lead_in: Vec::new(),
         child_summary_ids: Vec::new(),
+        project: None,
     }
 }
 
@@ -1136,7 +1137,13 @@ fn the_turns_before_a_question_favour_the_project_being_worked_on() {
     let context = "user: I booked my flights to Japan for the Kyoto trip itinerary.";
     let first = |context: &str| {
         let hits = rt
-            .search_in_context("main", question, context, Some(T0 + 30 * DAY), None, 5, memcc_memory::SearchMode::Hybrid)
+            .search_in_context(
+                "main",
+                question,
+                &memcc_memory::Asking { context, as_of: Some(T0 + 30 * DAY), ..Default::default() },
+                5,
+                memcc_memory::SearchMode::Hybrid,
+            )
             .unwrap();
         hits.first().map(|h| h.text.clone()).unwrap_or_default()
     };

@@ -11,9 +11,9 @@ struct InsertStatements {
 
 const INSERT_RECORD: &str = "INSERT INTO records (agent_id, wing, room, kind, text, content_hash, source_summary_ids,
         source_session_ids, source_message_ids, created_at, event_time, valid_from, weight, pinned, subject, predicate,
-        embed_status, fts)
+        embed_status, fts, project)
      VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8::text::jsonb, $9::text::jsonb, $10, $11, $11, $12, $13,
-             $14, $15, $16, to_tsvector($17::text::regconfig, $18))
+             $14, $15, $16, to_tsvector($17::text::regconfig, $18), $19)
      ON CONFLICT (agent_id, content_hash) DO NOTHING RETURNING id";
 
 /// Inserting's steps as SQL on one PostgreSQL transaction.
@@ -62,6 +62,7 @@ impl InsertTx for PgInsert<'_, '_> {
                 &status,
                 &TS_CONFIG,
                 &fts_document(&r.text),
+                &r.project,
             ],
         )?;
         Ok(row.map(|r| r.try_get(0)).transpose()?)

@@ -93,6 +93,11 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (agent_id, said)
     );
     "#,
+    // v4: the project a record was learnt in (`memcc_core::project`): recall favours the
+    // asker's project.
+    r#"
+    ALTER TABLE records ADD COLUMN project TEXT;
+    "#,
 ];
 
 pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -19,8 +19,8 @@ impl InsertTx for SqliteTx<'_> {
         let mut stmt = tx.prepare_cached(
             "INSERT INTO records (agent_id, wing, room, kind, text, content_hash, source_summary_ids,
                                   source_session_ids, source_message_ids, created_at, event_time, valid_from, weight,
-                                  pinned, subject, predicate, embed_status)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15, ?16)
+                                  pinned, subject, predicate, embed_status, project)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
              ON CONFLICT (agent_id, content_hash) DO NOTHING",
         )?;
         let added = stmt.execute(params![
@@ -40,6 +40,7 @@ impl InsertTx for SqliteTx<'_> {
             r.subject,
             r.predicate,
             if embedded { "embedded" } else { "pending" },
+            r.project,
         ])?;
         if added == 0 {
             return Ok(None);

@@ -1,0 +1,201 @@
+//! Transcripts waiting to be imported: a host's hook (Claude Code's `Stop`, `SessionEnd`,
+//! `PreCompact`; Codex's `Stop`) names a transcript and must return within the host's time
+//! limit, so it only queues the work here; whoever drains the queue imports and flushes. One row
+//! per session: a later hook of the same session renews the row (the import reads the whole
+//! file again, idempotently), so a worker that falls behind does the work once. A row stays
+//! until its work is done, so a kill or a crash leaves it to be taken again.
+
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+
+use super::{ContextStore, Result};
+use memcc_core::time::now_ms;
+
+/// A claim older than this is taken to be a worker's that died (an import and flush of the
+/// longest session takes well under it).
+pub const CLAIM_EXPIRES_MS: i64 = 10 * 60_000;
+/// After this many failures a job waits for `memcc stats` to be read, not for the next drain.
+pub const PARK_TRANSCRIPT_AFTER: i64 = 8;
+
+/// A transcript waiting to be imported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranscriptJob {
+    pub agent_id: String,
+    pub session_id: String,
+    pub path: String,
+    /// The project the hook's working directory belongs to.
+    pub project: Option<String>,
+    /// Flush after importing (the session ended, or its host is about to compact).
+    pub flush: bool,
+    pub attempts: i64,
+    pub last_error: Option<String>,
+    /// When the hook queued it (the newest hook of the session), ms since the epoch.
+    pub enqueued_at: i64,
+}
+
+impl ContextStore {
+    /// Queue (or renew) the import of `path` into `agent`'s `session`; `flush` is kept once
+    /// asked, until the job is done.
+    pub fn queue_transcript(
+        &self,
+        agent: &str,
+        session: &str,
+        path: &str,
+        project: Option<&str>,
+        flush: bool,
+    ) -> Result<()> {
+        let now = now_ms();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO transcript_queue (agent_id, session_id, path, project, flush, enqueued_at, next_attempt_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+                 ON CONFLICT (agent_id, session_id) DO UPDATE SET
+                     path = excluded.path, project = COALESCE(excluded.project, project),
+                     flush = MAX(flush, excluded.flush), enqueued_at = excluded.enqueued_at,
+                     next_attempt_at = MIN(next_attempt_at, excluded.next_attempt_at), attempts = 0",
+                params![agent, session, path, project, flush, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Claim the oldest job that is due and not being worked on (or whose worker died), if any.
+    /// The claim stays with the row: [`Self::finish_transcript`] settles it.
+    pub fn claim_transcript(&self) -> Result<Option<(TranscriptJob, i64)>> {
+        let now = now_ms();
+        self.write(|tx| {
+            let job = tx
+                .query_row(
+                    "SELECT agent_id, session_id, path, project, flush, attempts, last_error, enqueued_at
+                     FROM transcript_queue
+                     WHERE next_attempt_at <= ?1 AND attempts < ?2 AND (claimed_at IS NULL OR claimed_at < ?3)
+                     ORDER BY next_attempt_at, enqueued_at LIMIT 1",
+                    params![now, PARK_TRANSCRIPT_AFTER, now - CLAIM_EXPIRES_MS],
+                    job_from_row,
+                )
+                .optional()?;
+            let Some(job) = job else { return Ok(None) };
+            tx.execute(
+                "UPDATE transcript_queue SET claimed_at = ?3 WHERE agent_id = ?1 AND session_id = ?2",
+                params![job.agent_id, job.session_id, now],
+            )?;
+            Ok(Some((job, now)))
+        })
+    }
+
+    /// Settle a claimed job: done (`error` is `None`) removes it unless a hook renewed it since
+    /// the claim (then it waits to run again); a failure counts an attempt and waits a while
+    /// longer each time.
+    pub fn finish_transcript(&self, job: &TranscriptJob, claimed_at: i64, error: Option<&str>) -> Result<()> {
+        let now = now_ms();
+        self.write(|tx| {
+            match error {
+                None => {
+                    tx.execute(
+                        "DELETE FROM transcript_queue
+                         WHERE agent_id = ?1 AND session_id = ?2 AND enqueued_at <= ?3",
+                        params![job.agent_id, job.session_id, job.enqueued_at],
+                    )?;
+                    // Renewed while it ran: free for the next drain.
+                    tx.execute(
+                        "UPDATE transcript_queue SET claimed_at = NULL WHERE agent_id = ?1 AND session_id = ?2",
+                        params![job.agent_id, job.session_id],
+                    )?;
+                }
+                Some(e) => {
+                    let attempts = job.attempts + 1;
+                    let wait = 30_000_i64.saturating_mul(1 << attempts.clamp(0, 10));
+                    tx.execute(
+                        "UPDATE transcript_queue SET claimed_at = NULL, attempts = ?3, last_error = ?4,
+                                next_attempt_at = ?5
+                         WHERE agent_id = ?1 AND session_id = ?2 AND claimed_at = ?6",
+                        params![job.agent_id, job.session_id, attempts, e, now + wait, claimed_at],
+                    )?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Every job waiting, due or not, parked or not: what `stats` and a hook check report.
+    pub fn transcript_jobs(&self) -> Result<Vec<TranscriptJob>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT agent_id, session_id, path, project, flush, attempts, last_error, enqueued_at
+             FROM transcript_queue ORDER BY enqueued_at",
+        )?;
+        let rows = stmt.query_map([], job_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Whether a job is due now (what a worker would take).
+    pub fn transcript_due(&self) -> Result<bool> {
+        let now = now_ms();
+        let conn = self.conn();
+        Ok(conn
+            .query_row(
+                "SELECT 1 FROM transcript_queue
+                 WHERE next_attempt_at <= ?1 AND attempts < ?2 AND (claimed_at IS NULL OR claimed_at < ?3) LIMIT 1",
+                params![now, PARK_TRANSCRIPT_AFTER, now - CLAIM_EXPIRES_MS],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+}
+
+fn job_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TranscriptJob> {
+    Ok(TranscriptJob {
+        agent_id: r.get(0)?,
+        session_id: r.get(1)?,
+        path: r.get(2)?,
+        project: r.get(3)?,
+        flush: r.get(4)?,
+        attempts: r.get(5)?,
+        last_error: r.get(6)?,
+        enqueued_at: r.get(7)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_is_queued_once_per_session_claimed_once_and_gone_when_done() {
+        let store = ContextStore::open_in_memory().unwrap();
+        store.queue_transcript("claude", "s1", "/t/s1.jsonl", Some("/repo"), false).unwrap();
+        store.queue_transcript("claude", "s1", "/t/s1.jsonl", None, true).unwrap();
+        store.queue_transcript("codex", "s1", "/t/other.jsonl", None, false).unwrap();
+        let jobs = store.transcript_jobs().unwrap();
+        assert_eq!(jobs.len(), 2, "one per agent and session: {jobs:?}");
+        let first = jobs.iter().find(|j| j.agent_id == "claude").unwrap();
+        assert!(first.flush, "a flush once asked is kept");
+        assert_eq!(first.project.as_deref(), Some("/repo"), "a renewal without a project keeps it");
+
+        let (a, at_a) = store.claim_transcript().unwrap().unwrap();
+        let (b, at_b) = store.claim_transcript().unwrap().unwrap();
+        assert_ne!((&a.agent_id, &a.session_id), (&b.agent_id, &b.session_id), "a claimed job is not taken twice");
+        assert!(store.claim_transcript().unwrap().is_none());
+        store.finish_transcript(&a, at_a, None).unwrap();
+        store.finish_transcript(&b, at_b, Some("disk full")).unwrap();
+        let left = store.transcript_jobs().unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!((left[0].attempts, left[0].last_error.as_deref()), (1, Some("disk full")));
+        assert!(!store.transcript_due().unwrap(), "a failed job waits before it is tried again");
+    }
+
+    #[test]
+    fn a_job_renewed_while_it_ran_stays_to_run_again() {
+        let store = ContextStore::open_in_memory().unwrap();
+        store.queue_transcript("a", "s", "/t.jsonl", None, false).unwrap();
+        let (job, at) = store.claim_transcript().unwrap().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        store.queue_transcript("a", "s", "/t.jsonl", None, true).unwrap();
+        store.finish_transcript(&job, at, None).unwrap();
+        let left = store.transcript_jobs().unwrap();
+        assert_eq!(left.len(), 1, "the hook after the claim still has work to do");
+        assert!(store.transcript_due().unwrap());
+    }
+}

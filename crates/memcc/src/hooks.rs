@@ -1,0 +1,376 @@
+//! MemCC in a host that keeps its own conversation and runs commands at points of it — Claude
+//! Code's and Codex's hooks. Such a host builds its prompt itself, so MemCC cannot put recall in
+//! it as it does for OpenClaw; instead each hook's answer enters the model's context:
+//!
+//! - `SessionStart`: what the next session in this project should know — identity, essentials,
+//!   where the project's last sessions left off — within a small budget;
+//! - `UserPromptSubmit`: recall for the prompt, the project's memories first, and **nothing at
+//!   all** when nothing clears the relevance floor ("thanks" gets no tokens);
+//! - `Stop`, `SessionEnd`, `PreCompact`: the transcript is queued for import (and, at the end of
+//!   a session or before the host compacts, a flush), which a worker does outside the host's
+//!   time limit ([`Memcc::drain_transcripts`]).
+//!
+//! The host's JSON shapes are here too, so the cold command and the warm process answer alike.
+
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{Memcc, MemccError};
+use memcc_context::{ConversationMeta, LeftOff, SessionRef, SessionSource};
+use memcc_core::{RecallQuery, estimate_tokens};
+
+/// The points of a host's session MemCC answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HookEvent {
+    SessionStart,
+    UserPromptSubmit,
+    /// A turn ended (Claude Code and Codex).
+    Stop,
+    /// The session ended (Claude Code).
+    SessionEnd,
+    /// The host is about to compact its own context.
+    PreCompact,
+}
+
+impl HookEvent {
+    pub const ALL: [HookEvent; 5] = [
+        HookEvent::SessionStart,
+        HookEvent::UserPromptSubmit,
+        HookEvent::Stop,
+        HookEvent::SessionEnd,
+        HookEvent::PreCompact,
+    ];
+
+    /// The event a name stands for, as the hosts write it ("SessionStart") or as a command line
+    /// does ("session-start", "session_start"), in any case.
+    pub fn parse(name: &str) -> Option<Self> {
+        let folded: String = name.chars().filter(|c| *c != '-' && *c != '_').collect::<String>().to_lowercase();
+        HookEvent::ALL.into_iter().find(|e| e.host_name().to_lowercase() == folded)
+    }
+
+    /// Its name in the hosts' configuration and JSON.
+    pub fn host_name(self) -> &'static str {
+        match self {
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::Stop => "Stop",
+            HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::PreCompact => "PreCompact",
+        }
+    }
+
+    /// Whether the host reads an answer into the model's context (the others are told nothing).
+    pub fn answers(self) -> bool {
+        matches!(self, HookEvent::SessionStart | HookEvent::UserPromptSubmit)
+    }
+
+    /// Whether the session's words are flushed into memory after the import: at its end, and
+    /// when its host compacts (what it folds away should be in memory first). A turn's end
+    /// imports and flushes too where the host has no session end (Codex): see
+    /// [`Memcc::answer_hook`].
+    fn flushes(self) -> bool {
+        matches!(self, HookEvent::SessionEnd | HookEvent::PreCompact | HookEvent::Stop)
+    }
+}
+
+/// What a hook is given on stdin (the fields MemCC reads; any other is ignored). Every field may
+/// be missing: a host's odd payload gets a quiet answer, never a hook error.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct HookInput {
+    #[serde(default)]
+    pub session_id: String,
+    #[serde(default)]
+    pub transcript_path: Option<PathBuf>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub hook_event_name: Option<String>,
+}
+
+/// Settings of the hooks (`hooks` in the settings file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct HookConfig {
+    /// Tokens of what a session is told as it starts (identity, essentials, the project's last
+    /// sessions).
+    pub session_start_tokens: usize,
+    /// Tokens of recall one prompt may get (only what clears the relevance floor).
+    pub prompt_tokens: usize,
+    /// How many of the project's earlier sessions a new one is told about.
+    pub recent_sessions: usize,
+    /// Keep a MemCC process running for the hooks (`memcc daemon`), so a prompt's recall does
+    /// not wait for the embedding model to load; off, every hook loads MemCC itself.
+    pub warm: bool,
+    /// Seconds the warm process waits for a request before it ends.
+    pub idle_secs: u64,
+}
+
+impl Default for HookConfig {
+    fn default() -> Self {
+        HookConfig { session_start_tokens: 700, prompt_tokens: 900, recent_sessions: 3, warm: true, idle_secs: 1800 }
+    }
+}
+
+/// What MemCC answers a hook.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookAnswer {
+    pub event: HookEvent,
+    /// Text for the model's context; `None`: say nothing.
+    pub context: Option<String>,
+    /// A transcript was queued for import (a worker must drain the queue).
+    pub queued: bool,
+}
+
+impl HookAnswer {
+    /// What to print on stdout for the host, which both Claude Code and Codex read:
+    /// `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`; `None` when there
+    /// is nothing to add (print nothing: an empty answer is no error).
+    pub fn host_output(&self) -> Option<serde_json::Value> {
+        let context = self.context.as_ref().filter(|c| !c.trim().is_empty())?;
+        self.event.answers().then(|| {
+            serde_json::json!({
+                "hookSpecificOutput": {"hookEventName": self.event.host_name(), "additionalContext": context}
+            })
+        })
+    }
+}
+
+/// The longest a last word of a session is shown at session start, in characters.
+const LEFT_OFF_CHARS: usize = 220;
+
+impl Memcc {
+    /// Answer `event` of a host's session as [`crate::hooks`] says. `agent` is whose memory.
+    pub fn answer_hook(&self, agent: &str, event: HookEvent, input: &HookInput) -> Result<HookAnswer, MemccError> {
+        let project = input.cwd.as_deref().map(memcc_core::project::project_of);
+        let context = match event {
+            HookEvent::SessionStart => self.session_brief(agent, project.as_deref(), &input.session_id)?,
+            HookEvent::UserPromptSubmit => {
+                let prompt = input.prompt.as_deref().unwrap_or_default();
+                self.prompt_recall(agent, project.as_deref(), &input.session_id, prompt)?
+            }
+            HookEvent::Stop | HookEvent::SessionEnd | HookEvent::PreCompact => None,
+        };
+        let queued = match (&input.transcript_path, event.flushes()) {
+            (Some(path), true) if !input.session_id.trim().is_empty() => {
+                self.queue_transcript(agent, &input.session_id, path, project.as_deref(), true)?;
+                true
+            }
+            _ => false,
+        };
+        Ok(HookAnswer { event, context, queued })
+    }
+
+    /// What a new session should know: the agent's identity and essentials, and where the
+    /// project's last sessions left off, within `hooks.sessionStartTokens`; `None` when there is
+    /// nothing yet.
+    pub fn session_brief(
+        &self,
+        agent: &str,
+        project: Option<&str>,
+        session: &str,
+    ) -> Result<Option<String>, MemccError> {
+        let budget = self.config.hooks.session_start_tokens;
+        let left_off = match project {
+            Some(p) => self.context.left_off(agent, p, session, self.config.hooks.recent_sessions)?,
+            None => Vec::new(),
+        };
+        let sessions = left_off_section(&left_off, budget / 2);
+        let sessions_tokens = sessions.as_deref().map_or(0, estimate_tokens);
+        // Memory that cannot open leaves the session list standing.
+        let standing = match self.memory() {
+            Ok(m) => m.standing(agent, budget.saturating_sub(sessions_tokens + 40))?,
+            Err(e) => {
+                tracing::warn!(error = %e, "session start without long-term memory");
+                Vec::new()
+            }
+        };
+        if standing.is_empty() && sessions.is_none() {
+            return Ok(None);
+        }
+        let mut out = vec![match project {
+            Some(p) => format!(
+                "MemCC memory for this project ({}), from earlier sessions. memory_search finds more; cite a \
+                 memory as (mem_N).",
+                memcc_core::project::project_name(p)
+            ),
+            None => "MemCC memory from earlier sessions. memory_search finds more; cite a memory as (mem_N).".into(),
+        }];
+        out.extend(standing.into_iter().map(|s| s.body));
+        out.extend(sessions);
+        Ok(Some(out.join("\n")))
+    }
+
+    /// Recall for one prompt, the project's memories first, within `hooks.promptTokens`; `None`
+    /// when nothing clears the relevance floor (or memory is unavailable: a prompt never waits
+    /// on an error).
+    pub fn prompt_recall(
+        &self,
+        agent: &str,
+        project: Option<&str>,
+        session: &str,
+        prompt: &str,
+    ) -> Result<Option<String>, MemccError> {
+        if prompt.trim().is_empty() {
+            return Ok(None);
+        }
+        let memory = match self.memory() {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(error = %e, "a prompt without long-term memory");
+                return Ok(None);
+            }
+        };
+        let query = RecallQuery {
+            agent_id: agent.to_string(),
+            session_id: session.to_string(),
+            text: prompt.to_string(),
+            as_of: Some(memcc_core::time::now_ms()),
+            context: String::new(),
+            project: project.map(String::from),
+        };
+        let lead = "MemCC recalled these from earlier sessions for this prompt (memory_get reads one whole):";
+        let budget = self.config.hooks.prompt_tokens.saturating_sub(estimate_tokens(lead) + 1);
+        Ok(memory.recall_for_prompt(&query, budget)?.map(|s| format!("{lead}\n{}", s.body)))
+    }
+
+    /// Queue the import of a host's transcript into `agent`'s `session` (and a flush), for
+    /// [`Memcc::drain_transcripts`]: a hook returns at once, and the work survives the hook.
+    pub fn queue_transcript(
+        &self,
+        agent: &str,
+        session: &str,
+        path: &Path,
+        project: Option<&str>,
+        flush: bool,
+    ) -> Result<(), MemccError> {
+        let path = path.to_string_lossy();
+        Ok(self.context.store().queue_transcript(agent, session, &path, project, flush)?)
+    }
+
+    /// Import (and flush) every queued transcript that is due, one by one, until none is:
+    /// what a hook's worker does. A missing or empty transcript is done with (an empty session
+    /// is not an error); a failure is kept with its job, tried again later.
+    pub fn drain_transcripts(&self) -> Result<DrainReport, MemccError> {
+        let mut report = DrainReport::default();
+        while let Some((job, claimed_at)) = self.context.store().claim_transcript()? {
+            match self.import_queued(&job) {
+                Ok(added) => {
+                    report.imported += 1;
+                    report.messages += added;
+                    self.context.store().finish_transcript(&job, claimed_at, None)?;
+                }
+                Err(e) => {
+                    report.failed += 1;
+                    tracing::warn!(session = %job.session_id, error = %e, "a queued transcript failed to import");
+                    self.context.store().finish_transcript(&job, claimed_at, Some(&e.to_string()))?;
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// One queued import: the transcript read whole (idempotently), its session described
+    /// (project, title, source), then flushed when asked; the messages it added.
+    fn import_queued(&self, job: &memcc_context::TranscriptJob) -> Result<usize, MemccError> {
+        let file = match std::fs::File::open(&job.path) {
+            Ok(f) => f,
+            // A session that never wrote its transcript said nothing.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(MemccError::Config(format!("reading {}: {e}", job.path))),
+        };
+        let meta = ConversationMeta { project: job.project.clone(), ..ConversationMeta::default() };
+        let session = SessionRef { agent_id: Some(job.agent_id.clone()), ..SessionRef::new(&job.session_id) };
+        let report = self.context.import_transcript_as(&session, &meta, std::io::BufReader::new(file))?;
+        if job.flush && self.context.existing(&session).is_ok() {
+            let budget = self.config.token_budget(None);
+            self.context.flush(session, budget)?;
+        }
+        Ok(report.added)
+    }
+}
+
+/// What a drain did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DrainReport {
+    pub imported: usize,
+    pub messages: usize,
+    pub failed: usize,
+}
+
+/// `<memcc-sessions>`: the project's last sessions, newest first, each with its title and the
+/// last words of each side, within `budget` tokens.
+fn left_off_section(left_off: &[LeftOff], budget: usize) -> Option<String> {
+    let mut lines = Vec::new();
+    let mut used = estimate_tokens("<memcc-sessions>\n</memcc-sessions>");
+    for l in left_off {
+        let s = &l.listing;
+        let day = memcc_core::time::day(s.last_at).unwrap_or_default();
+        let source = s.meta.source.map(SessionSource::label).unwrap_or("session");
+        let title = s.meta.title.as_deref().map(|t| format!(" \"{}\"", cut(t, 80))).unwrap_or_default();
+        let mut line = format!("- {day} {source}{title}");
+        if let Some(u) = &l.user {
+            line.push_str(&format!(" — last asked: {}", cut(u, LEFT_OFF_CHARS)));
+        }
+        if let Some(a) = &l.assistant {
+            line.push_str(&format!(" — last answer: {}", cut(a, LEFT_OFF_CHARS)));
+        }
+        let line = memcc_core::framing::escape_in_section(&line);
+        let t = estimate_tokens(&line) + 1;
+        if used + t > budget {
+            break;
+        }
+        used += t;
+        lines.push(line);
+    }
+    (!lines.is_empty()).then(|| format!("<memcc-sessions>\n{}\n</memcc-sessions>", lines.join("\n")))
+}
+
+/// `text` on one line, at most `max` characters.
+fn cut(text: &str, max: usize) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= max {
+        return one;
+    }
+    let mut c: String = one.chars().take(max.saturating_sub(1)).collect();
+    c.push('…');
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_reads_as_the_hosts_and_a_command_line_write_it() {
+        for e in HookEvent::ALL {
+            assert_eq!(HookEvent::parse(e.host_name()), Some(e));
+        }
+        assert_eq!(HookEvent::parse("user-prompt-submit"), Some(HookEvent::UserPromptSubmit));
+        assert_eq!(HookEvent::parse("session_end"), Some(HookEvent::SessionEnd));
+        assert_eq!(HookEvent::parse("PostToolUse"), None);
+    }
+
+    #[test]
+    fn an_answer_is_the_json_both_hosts_read_and_nothing_when_there_is_nothing() {
+        let said = HookAnswer { event: HookEvent::UserPromptSubmit, context: Some("x".into()), queued: false };
+        assert_eq!(
+            said.host_output().unwrap(),
+            serde_json::json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "x"}})
+        );
+        let quiet = HookAnswer { context: None, ..said.clone() };
+        assert_eq!(quiet.host_output(), None);
+        let blank = HookAnswer { context: Some(" \n".into()), ..said };
+        assert_eq!(blank.host_output(), None);
+    }
+
+    #[test]
+    fn a_payload_missing_every_field_still_reads() {
+        let input: HookInput = serde_json::from_str(r#"{"extra": 1}"#).unwrap();
+        assert_eq!(input, HookInput::default());
+    }
+}
