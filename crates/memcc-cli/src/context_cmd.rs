@@ -20,13 +20,6 @@ pub enum FormatArg {
     Codex,
 }
 
-/// What a Claude Code hook writes on stdin (the fields `memcc import --hook` reads).
-#[derive(serde::Deserialize)]
-struct HookInput {
-    session_id: String,
-    transcript_path: PathBuf,
-}
-
 #[derive(Subcommand)]
 pub enum ContextCommand {
     /// Import a transcript, idempotently: OpenClaw session JSONL, {role, content} lines, a Claude
@@ -150,6 +143,21 @@ pub enum ContextCommand {
         #[arg(long)]
         session: String,
     },
+    /// The agent's sessions, the most recently spoken in first: when, how long, its title, project
+    /// and where it came from (Claude Code, Codex, OpenClaw, MCP, an import).
+    ///
+    /// Example: `memcc --agent claude sessions --project .`.
+    Sessions {
+        /// Only this project's: a directory (its repository counts), e.g. `.`.
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// Every agent's sessions, not only --agent's.
+        #[arg(long)]
+        all_agents: bool,
+        /// How many at most.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
     /// Counts of messages, summaries, depth and tokens.
     Stats {
         /// One conversation (default: the whole store).
@@ -230,15 +238,26 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
     match command {
         ContextCommand::Import { file, session, strict, format, hook, flush, budget } => {
             let (file, session) = if *hook {
-                let input: HookInput = serde_json::from_reader(std::io::stdin().lock())
+                let input: memcc::hooks::HookInput = serde_json::from_reader(std::io::stdin().lock())
                     .context("reading the hook's JSON on stdin (session_id, transcript_path)")?;
-                (input.transcript_path, session.clone().or(Some(input.session_id)))
+                match input.transcript_path {
+                    Some(path) => (path, session.clone().or(Some(input.session_id).filter(|s| !s.is_empty()))),
+                    // A session that wrote no transcript said nothing: no error for its host.
+                    None => return emit(cli, &serde_json::json!({"added": 0}), || "nothing to import".into()),
+                }
             } else {
                 (file.clone().unwrap_or_default(), session.clone())
             };
+            if file.is_dir() {
+                return import_dir(cli, &memcc, &file, flush.then_some(*budget));
+            }
             let open = || -> Result<BufReader<std::fs::File>> {
                 Ok(BufReader::new(std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?))
             };
+            // A hook's session that ended before it wrote anything.
+            if *hook && !file.exists() {
+                return emit(cli, &serde_json::json!({"added": 0}), || "nothing to import".into());
+            }
             let parsed = memcc::context::parse_jsonl(open()?)?;
             if *strict && let Some(first) = parsed.errors.first() {
                 bail!(
@@ -250,6 +269,9 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             }
             use memcc::context::{FORMATS_READ, Format};
             let Some(found) = parsed.format else {
+                if *hook {
+                    return emit(cli, &serde_json::json!({"added": 0}), || "nothing to import".into());
+                }
                 bail!(
                     "no message found in {} ({} other entries, {} bad lines): MemCC reads {FORMATS_READ}",
                     file.display(),
@@ -266,23 +288,25 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             if let Some(w) = wanted.filter(|w| *w != found) {
                 bail!("{} reads as a {} transcript, not {} (nothing imported)", file.display(), found.name(), w.name());
             }
-            let report = engine.import_jsonl(session.as_deref(), open()?)?;
+            let options =
+                memcc::transcripts::ImportOptions { session, flush: flush.then_some(*budget), ..Default::default() };
+            let (report, flushed) = match memcc.import_file(&cli.agent, &file, &options)? {
+                memcc::transcripts::FileImport::Imported { report, flushed } => (report, flushed),
+                memcc::transcripts::FileImport::Failed { error } => bail!(error),
+                _ => bail!("no message found in {}", file.display()),
+            };
             warn_unread(&report.unread);
-            let flushed = if *flush { Some(engine.flush(&report.session_id, *budget)?) } else { None };
             emit(cli, &report, || {
                 let mut s = format!(
                     "session {} ({}): {} added, {} already present, {} non-message entries skipped",
-                    report.session_id,
+                    printable(&report.session_id),
                     found.name(),
                     report.added,
                     report.duplicates,
                     report.other_entries
                 );
-                if let Some(f) = &flushed {
-                    s.push_str(&format!(
-                        "; flushed: {} leaf and {} condensed summaries",
-                        f.leaf_summaries, f.condensed_summaries
-                    ));
+                if flushed {
+                    s.push_str("; flushed");
                 }
                 for e in &report.errors {
                     s.push_str(&format!("\n  line {}: {}", e.line, e.error));
@@ -482,6 +506,36 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 bail!("session {session} failed verification");
             }
         }
+        ContextCommand::Sessions { project, all_agents, limit } => {
+            let project = project
+                .as_deref()
+                .map(|p| std::path::absolute(p).map(|p| memcc::context::project_of(&p)))
+                .transpose()
+                .context("reading the project's directory")?;
+            let agent = (!*all_agents).then_some(cli.agent.as_str());
+            let sessions = engine.sessions(agent, project.as_deref(), *limit)?;
+            emit(cli, &sessions, || {
+                if sessions.is_empty() {
+                    return "no sessions".into();
+                }
+                sessions
+                    .iter()
+                    .map(|s| {
+                        let when = memcc::core::minute(s.last_at);
+                        let source = s.meta.source.map_or("—", |x| x.label());
+                        let project = s.meta.project.as_deref().map_or("—", memcc::context::project_name);
+                        let title = s.meta.title.as_deref().unwrap_or("(untitled)");
+                        let agent = if *all_agents { format!(" [{}]", s.agent_id) } else { String::new() };
+                        format!(
+                            "{when}  {source:<11} {project:<16} {:>5} msgs  {title}  ({}){agent}",
+                            s.messages,
+                            printable(&s.session_id)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })?;
+        }
         ContextCommand::Stats { session } => {
             let st = engine.stats(session.as_deref().map(SessionRef::new))?;
             // Where the store and the model are: the data dir follows MEMCC_HOME, then the
@@ -527,6 +581,64 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `memcc import DIR`: every transcript under it (a backfill of `~/.claude/projects/` or
+/// `~/.codex/sessions/`), with a bar at a terminal; those unchanged since their import are passed
+/// over.
+fn import_dir(cli: &Cli, memcc: &memcc::Memcc, dir: &std::path::Path, flush: Option<usize>) -> Result<()> {
+    use memcc::transcripts::FileImport;
+    let show = !cli.json && cli.verbose == 0 && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let bar = show.then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} transcripts, {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let done = memcc.import_dir(&cli.agent, dir, flush, &mut |done, total| {
+        if let Some(b) = &bar {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let count = |f: &dyn Fn(&FileImport) -> bool| done.iter().filter(|(_, d)| f(d)).count();
+    let imported = count(&|d| matches!(d, FileImport::Imported { .. }));
+    let unchanged = count(&|d| matches!(d, FileImport::Unchanged));
+    let empty = count(&|d| matches!(d, FileImport::Empty));
+    let added: usize =
+        done.iter().map(|(_, d)| if let FileImport::Imported { report, .. } = d { report.added } else { 0 }).sum();
+    let failed: Vec<String> = done
+        .iter()
+        .filter_map(|(p, d)| match d {
+            FileImport::Failed { error } => Some(format!("  {}: {error}", p.display())),
+            _ => None,
+        })
+        .collect();
+    let value: Vec<serde_json::Value> = done.iter().map(|(p, d)| serde_json::json!({"path": p, "import": d})).collect();
+    emit(cli, &value, || {
+        let mut s = format!(
+            "{} transcripts: {imported} imported ({added} messages added), {unchanged} unchanged since their import, \
+             {empty} with nothing to import, {} failed",
+            done.len(),
+            failed.len()
+        );
+        for f in failed.iter().take(20) {
+            s.push('\n');
+            s.push_str(f);
+        }
+        s
+    })
+}
+
+/// `text` as a terminal shows it safely: control characters (an escape sequence in a session id
+/// a transcript chose) as `\u{…}`.
+fn printable(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }
 
 /// One `memcc: warning:` line per message stored as given (of no kind MemCC reads), the first

@@ -7,11 +7,17 @@
 #[cfg(feature = "bench")]
 mod bench_cmd;
 mod context_cmd;
+#[cfg(unix)]
+mod daemon_cmd;
 mod demo;
+#[cfg(unix)]
+mod hook_cmd;
 mod mcp_cmd;
 mod memory_cmd;
 mod model_cmd;
 mod progress;
+#[cfg(unix)]
+mod setup_cmd;
 mod ui_cmd;
 
 use std::path::PathBuf;
@@ -80,6 +86,23 @@ enum Command {
     /// Open the local web inspector: sessions and their summary DAG, the assembled prompt and
     /// where each recalled line came from, memory records and triples.
     Ui(ui_cmd::UiArgs),
+    /// Answer a Claude Code or Codex hook: its JSON on stdin; for SessionStart and
+    /// UserPromptSubmit, what the model should know on stdout (nothing when nothing is relevant);
+    /// Stop, SessionEnd and PreCompact queue the session's transcript for import. Never fails
+    /// its host (errors go to stderr and <data dir>/run/hooks.log).
+    #[cfg(unix)]
+    Hook(hook_cmd::HookArgs),
+    /// Set MemCC up in Claude Code or Codex: its MCP server (user scope) and its hooks, merged
+    /// with what is there (a backup first; nothing written when nothing changes); --uninstall
+    /// takes them out; --check says what is installed and whether each part answers.
+    ///
+    /// Example: `memcc setup claude-code`, then `memcc setup --check`.
+    #[cfg(unix)]
+    Setup(setup_cmd::SetupArgs),
+    /// Keep MemCC warm for the hooks (started by the first hook; ends after hooks.idleSecs
+    /// without one): answers them over a Unix socket and imports the transcripts they queue.
+    #[cfg(unix)]
+    Daemon(daemon_cmd::DaemonArgs),
     /// Run the end-to-end demo: compaction of a long conversation, exact recovery, and recall in a new session.
     Demo {
         /// Keep the demo's data here instead of a temporary directory.
@@ -147,6 +170,34 @@ impl Cli {
         Ok(memcc)
     }
 
+    /// Whether this run is the warm process (a server: it logs its warnings as they come).
+    fn is_daemon(&self) -> bool {
+        #[cfg(unix)]
+        return matches!(self.command, Command::Daemon(_));
+        #[cfg(not(unix))]
+        false
+    }
+
+    /// The global options of this run as arguments, the data dir resolved: what a process this
+    /// one starts (the hooks' daemon) needs to open the same MemCC with the same settings.
+    pub fn global_args(&self) -> Result<Vec<std::ffi::OsString>> {
+        let mut args: Vec<std::ffi::OsString> = vec!["--home".into(), self.settings()?.data_dir().into()];
+        let mut flag = |name: &str, value: Option<std::ffi::OsString>| {
+            if let Some(v) = value {
+                args.push(name.into());
+                args.push(v);
+            }
+        };
+        flag("--db", self.db.clone().map(Into::into));
+        flag("--config", self.config.clone().map(Into::into));
+        flag("--compaction-model", self.compaction_model.clone().map(Into::into));
+        flag("--embedding-model", self.embedding_model.clone().map(Into::into));
+        flag("--llm-base-url", self.llm_base_url.clone().map(Into::into));
+        flag("--llm-timeout", self.llm_timeout.map(|t| t.to_string().into()));
+        flag("--agent", Some(self.agent.clone().into()));
+        Ok(args)
+    }
+
     /// The embedder the settings ask for, for a bench that builds its own stores; its warnings printed.
     pub fn embedder(&self) -> Result<std::sync::Arc<dyn memcc::memory::Embedder>> {
         let mut warnings = Vec::new();
@@ -181,7 +232,10 @@ fn print_warnings(warnings: &[String]) {
 /// default of ignoring SIGPIPE: a client that disconnects must not end them.
 fn quiet_on_closed_pipe(command: &Command) {
     #[cfg(unix)]
-    if !matches!(command, Command::Mcp(_) | Command::Ui(_)) {
+    let server = matches!(command, Command::Mcp(_) | Command::Ui(_));
+    #[cfg(unix)]
+    let server = server || matches!(command, Command::Daemon(_));
+    if !server {
         // SAFETY: called once at start-up, before any thread exists; SIG_DFL is a valid handler.
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
@@ -199,7 +253,7 @@ fn main() -> std::process::ExitCode {
     };
     // Servers learn of late warnings (memory opens in the background) from the log; every other
     // command prints `Memcc::warnings` itself once it has opened.
-    let server = matches!(cli.command, Command::Mcp(_) | Command::Ui(_));
+    let server = matches!(cli.command, Command::Mcp(_) | Command::Ui(_)) || cli.is_daemon();
     tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
@@ -220,6 +274,12 @@ fn main() -> std::process::ExitCode {
         Command::Bench(c) => bench_cmd::run(&cli, c),
         Command::Mcp(a) => mcp_cmd::run(&cli, a),
         Command::Ui(a) => ui_cmd::run(&cli, a),
+        #[cfg(unix)]
+        Command::Hook(a) => hook_cmd::run(&cli, a),
+        #[cfg(unix)]
+        Command::Daemon(a) => daemon_cmd::run(&cli, a),
+        #[cfg(unix)]
+        Command::Setup(a) => setup_cmd::run(&cli, a),
         Command::Demo { data } => demo::run(&cli, data.clone()),
     };
     match result {

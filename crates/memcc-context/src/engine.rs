@@ -11,7 +11,7 @@ use crate::compact::{CompactionOutcome, Compactor, Mode};
 use crate::config::ContextConfig;
 use crate::error::{ContextError, Result};
 use crate::expand::{self, Description, ExpandRequest, Expansion, GrepHit, GrepRequest};
-use crate::import::{LineError, parse_jsonl};
+use crate::import::{LineError, ParsedTranscript, parse_jsonl};
 use crate::large_file::prepare;
 use crate::message::AgentMessage;
 use crate::store::{AppendOutcome, ContextStore, Conversation, ConversationMeta, SessionListing, StoreStats};
@@ -237,7 +237,7 @@ impl ContextEngine {
         let session_id = session_id.map(String::from).or(parsed.header_session_id.clone()).ok_or_else(|| {
             ContextError::Input("no session id given and the transcript has no session header".into())
         })?;
-        self.import_parsed(&SessionRef::new(&session_id), meta, parsed)
+        self.import_parsed_as(&SessionRef::new(&session_id), meta, parsed)
     }
 
     /// [`Self::import_transcript`] into `session` (of its agent), whatever the file's header says.
@@ -247,14 +247,15 @@ impl ContextEngine {
         meta: &ConversationMeta,
         reader: impl BufRead,
     ) -> Result<ImportReport> {
-        self.import_parsed(session, meta, parse_jsonl(reader)?)
+        self.import_parsed_as(session, meta, parse_jsonl(reader)?)
     }
 
-    fn import_parsed(
+    /// [`Self::import_transcript_as`] of a transcript already read.
+    pub fn import_parsed_as(
         &self,
         session: &SessionRef,
         meta: &ConversationMeta,
-        parsed: crate::import::ParsedTranscript,
+        parsed: ParsedTranscript,
     ) -> Result<ImportReport> {
         let session_id = session.session_id.clone();
         let said = &parsed.meta;

@@ -125,8 +125,8 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // v4: what a conversation is, for listings and recall by project: the project it belongs
     // to (a repository root, else a directory), its title, where it came from (claude-code,
-    // codex, openclaw, mcp, import) and the git branch it was on; and the transcripts waiting to
-    // be imported for a host's hook (`transcripts`).
+    // codex, openclaw, mcp, import) and the git branch it was on; the transcripts waiting to
+    // be imported for a host's hook, and the files imported whole (`transcripts`).
     r#"
     ALTER TABLE conversations ADD COLUMN project TEXT;
     ALTER TABLE conversations ADD COLUMN title TEXT;
@@ -145,6 +145,16 @@ const MIGRATIONS: &[&str] = &[
         next_attempt_at INTEGER NOT NULL,
         last_error      TEXT,
         PRIMARY KEY (agent_id, session_id)
+    );
+    -- Files an import read whole, as they were then: a backfill passes over those unchanged.
+    CREATE TABLE imported_files (
+        agent_id    TEXT NOT NULL,
+        path        TEXT NOT NULL,
+        size        INTEGER NOT NULL,
+        modified_at INTEGER NOT NULL,
+        session_id  TEXT NOT NULL,
+        imported_at INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, path)
     );
     "#,
 ];

@@ -12,13 +12,13 @@
 //!
 //! The host's JSON shapes are here too, so the cold command and the warm process answer alike.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{Memcc, MemccError};
-use memcc_context::{ConversationMeta, LeftOff, SessionRef, SessionSource};
+use memcc_context::{LeftOff, SessionSource};
 use memcc_core::{RecallQuery, estimate_tokens};
 
 /// The points of a host's session MemCC answers.
@@ -237,69 +237,6 @@ impl Memcc {
         let budget = self.config.hooks.prompt_tokens.saturating_sub(estimate_tokens(lead) + 1);
         Ok(memory.recall_for_prompt(&query, budget)?.map(|s| format!("{lead}\n{}", s.body)))
     }
-
-    /// Queue the import of a host's transcript into `agent`'s `session` (and a flush), for
-    /// [`Memcc::drain_transcripts`]: a hook returns at once, and the work survives the hook.
-    pub fn queue_transcript(
-        &self,
-        agent: &str,
-        session: &str,
-        path: &Path,
-        project: Option<&str>,
-        flush: bool,
-    ) -> Result<(), MemccError> {
-        let path = path.to_string_lossy();
-        Ok(self.context.store().queue_transcript(agent, session, &path, project, flush)?)
-    }
-
-    /// Import (and flush) every queued transcript that is due, one by one, until none is:
-    /// what a hook's worker does. A missing or empty transcript is done with (an empty session
-    /// is not an error); a failure is kept with its job, tried again later.
-    pub fn drain_transcripts(&self) -> Result<DrainReport, MemccError> {
-        let mut report = DrainReport::default();
-        while let Some((job, claimed_at)) = self.context.store().claim_transcript()? {
-            match self.import_queued(&job) {
-                Ok(added) => {
-                    report.imported += 1;
-                    report.messages += added;
-                    self.context.store().finish_transcript(&job, claimed_at, None)?;
-                }
-                Err(e) => {
-                    report.failed += 1;
-                    tracing::warn!(session = %job.session_id, error = %e, "a queued transcript failed to import");
-                    self.context.store().finish_transcript(&job, claimed_at, Some(&e.to_string()))?;
-                }
-            }
-        }
-        Ok(report)
-    }
-
-    /// One queued import: the transcript read whole (idempotently), its session described
-    /// (project, title, source), then flushed when asked; the messages it added.
-    fn import_queued(&self, job: &memcc_context::TranscriptJob) -> Result<usize, MemccError> {
-        let file = match std::fs::File::open(&job.path) {
-            Ok(f) => f,
-            // A session that never wrote its transcript said nothing.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => return Err(MemccError::Config(format!("reading {}: {e}", job.path))),
-        };
-        let meta = ConversationMeta { project: job.project.clone(), ..ConversationMeta::default() };
-        let session = SessionRef { agent_id: Some(job.agent_id.clone()), ..SessionRef::new(&job.session_id) };
-        let report = self.context.import_transcript_as(&session, &meta, std::io::BufReader::new(file))?;
-        if job.flush && self.context.existing(&session).is_ok() {
-            let budget = self.config.token_budget(None);
-            self.context.flush(session, budget)?;
-        }
-        Ok(report.added)
-    }
-}
-
-/// What a drain did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct DrainReport {
-    pub imported: usize,
-    pub messages: usize,
-    pub failed: usize,
 }
 
 /// `<memcc-sessions>`: the project's last sessions, newest first, each with its title and the

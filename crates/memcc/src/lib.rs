@@ -26,6 +26,7 @@ pub mod context {
     pub use memcc_context::import::{FORMATS_READ, Format, LineError, parse_jsonl, unread_note};
     pub use memcc_context::message::ContentPart;
     pub use memcc_context::store::outbox::PARK_AFTER_ATTEMPTS;
+    pub use memcc_context::store::transcripts::PARK_TRANSCRIPT_AFTER;
     pub use memcc_context::{
         AgentMessage, Assembled, CompactionOutcome, ContextConfig, ContextEngine, ContextError, ContextStore,
         ConversationMeta, ExpandRequest, GrepMode, GrepRequest, GrepScope, ImportReport, LeftOff, PromptPart,
@@ -51,8 +52,9 @@ pub mod memory {
 /// What hosts name of the shared vocabulary: error codes, dates, the chat-model seam.
 pub mod core {
     pub use memcc_core::ErrorCode;
+    pub use memcc_core::estimate_tokens;
     pub use memcc_core::llm::{ChatMessage, ChatModel, ChatRequest, LENT_MODEL_PAUSE, LlmError, Pausing};
-    pub use memcc_core::time::day;
+    pub use memcc_core::time::{day, minute, now_ms};
 }
 
 /// The engine crates whole, for the benchmark harness, which measures their parts (vector stores,
@@ -68,6 +70,7 @@ pub mod lab {
 pub mod hooks;
 mod slot;
 pub mod tools;
+pub mod transcripts;
 pub use slot::MemorySlot;
 
 /// When the memory runtime opens, and what its failure means.

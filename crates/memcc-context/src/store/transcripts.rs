@@ -3,7 +3,8 @@
 //! limit, so it only queues the work here; whoever drains the queue imports and flushes. One row
 //! per session: a later hook of the same session renews the row (the import reads the whole
 //! file again, idempotently), so a worker that falls behind does the work once. A row stays
-//! until its work is done, so a kill or a crash leaves it to be taken again.
+//! until its work is done, so a kill or a crash leaves it to be taken again. Beside the queue,
+//! the files imported whole and as they were then, which a backfill passes over.
 
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
@@ -127,6 +128,41 @@ impl ContextStore {
         )?;
         let rows = stmt.query_map([], job_from_row)?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Whether `agent` imported the file at `path` whole when it had this size and modification
+    /// time (ms): a backfill passes over it.
+    pub fn file_imported(&self, agent: &str, path: &str, size: i64, modified_at: i64) -> Result<bool> {
+        let conn = self.conn();
+        Ok(conn
+            .query_row(
+                "SELECT 1 FROM imported_files WHERE agent_id = ?1 AND path = ?2 AND size = ?3 AND modified_at = ?4",
+                params![agent, path, size, modified_at],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// Note that `agent` imported the file at `path` whole, as it was, into `session`.
+    pub fn note_file_imported(
+        &self,
+        agent: &str,
+        path: &str,
+        size: i64,
+        modified_at: i64,
+        session: &str,
+    ) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO imported_files (agent_id, path, size, modified_at, session_id, imported_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (agent_id, path) DO UPDATE SET size = excluded.size, modified_at = excluded.modified_at,
+                     session_id = excluded.session_id, imported_at = excluded.imported_at",
+                params![agent, path, size, modified_at, session, now_ms()],
+            )?;
+            Ok(())
+        })
     }
 
     /// Whether a job is due now (what a worker would take).

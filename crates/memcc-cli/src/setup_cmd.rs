@@ -1,0 +1,720 @@
+//! `memcc setup claude-code|codex`: MemCC into a host's own configuration — its MCP server at
+//! user scope and its hooks — merged with what is there (other servers and hooks untouched, a
+//! backup before any change, nothing written when nothing changes), and taken out again with
+//! `--uninstall`. `memcc setup --check` says what is installed and whether each part answers.
+//!
+//! Where each host reads what:
+//! - Claude Code: hooks in `settings.json` of its config dir (`$CLAUDE_CONFIG_DIR`, else
+//!   `~/.claude`), the user-scope MCP server in `.claude.json` (in `$CLAUDE_CONFIG_DIR`, else
+//!   the home directory);
+//! - Codex: hooks in `hooks.json` and the MCP server in `config.toml`, both in `$CODEX_HOME`
+//!   (else `~/.codex`). Codex runs a hook only after its user trusted it (`/hooks` in Codex).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+
+use crate::Cli;
+use memcc::hooks::HookEvent;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Host {
+    ClaudeCode,
+    Codex,
+}
+
+impl Host {
+    fn label(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "Claude Code",
+            Host::Codex => "Codex",
+        }
+    }
+
+    /// The events MemCC hooks, each with the seconds the host gives it. Claude Code gives
+    /// `SessionEnd` 1.5 s unless a hook asks for more; MemCC only queues there, but asks for
+    /// room anyway. Codex has no session end: its turn's end (`Stop`) imports and flushes.
+    fn events(self) -> &'static [(HookEvent, u64)] {
+        match self {
+            Host::ClaudeCode => &[
+                (HookEvent::SessionStart, 30),
+                (HookEvent::UserPromptSubmit, 30),
+                (HookEvent::Stop, 10),
+                (HookEvent::SessionEnd, 10),
+                (HookEvent::PreCompact, 10),
+            ],
+            Host::Codex => &[
+                (HookEvent::SessionStart, 30),
+                (HookEvent::UserPromptSubmit, 30),
+                (HookEvent::Stop, 10),
+                (HookEvent::PreCompact, 10),
+            ],
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct SetupArgs {
+    /// The host to set MemCC up in (with --check: only this one).
+    #[arg(value_enum, required_unless_present = "check")]
+    host: Option<Host>,
+    /// Print what would change, change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Take MemCC out of the host's configuration (its other servers and hooks stay).
+    #[arg(long, conflicts_with = "check")]
+    uninstall: bool,
+    /// Say what is installed in each host and whether each part answers (exit 1 when an
+    /// installed part does not).
+    #[arg(long)]
+    check: bool,
+}
+
+/// One configuration file MemCC changes.
+struct ConfigFile {
+    path: PathBuf,
+    /// What it holds now (`None`: it does not exist).
+    before: Option<String>,
+    after: String,
+}
+
+pub fn run(cli: &Cli, args: &SetupArgs) -> Result<()> {
+    if args.check {
+        return check(cli, args.host);
+    }
+    let Some(host) = args.host else { bail!("name a host: claude-code or codex") };
+    let command = MemccCommand::of(cli)?;
+    let files = match host {
+        Host::ClaudeCode => claude_code_files(&command, args.uninstall)?,
+        Host::Codex => codex_files(&command, args.uninstall)?,
+    };
+    let changed: Vec<&ConfigFile> = files.iter().filter(|f| f.before.as_deref() != Some(f.after.as_str())).collect();
+    if changed.is_empty() {
+        println!("{}: nothing to change", host.label());
+        return Ok(());
+    }
+    for f in &changed {
+        if args.dry_run {
+            println!("would write {}:\n{}", f.path.display(), f.after);
+            continue;
+        }
+        write_with_backup(f)?;
+        println!("wrote {}", f.path.display());
+    }
+    if !args.dry_run && !args.uninstall {
+        match host {
+            Host::ClaudeCode => println!("Claude Code: start a new session; `memcc setup --check` tests each part."),
+            Host::Codex => println!(
+                "Codex runs a new hook only after you trust it: start `codex` and review MemCC's hooks with /hooks. \
+                 `memcc setup --check` tests each part."
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// How the host should run MemCC: this binary, by its full path (a host started from a desktop
+/// may not have its PATH), with the data dir, settings and agent this command was given.
+struct MemccCommand {
+    exe: PathBuf,
+    /// Global options, before the subcommand.
+    globals: Vec<String>,
+    agent: String,
+    /// Environment the host should pass (a model dir named by the environment here).
+    env: Vec<(String, String)>,
+}
+
+impl MemccCommand {
+    fn of(cli: &Cli) -> Result<Self> {
+        let exe = std::env::current_exe().context("finding the memcc binary")?;
+        let exe = exe.canonicalize().unwrap_or(exe);
+        let mut globals = Vec::new();
+        // The data dir, when it is not the default one the host's environment would give.
+        if cli.home.is_some() || std::env::var_os("MEMCC_HOME").is_some_and(|v| !v.is_empty()) {
+            globals.push("--home".into());
+            globals.push(std::path::absolute(cli.settings()?.data_dir())?.to_string_lossy().into_owned());
+        }
+        if let Some(config) = &cli.config {
+            globals.push("--config".into());
+            globals.push(std::path::absolute(config)?.to_string_lossy().into_owned());
+        }
+        let env = ["MEMCC_MODEL_DIR"]
+            .iter()
+            .filter_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()).map(|v| (k.to_string(), v)))
+            .collect();
+        Ok(MemccCommand { exe, globals, agent: cli.agent.clone(), env })
+    }
+
+    /// The shell command of a hook.
+    fn hook(&self, event: HookEvent) -> String {
+        let mut words: Vec<String> = self.env.iter().map(|(k, v)| format!("{k}={}", shell_quote(v))).collect();
+        words.push(shell_quote(&self.exe.to_string_lossy()));
+        words.extend(self.globals.iter().map(|g| shell_quote(g)));
+        words.extend(["--agent".to_string(), shell_quote(&self.agent), "hook".into(), event.host_name().into()]);
+        words.join(" ")
+    }
+
+    /// The MCP server's arguments.
+    fn mcp_args(&self) -> Vec<String> {
+        let mut args = self.globals.clone();
+        args.extend(["mcp".into(), "--agent".into(), self.agent.clone()]);
+        args
+    }
+}
+
+/// `s` as one word to a POSIX shell (both hosts run a hook's command with one).
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c)) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Whether a hook's command is MemCC's: its program is a `memcc` binary and it runs a hook (or
+/// the `import --hook` of earlier setups, which the hooks replace).
+fn is_memcc_hook(command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let Some(program) = words.iter().position(|w| !w.contains('=') || w.starts_with('\'')) else { return false };
+    let name = words[program].trim_matches('\'').rsplit('/').next().unwrap_or_default();
+    name.starts_with("memcc") && (words.contains(&"hook") || (words.contains(&"import") && words.contains(&"--hook")))
+}
+
+fn claude_dir() -> Result<PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+        Some(d) => Ok(PathBuf::from(d)),
+        None => Ok(home()?.join(".claude")),
+    }
+}
+
+fn claude_json() -> Result<PathBuf> {
+    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+        Some(d) => Ok(PathBuf::from(d).join(".claude.json")),
+        None => Ok(home()?.join(".claude.json")),
+    }
+}
+
+fn codex_dir() -> Result<PathBuf> {
+    match std::env::var_os("CODEX_HOME").filter(|v| !v.is_empty()) {
+        Some(d) => Ok(PathBuf::from(d)),
+        None => Ok(home()?.join(".codex")),
+    }
+}
+
+fn home() -> Result<PathBuf> {
+    std::env::var_os("HOME").filter(|v| !v.is_empty()).map(PathBuf::from).context("HOME is not set")
+}
+
+fn read(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// A JSON file's object (an empty one when the file is missing or blank); anything else is
+/// refused untouched.
+fn json_object(path: &Path, text: Option<&str>) -> Result<serde_json::Map<String, Value>> {
+    match text.map(str::trim).filter(|t| !t.is_empty()) {
+        None => Ok(serde_json::Map::new()),
+        Some(t) => match serde_json::from_str(t) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(_) => bail!("{} is not a JSON object; fix it by hand (nothing written)", path.display()),
+            Err(e) => bail!("{} is not valid JSON ({e}); fix it by hand (nothing written)", path.display()),
+        },
+    }
+}
+
+/// The hosts' `hooks` object with MemCC's hooks replaced by `wanted` (none: taken out), every
+/// other hook kept in its place.
+fn merge_hooks(hooks: &mut serde_json::Map<String, Value>, wanted: &[(HookEvent, String, u64)]) -> Result<()> {
+    for (event, groups) in hooks.iter_mut() {
+        let Value::Array(groups) = groups else { bail!("hooks.{event} is not a list; fix it by hand") };
+        for group in groups.iter_mut() {
+            if let Some(Value::Array(handlers)) = group.get_mut("hooks") {
+                handlers.retain(|h| !h.get("command").and_then(Value::as_str).is_some_and(is_memcc_hook));
+            }
+        }
+        // A group MemCC's hook was alone in goes with it.
+        groups.retain(|g| g.get("hooks").and_then(Value::as_array).is_none_or(|h| !h.is_empty()));
+    }
+    hooks.retain(|_, groups| groups.as_array().is_none_or(|g| !g.is_empty()));
+    for (event, command, timeout) in wanted {
+        let groups = hooks.entry(event.host_name()).or_insert_with(|| json!([]));
+        if let Value::Array(groups) = groups {
+            groups.push(json!({"hooks": [{"type": "command", "command": command, "timeout": timeout}]}));
+        }
+    }
+    Ok(())
+}
+
+fn pretty(value: &Value) -> Result<String> {
+    Ok(format!("{}\n", serde_json::to_string_pretty(value)?))
+}
+
+fn claude_code_files(command: &MemccCommand, uninstall: bool) -> Result<Vec<ConfigFile>> {
+    let wanted: Vec<(HookEvent, String, u64)> = if uninstall {
+        Vec::new()
+    } else {
+        Host::ClaudeCode.events().iter().map(|(e, t)| (*e, command.hook(*e), *t)).collect()
+    };
+    let settings_path = claude_dir()?.join("settings.json");
+    let before = read(&settings_path)?;
+    let mut settings = json_object(&settings_path, before.as_deref())?;
+    let hooks = settings.entry("hooks").or_insert_with(|| json!({}));
+    let Value::Object(hooks) = hooks else { bail!("{}: hooks is not an object", settings_path.display()) };
+    merge_hooks(hooks, &wanted)?;
+    let settings_file = ConfigFile { path: settings_path, before, after: pretty(&Value::Object(settings))? };
+
+    let servers_path = claude_json()?;
+    let before = read(&servers_path)?;
+    let mut state = json_object(&servers_path, before.as_deref())?;
+    let servers = state.entry("mcpServers").or_insert_with(|| json!({}));
+    let Value::Object(servers) = servers else { bail!("{}: mcpServers is not an object", servers_path.display()) };
+    if uninstall {
+        servers.remove("memcc");
+    } else {
+        let env: serde_json::Map<String, Value> =
+            command.env.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        servers.insert(
+            "memcc".into(),
+            json!({"type": "stdio", "command": command.exe, "args": command.mcp_args(), "env": env}),
+        );
+    }
+    let servers_file = ConfigFile { path: servers_path, before, after: pretty(&Value::Object(state))? };
+    Ok(vec![settings_file, servers_file])
+}
+
+fn codex_files(command: &MemccCommand, uninstall: bool) -> Result<Vec<ConfigFile>> {
+    let dir = codex_dir()?;
+    let wanted: Vec<(HookEvent, String, u64)> = if uninstall {
+        Vec::new()
+    } else {
+        Host::Codex.events().iter().map(|(e, t)| (*e, command.hook(*e), *t)).collect()
+    };
+    let hooks_path = dir.join("hooks.json");
+    let before = read(&hooks_path)?;
+    let mut file = json_object(&hooks_path, before.as_deref())?;
+    let hooks = file.entry("hooks").or_insert_with(|| json!({}));
+    let Value::Object(hooks) = hooks else { bail!("{}: hooks is not an object", hooks_path.display()) };
+    merge_hooks(hooks, &wanted)?;
+    let hooks_file = ConfigFile { path: hooks_path, before, after: pretty(&Value::Object(file))? };
+
+    let config_path = dir.join("config.toml");
+    let before = read(&config_path)?;
+    let mut doc: toml_edit::DocumentMut =
+        before.as_deref().unwrap_or_default().parse().with_context(|| {
+            format!("{} is not valid TOML; fix it by hand (nothing written)", config_path.display())
+        })?;
+    let servers = doc.entry("mcp_servers").or_insert_with(|| {
+        let mut t = toml_edit::Table::new();
+        t.set_implicit(true);
+        toml_edit::Item::Table(t)
+    });
+    let Some(servers) = servers.as_table_like_mut() else {
+        bail!("{}: mcp_servers is not a table", config_path.display())
+    };
+    if uninstall {
+        servers.remove("memcc");
+    } else {
+        let mut server = toml_edit::Table::new();
+        server["command"] = toml_edit::value(command.exe.to_string_lossy().into_owned());
+        let mut args = toml_edit::Array::new();
+        for a in command.mcp_args() {
+            args.push(a);
+        }
+        server["args"] = toml_edit::value(args);
+        if !command.env.is_empty() {
+            let mut env = toml_edit::InlineTable::new();
+            for (k, v) in &command.env {
+                env.insert(k, v.as_str().into());
+            }
+            server["env"] = toml_edit::value(env);
+        }
+        servers.insert("memcc", toml_edit::Item::Table(server));
+    }
+    let config_file = ConfigFile { path: config_path, before, after: doc.to_string() };
+    Ok(vec![hooks_file, config_file])
+}
+
+/// Write `f` through a file beside it (renamed into place, so a host never reads half of it),
+/// keeping the old contents as `<name>.memcc-backup` first.
+fn write_with_backup(f: &ConfigFile) -> Result<()> {
+    let dir = f.path.parent().context("a config file has a directory")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    if let Some(old) = &f.before {
+        let mut name = f.path.file_name().unwrap_or_default().to_os_string();
+        name.push(".memcc-backup");
+        std::fs::write(dir.join(name), old).with_context(|| format!("backing up {}", f.path.display()))?;
+    }
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, f.after.as_bytes())?;
+    // Keep the file's permissions (~/.claude.json holds credentials: 600).
+    if let Ok(meta) = std::fs::metadata(&f.path) {
+        std::fs::set_permissions(tmp.path(), meta.permissions())?;
+    }
+    tmp.persist(&f.path).with_context(|| format!("writing {}", f.path.display()))?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// --check
+
+/// What one check found.
+struct Finding {
+    ok: bool,
+    line: String,
+}
+
+fn check(cli: &Cli, only: Option<Host>) -> Result<()> {
+    let mut failed = false;
+    for host in [Host::ClaudeCode, Host::Codex] {
+        if only.is_some_and(|h| h != host) {
+            continue;
+        }
+        println!("{}", host.label());
+        for f in check_host(host)? {
+            failed |= !f.ok;
+            println!("  {} {}", if f.ok { "ok  " } else { "FAIL" }, f.line);
+        }
+    }
+    println!("MemCC");
+    for f in check_memcc(cli)? {
+        failed |= !f.ok;
+        println!("  {} {}", if f.ok { "ok  " } else { "FAIL" }, f.line);
+    }
+    if failed {
+        bail!("a part that is installed does not answer (see FAIL above)");
+    }
+    Ok(())
+}
+
+/// The hooks of `host` that are MemCC's: (event, command, timeout).
+fn installed_hooks(path: &Path) -> Result<Vec<(String, String, Option<u64>)>> {
+    let Some(text) = read(path)? else { return Ok(Vec::new()) };
+    let file = json_object(path, Some(&text))?;
+    let mut out = Vec::new();
+    if let Some(Value::Object(hooks)) = file.get("hooks") {
+        for (event, groups) in hooks {
+            for group in groups.as_array().into_iter().flatten() {
+                for h in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+                    if let Some(c) = h.get("command").and_then(Value::as_str).filter(|c| is_memcc_hook(c)) {
+                        out.push((event.clone(), c.to_string(), h.get("timeout").and_then(Value::as_u64)));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn check_host(host: Host) -> Result<Vec<Finding>> {
+    let mut out = Vec::new();
+    let (hooks_path, server) = match host {
+        Host::ClaudeCode => {
+            let state = json_object(&claude_json()?, read(&claude_json()?)?.as_deref())?;
+            let server = state.get("mcpServers").and_then(|s| s.get("memcc")).map(|s| {
+                let command = s.get("command").and_then(Value::as_str).unwrap_or_default().to_string();
+                let args: Vec<String> = s
+                    .get("args")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|a| a.as_str().map(String::from))
+                    .collect();
+                (command, args)
+            });
+            (claude_dir()?.join("settings.json"), server)
+        }
+        Host::Codex => {
+            let path = codex_dir()?.join("config.toml");
+            let doc: toml_edit::DocumentMut = read(&path)?.unwrap_or_default().parse().unwrap_or_default();
+            let server = doc.get("mcp_servers").and_then(|s| s.get("memcc")).map(|s| {
+                let command = s.get("command").and_then(|c| c.as_str()).unwrap_or_default().to_string();
+                let args: Vec<String> = s
+                    .get("args")
+                    .and_then(|a| a.as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|a| a.as_str().map(String::from))
+                    .collect();
+                (command, args)
+            });
+            (codex_dir()?.join("hooks.json"), server)
+        }
+    };
+    match server {
+        None => out.push(Finding { ok: true, line: "MCP server: not installed".into() }),
+        Some((command, args)) => {
+            let started = Instant::now();
+            let answer = mcp_answers(&command, &args);
+            out.push(match answer {
+                Ok(tools) => Finding {
+                    ok: true,
+                    line: format!(
+                        "MCP server: {command} {} — answers with {tools} tools ({:.1} s)",
+                        args.join(" "),
+                        started.elapsed().as_secs_f64()
+                    ),
+                },
+                Err(e) => Finding { ok: false, line: format!("MCP server: {command} {} — {e:#}", args.join(" ")) },
+            });
+        }
+    }
+    let hooks = installed_hooks(&hooks_path)?;
+    if hooks.is_empty() {
+        out.push(Finding { ok: true, line: format!("hooks: none installed in {}", hooks_path.display()) });
+        return Ok(out);
+    }
+    let names: Vec<String> =
+        hooks.iter().map(|(e, _, t)| format!("{e} ({}s)", t.map_or("default".into(), |t| t.to_string()))).collect();
+    out.push(Finding { ok: true, line: format!("hooks in {}: {}", hooks_path.display(), names.join(", ")) });
+    if let Some((_, command, _)) = hooks.iter().find(|(e, _, _)| e == "SessionStart") {
+        let started = Instant::now();
+        out.push(match hook_answers(command) {
+            Ok(said) => Finding {
+                ok: true,
+                line: format!("SessionStart hook answers ({said}, {:.1} s)", started.elapsed().as_secs_f64()),
+            },
+            Err(e) => Finding { ok: false, line: format!("SessionStart hook: {e:#}") },
+        });
+    }
+    if host == Host::Codex {
+        out.push(codex_trust(&hooks_path)?);
+    }
+    Ok(out)
+}
+
+/// Whether Codex will run MemCC's hooks: its `config.toml` records the hash of each hook its
+/// user trusted (`[hooks.state."<file>:<event>:<group>:<handler>"]`). Codex asks again after a
+/// hook changed; this only sees that a trust was recorded.
+fn codex_trust(hooks_path: &Path) -> Result<Finding> {
+    let config = read(&codex_dir()?.join("config.toml"))?.unwrap_or_default();
+    let doc: toml_edit::DocumentMut = config.parse().unwrap_or_default();
+    let states = doc.get("hooks").and_then(|h| h.get("state")).and_then(|s| s.as_table_like());
+    let text = read(hooks_path)?.unwrap_or_default();
+    let file = json_object(hooks_path, Some(&text))?;
+    let mut ours = Vec::new();
+    if let Some(Value::Object(hooks)) = file.get("hooks") {
+        for (event, groups) in hooks {
+            for (g, group) in groups.as_array().into_iter().flatten().enumerate() {
+                for (h, handler) in group.get("hooks").and_then(Value::as_array).into_iter().flatten().enumerate() {
+                    if handler.get("command").and_then(Value::as_str).is_some_and(is_memcc_hook) {
+                        ours.push(format!("{}:{}:{g}:{h}", hooks_path.display(), snake(event)));
+                    }
+                }
+            }
+        }
+    }
+    let trusted = ours
+        .iter()
+        .filter(|key| {
+            states.and_then(|s| s.get(key)).and_then(|s| s.get("trusted_hash")).is_some_and(|v| v.as_str().is_some())
+        })
+        .count();
+    Ok(if trusted == ours.len() {
+        Finding { ok: true, line: format!("trust: all {trusted} of MemCC's hooks trusted in Codex") }
+    } else {
+        // Not a failure of MemCC's: Codex waits for its user.
+        Finding {
+            ok: true,
+            line: format!(
+                "trust: {} of {} hooks wait for you to trust them: start `codex` and review them with /hooks",
+                ours.len() - trusted,
+                ours.len()
+            ),
+        }
+    })
+}
+
+/// `SessionStart` → `session_start`.
+fn snake(event: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in event.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// Start the MCP server as the host would and ask for its tools; how many it offers.
+fn mcp_answers(command: &str, args: &[String]) -> Result<usize> {
+    let mut child = Command::new(command)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot start {command}"))?;
+    let mut stdin = child.stdin.take().context("no stdin")?;
+    let stdout = child.stdout.take().context("no stdout")?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    use std::io::Write;
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+               "capabilities": {}, "clientInfo": {"name": "memcc-setup-check", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ];
+    for r in &requests {
+        writeln!(stdin, "{r}")?;
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut tools = None;
+    while tools.is_none() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(line) = rx.recv_timeout(left) else { break };
+        if let Ok(v) = serde_json::from_str::<Value>(&line)
+            && v.get("id") == Some(&json!(2))
+        {
+            tools = v.pointer("/result/tools").and_then(Value::as_array).map(Vec::len);
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    tools.context("no answer to tools/list within 30 s")
+}
+
+/// Run a `SessionStart` hook's command as its host does (a shell, the JSON on stdin, the
+/// current directory as the session's) for a session of no consequence; what it said.
+fn hook_answers(command: &str) -> Result<String> {
+    let cwd = std::env::current_dir()?;
+    let payload = json!({"session_id": "memcc-setup-check", "transcript_path": null, "cwd": cwd,
+                         "hook_event_name": "SessionStart", "source": "startup"});
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot start sh")?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        writeln!(stdin, "{payload}")?;
+    }
+    let out = child.wait_with_output()?;
+    // A hook never fails its host, so what went wrong is only on stderr.
+    let said = String::from_utf8_lossy(&out.stderr);
+    let problem = said.lines().find(|l| l.starts_with("memcc hook") || l.contains("error"));
+    if !out.status.success() || problem.is_some() {
+        bail!("exit {}: {}", out.status, problem.unwrap_or(said.trim()));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if stdout.trim().is_empty() {
+        return Ok("nothing to say yet".into());
+    }
+    let v: Value = serde_json::from_str(stdout.trim()).context("its output is not the JSON hosts read")?;
+    let context = v.pointer("/hookSpecificOutput/additionalContext").and_then(Value::as_str).unwrap_or_default();
+    Ok(format!("{} tokens of context", memcc::core::estimate_tokens(context)))
+}
+
+fn check_memcc(cli: &Cli) -> Result<Vec<Finding>> {
+    let settings = cli.settings()?;
+    let mut out = vec![Finding { ok: true, line: format!("data in {}", settings.data_dir().display()) }];
+    out.push(if settings.local_model_present() || !settings.wants_local_model() {
+        Finding { ok: true, line: format!("embedding model in {}", settings.model_dir().display()) }
+    } else {
+        Finding { ok: false, line: "the local embedding model is missing: `memcc model fetch` installs it".into() }
+    });
+    let socket = crate::daemon_cmd::socket_path(cli)?;
+    out.push(Finding {
+        ok: true,
+        line: if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+            format!("warm process: running ({})", socket.display())
+        } else {
+            "warm process: not running (the next hook starts it)".into()
+        },
+    });
+    let memcc = cli.open(false)?;
+    let jobs = memcc.context.store().transcript_jobs()?;
+    let failing: Vec<_> = jobs.iter().filter(|j| j.attempts > 0).collect();
+    out.push(Finding {
+        ok: failing.iter().all(|j| j.attempts < memcc::context::PARK_TRANSCRIPT_AFTER),
+        line: match failing.first() {
+            None => format!("transcripts waiting for import: {}", jobs.len()),
+            Some(j) => format!(
+                "transcripts waiting for import: {} ({} failing; {} after {} tries: {})",
+                jobs.len(),
+                failing.len(),
+                j.session_id,
+                j.attempts,
+                j.last_error.as_deref().unwrap_or_default()
+            ),
+        },
+    });
+    let log = settings.data_dir().join("run").join("hooks.log");
+    if let Some(text) = read(&log)? {
+        let last: Vec<&str> = text.lines().rev().take(3).collect();
+        for l in last.into_iter().rev() {
+            out.push(Finding { ok: true, line: format!("hook error logged: {l}") });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memcc_s_hooks_are_told_from_others() {
+        assert!(is_memcc_hook("/usr/local/bin/memcc --agent main hook SessionStart"));
+        assert!(is_memcc_hook("'/home/a b/memcc' --home '/x y' --agent main hook Stop"));
+        assert!(is_memcc_hook("MEMCC_MODEL_DIR=/m /usr/bin/memcc --agent claude hook UserPromptSubmit"));
+        assert!(is_memcc_hook("memcc --agent claude import --hook --flush"), "an earlier setup's, replaced");
+        assert!(!is_memcc_hook("python3 ~/.claude/hooks/lint.py"));
+        assert!(!is_memcc_hook("echo memcc hook"));
+        assert!(!is_memcc_hook("memcc grep hook"));
+    }
+
+    #[test]
+    fn merging_keeps_other_hooks_and_replaces_memcc_s_once() {
+        let mut hooks: serde_json::Map<String, Value> = serde_json::from_value(json!({
+            "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": "memcc --agent claude import --hook --flush"}]}],
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]
+        }))
+        .unwrap();
+        let wanted = vec![
+            (HookEvent::Stop, "/bin/memcc --agent main hook Stop".to_string(), 10),
+            (HookEvent::SessionEnd, "/bin/memcc --agent main hook SessionEnd".to_string(), 10),
+        ];
+        merge_hooks(&mut hooks, &wanted).unwrap();
+        let once = Value::Object(hooks.clone());
+        merge_hooks(&mut hooks, &wanted).unwrap();
+        assert_eq!(Value::Object(hooks.clone()), once, "idempotent");
+        assert_eq!(hooks["Stop"].as_array().unwrap().len(), 2, "the user's Stop hook stays");
+        assert_eq!(hooks["SessionEnd"].as_array().unwrap().len(), 1, "the old import --hook is replaced");
+        assert_eq!(hooks["PreToolUse"][0]["matcher"], "Bash");
+        merge_hooks(&mut hooks, &[]).unwrap();
+        assert_eq!(
+            Value::Object(hooks),
+            json!({"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+                   "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]})
+        );
+    }
+
+    #[test]
+    fn a_word_with_spaces_or_quotes_stays_one_word() {
+        assert_eq!(shell_quote("/usr/bin/memcc"), "/usr/bin/memcc");
+        assert_eq!(shell_quote("/home/a b/memcc"), "'/home/a b/memcc'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(snake("UserPromptSubmit"), "user_prompt_submit");
+    }
+}

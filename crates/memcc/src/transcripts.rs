@@ -1,0 +1,197 @@
+//! Transcripts on disk, as hosts write them: one file, a directory of them (a backfill of
+//! `~/.claude/projects/` or `~/.codex/sessions/`), and the queue a host's hooks leave
+//! ([`crate::hooks`]) for a worker to import outside the host's time limit.
+//!
+//! A file's session is the one its host names: Claude Code names a transcript after its session
+//! (a fork's first lines carry its parent's id, so the file name decides), Codex in its
+//! `session_meta`, OpenClaw in its header; a file with none is named by its file name.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::{Memcc, MemccError};
+use memcc_context::import::{Format, parse_jsonl};
+use memcc_context::{ConversationMeta, ImportReport, SessionRef, TranscriptJob};
+
+/// What importing one file did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "outcome")]
+pub enum FileImport {
+    /// Read into `report.session_id`; `flushed` when asked and there was something to flush.
+    Imported { report: ImportReport, flushed: bool },
+    /// Passed over: imported whole before, and unchanged since.
+    Unchanged,
+    /// Nothing MemCC reads in it (an empty session, another kind of file).
+    Empty,
+    /// It could not be read or stored; the rest of a directory goes on.
+    Failed { error: String },
+}
+
+/// How a file is imported.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// Into this session (default: the one the transcript names).
+    pub session: Option<String>,
+    /// What the session is, over what the transcript says (a hook's project).
+    pub meta: ConversationMeta,
+    /// Flush the session afterwards, within this token budget (a session that has ended).
+    pub flush: Option<usize>,
+    /// Pass over a file imported whole before and unchanged since (a backfill).
+    pub skip_unchanged: bool,
+}
+
+impl Memcc {
+    /// Import the transcript at `path` into `agent`'s memory, as `options` say.
+    pub fn import_file(&self, agent: &str, path: &Path, options: &ImportOptions) -> Result<FileImport, MemccError> {
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileImport::Empty),
+            Err(e) => return Ok(FileImport::Failed { error: format!("opening {}: {e}", path.display()) }),
+        };
+        let (size, modified) = stamp(&file);
+        let shown = path.to_string_lossy();
+        if options.skip_unchanged && self.context.store().file_imported(agent, &shown, size, modified)? {
+            return Ok(FileImport::Unchanged);
+        }
+        let parsed = match parse_jsonl(std::io::BufReader::new(file)) {
+            Ok(p) => p,
+            Err(e) => return Ok(FileImport::Failed { error: format!("reading {}: {e}", path.display()) }),
+        };
+        if parsed.messages.is_empty() {
+            return Ok(FileImport::Empty);
+        }
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).filter(|s| !s.is_empty());
+        let named = match parsed.format {
+            Some(Format::ClaudeCode) => stem.clone().or(parsed.header_session_id.clone()),
+            _ => parsed.header_session_id.clone().or(stem),
+        };
+        let Some(session_id) = options.session.clone().or(named) else {
+            return Ok(FileImport::Failed { error: format!("{}: no session id", path.display()) });
+        };
+        let session = SessionRef { agent_id: Some(agent.to_string()), ..SessionRef::new(&session_id) };
+        let report = self.context.import_parsed_as(&session, &options.meta, parsed)?;
+        let flushed = match options.flush {
+            Some(budget) => {
+                let out = self.context.flush(session, budget)?;
+                out.leaf_summaries + out.condensed_summaries > 0
+            }
+            None => false,
+        };
+        self.context.store().note_file_imported(agent, &shown, size, modified, &report.session_id)?;
+        Ok(FileImport::Imported { report, flushed })
+    }
+
+    /// Import every transcript under `dir` (its `*.jsonl` files, at any depth), one by one,
+    /// passing over those unchanged since they were imported; `progress(done, total)` after
+    /// each. A file that fails is reported and the rest go on.
+    pub fn import_dir(
+        &self,
+        agent: &str,
+        dir: &Path,
+        flush: Option<usize>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Vec<(PathBuf, FileImport)>, MemccError> {
+        let mut files = Vec::new();
+        transcripts_under(dir, &mut files)
+            .map_err(|e| MemccError::Config(format!("reading {}: {e}", dir.display())))?;
+        files.sort();
+        let options = ImportOptions { flush, skip_unchanged: true, ..ImportOptions::default() };
+        let mut out = Vec::with_capacity(files.len());
+        let total = files.len();
+        for (i, path) in files.into_iter().enumerate() {
+            let done = self.import_file(agent, &path, &options)?;
+            out.push((path, done));
+            progress(i + 1, total);
+        }
+        Ok(out)
+    }
+
+    /// Queue the import of a host's transcript into `agent`'s `session` (and a flush), for
+    /// [`Memcc::drain_transcripts`]: a hook returns at once, and the work survives the hook.
+    pub fn queue_transcript(
+        &self,
+        agent: &str,
+        session: &str,
+        path: &Path,
+        project: Option<&str>,
+        flush: bool,
+    ) -> Result<(), MemccError> {
+        let path = path.to_string_lossy();
+        Ok(self.context.store().queue_transcript(agent, session, &path, project, flush)?)
+    }
+
+    /// Import (and flush) every queued transcript that is due, one by one, until none is:
+    /// what a hook's worker does. A missing or empty transcript is done with (an empty session
+    /// is not an error); a failure is kept with its job, tried again later.
+    pub fn drain_transcripts(&self) -> Result<DrainReport, MemccError> {
+        let mut report = DrainReport::default();
+        while let Some((job, claimed_at)) = self.context.store().claim_transcript()? {
+            let error = match self.import_queued(&job) {
+                Ok(added) => {
+                    report.imported += 1;
+                    report.messages += added;
+                    None
+                }
+                Err(e) => {
+                    report.failed += 1;
+                    tracing::warn!(session = %job.session_id, error = %e, "a queued transcript failed to import");
+                    Some(e.to_string())
+                }
+            };
+            self.context.store().finish_transcript(&job, claimed_at, error.as_deref())?;
+        }
+        Ok(report)
+    }
+
+    /// One queued import: the transcript read whole (idempotently) into the hook's session, its
+    /// project as the hook saw it, then flushed when asked; the messages it added.
+    fn import_queued(&self, job: &TranscriptJob) -> Result<usize, MemccError> {
+        let options = ImportOptions {
+            session: Some(job.session_id.clone()),
+            meta: ConversationMeta { project: job.project.clone(), ..ConversationMeta::default() },
+            flush: job.flush.then(|| self.config.token_budget(None)),
+            skip_unchanged: false,
+        };
+        match self.import_file(&job.agent_id, Path::new(&job.path), &options)? {
+            FileImport::Imported { report, .. } => Ok(report.added),
+            FileImport::Unchanged | FileImport::Empty => Ok(0),
+            FileImport::Failed { error } => Err(MemccError::Config(error)),
+        }
+    }
+}
+
+/// What a drain did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DrainReport {
+    pub imported: usize,
+    pub messages: usize,
+    pub failed: usize,
+}
+
+/// A file's size and modification time (ms), which tell whether it changed since an import.
+fn stamp(file: &std::fs::File) -> (i64, i64) {
+    let meta = file.metadata().ok();
+    let size = meta.as_ref().map_or(0, |m| i64::try_from(m.len()).unwrap_or(i64::MAX));
+    let modified = meta
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    (size, modified)
+}
+
+/// The `*.jsonl` files under `dir`, at any depth; links are not followed (a loop of them would
+/// never end).
+fn transcripts_under(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let path = entry.path();
+        if kind.is_dir() {
+            transcripts_under(&path, out)?;
+        } else if kind.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
