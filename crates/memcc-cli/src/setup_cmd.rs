@@ -166,21 +166,24 @@ impl MemccCommand {
     }
 }
 
-/// `s` as one word to a POSIX shell (both hosts run a hook's command with one).
+/// `s` as one word to a POSIX shell (both hosts run a hook's command with one); a path with a
+/// NUL cannot be a path, and is left as it is.
 fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c)) {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', r"'\''"))
+    shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned())
 }
 
-/// Whether a hook's command is MemCC's: its program is a `memcc` binary and it runs a hook (or
-/// the `import --hook` of earlier setups, which the hooks replace).
+/// Whether a hook's command is MemCC's: its program is a `memcc` binary running a hook of an
+/// event (`… hook SessionStart`), or the `import --hook` of earlier setups, which the hooks
+/// replace.
 fn is_memcc_hook(command: &str) -> bool {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    let Some(program) = words.iter().position(|w| !w.contains('=') || w.starts_with('\'')) else { return false };
-    let name = words[program].trim_matches('\'').rsplit('/').next().unwrap_or_default();
-    name.starts_with("memcc") && (words.contains(&"hook") || (words.contains(&"import") && words.contains(&"--hook")))
+    let Some(words) = shlex::split(command) else { return false };
+    // Environment assignments before the program.
+    let Some(program) = words.iter().position(|w| !(w.contains('=') && !w.starts_with('/'))) else { return false };
+    let name = words[program].rsplit('/').next().unwrap_or_default();
+    let rest = &words[program + 1..];
+    let hook = rest.windows(2).any(|w| w[0] == "hook" && HookEvent::parse(&w[1]).is_some());
+    let import = rest.iter().any(|w| w == "import") && rest.iter().any(|w| w == "--hook");
+    name.starts_with("memcc") && (hook || import)
 }
 
 fn claude_dir() -> Result<PathBuf> {
@@ -714,7 +717,7 @@ mod tests {
     fn a_word_with_spaces_or_quotes_stays_one_word() {
         assert_eq!(shell_quote("/usr/bin/memcc"), "/usr/bin/memcc");
         assert_eq!(shell_quote("/home/a b/memcc"), "'/home/a b/memcc'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shlex::split(&shell_quote("it's")).unwrap(), ["it's"]);
         assert_eq!(snake("UserPromptSubmit"), "user_prompt_submit");
     }
 }
