@@ -178,7 +178,7 @@ fn shell_quote(s: &str) -> String {
 fn is_memcc_hook(command: &str) -> bool {
     let Some(words) = shlex::split(command) else { return false };
     // Environment assignments before the program.
-    let Some(program) = words.iter().position(|w| !(w.contains('=') && !w.starts_with('/'))) else { return false };
+    let Some(program) = words.iter().position(|w| !w.contains('=') || w.starts_with('/')) else { return false };
     let name = words[program].rsplit('/').next().unwrap_or_default();
     let rest = &words[program + 1..];
     let hook = rest.windows(2).any(|w| w[0] == "hook" && HookEvent::parse(&w[1]).is_some());
