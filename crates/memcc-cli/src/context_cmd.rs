@@ -305,8 +305,11 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                     report.duplicates,
                     report.other_entries
                 );
-                if flushed {
-                    s.push_str("; flushed");
+                if let Some(f) = &flushed {
+                    s.push_str(&format!(
+                        "; flushed: {} leaf and {} condensed summaries",
+                        f.leaf_summaries, f.condensed_summaries
+                    ));
                 }
                 for e in &report.errors {
                     s.push_str(&format!("\n  line {}: {}", e.line, e.error));
@@ -575,8 +578,14 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                         )
                     } else {
                         String::new()
+                    },
+                ) + &match (st.transcripts_waiting, st.transcripts_failing) {
+                    (0, _) => String::new(),
+                    (n, 0) => format!("; {n} transcripts waiting for import (a hook's worker takes them)"),
+                    (n, f) => {
+                        format!("; {n} transcripts waiting for import, {f} failing (`memcc setup --check` says why)")
                     }
-                )
+                }
             })?;
         }
     }

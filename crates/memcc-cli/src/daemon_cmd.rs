@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +28,9 @@ pub struct DaemonArgs {
     /// `hooks.warm` is off.
     #[arg(long)]
     drain_only: bool,
+    /// End the daemon of these settings, if one runs.
+    #[arg(long, conflicts_with = "drain_only")]
+    stop: bool,
 }
 
 /// The most a request line may hold (a hook's JSON carries the prompt).
@@ -82,6 +85,13 @@ fn fingerprint(text: &str) -> String {
     format!("{:012x}", h.finish() & 0xffff_ffff_ffff)
 }
 
+/// The data dir's worker lock (`run/worker.lock`), if no other process holds it: whoever holds
+/// it is the only one importing transcripts, so the claims of any other are a dead worker's.
+fn worker_lock(run_dir: &Path) -> Result<Option<std::fs::File>> {
+    let lock = std::fs::File::create(run_dir.join("worker.lock"))?;
+    Ok(try_lock(&lock).then_some(lock))
+}
+
 /// Take `file`'s exclusive lock without waiting; whether it was free. The OS lets go of it when
 /// the process ends, however it ends.
 fn try_lock(file: &std::fs::File) -> bool {
@@ -103,15 +113,22 @@ pub fn run(cli: &Cli, args: &DaemonArgs) -> Result<()> {
         return drain_alone(cli);
     }
     let socket = socket_path(cli)?;
+    if args.stop {
+        return stop(&socket);
+    }
     let dir = socket.parent().context("the socket path has no directory")?;
     private_dir(dir)?;
     // One daemon per socket, decided before anything loads: the lock is held for the process's
     // life (the OS lets go at exit).
-    let lock = std::fs::File::create(socket.with_extension("lock"))?;
+    let mut lock =
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(socket.with_extension("lock"))?;
     if !try_lock(&lock) {
         tracing::info!("another daemon serves {}", socket.display());
         return Ok(());
     }
+    // Who holds it, for `--stop`.
+    lock.set_len(0)?;
+    writeln!(lock, "{}", std::process::id())?;
     // Memory loads on a thread of its own: the socket answers at once, and a request that needs
     // memory waits for it there, not in a hook that found no socket.
     let memcc = Arc::new(Memcc::open_background(cli.settings()?, None).context("opening MemCC")?);
@@ -121,7 +138,7 @@ pub fn run(cli: &Cli, args: &DaemonArgs) -> Result<()> {
     eprintln!("memcc: daemon listening on {}", socket.display());
     let last_request = Arc::new(AtomicI64::new(memcc::core::now_ms()));
     let wake = Arc::new((Mutex::new(true), Condvar::new()));
-    spawn_worker(memcc.clone(), wake.clone());
+    spawn_worker(memcc.clone(), wake.clone(), cli.settings()?.data_dir().join("run"));
     spawn_idle_watch(memcc.clone(), last_request.clone(), socket.clone(), cli.settings()?.hooks.idle_secs);
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
@@ -137,16 +154,37 @@ pub fn run(cli: &Cli, args: &DaemonArgs) -> Result<()> {
     Ok(())
 }
 
+/// `--stop`: end the daemon that holds the socket's lock (its pid is in the lock file).
+fn stop(socket: &Path) -> Result<()> {
+    let lock_path = socket.with_extension("lock");
+    let Ok(lock) = std::fs::File::open(&lock_path) else {
+        println!("no daemon runs for these settings");
+        return Ok(());
+    };
+    // A free lock: whoever wrote the pid is gone.
+    if try_lock(&lock) {
+        println!("no daemon runs for these settings");
+        return Ok(());
+    }
+    let pid: i32 = std::fs::read_to_string(&lock_path)?.trim().parse().context("the lock file names no process")?;
+    // SAFETY: kill sends a signal; the pid is the lock holder's, read just now.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
+        bail!("could not end process {pid}: {}", std::io::Error::last_os_error());
+    }
+    let _ = std::fs::remove_file(socket);
+    println!("ended the daemon (process {pid})");
+    Ok(())
+}
+
 /// `--drain-only`: one worker at a time per data dir drains, then the process ends.
 fn drain_alone(cli: &Cli) -> Result<()> {
     let dir = cli.settings()?.data_dir().join("run");
     private_dir(&dir)?;
-    let lock = std::fs::File::create(dir.join("drain.lock"))?;
-    // Another drains already; it takes what is due, this job included.
-    if !try_lock(&lock) {
-        return Ok(());
-    }
+    // Another worker runs; it takes what is due, this job included.
+    let Some(_worker) = worker_lock(&dir)? else { return Ok(()) };
     let memcc = Memcc::open_context_first(cli.settings()?).context("opening MemCC")?;
+    // The only worker: what others claimed, they left when they died.
+    memcc.context.store().release_claims(&|_| true)?;
     memcc.context.hand_off_all()?;
     let report = memcc.drain_transcripts()?;
     tracing::info!(?report, "drained the transcript queue");
@@ -181,12 +219,26 @@ fn serve(memcc: &Memcc, stream: UnixStream, wake: &(Mutex<bool>, Condvar)) -> Re
 
 /// The worker: summaries waiting for memory, then the transcript queue, each time it is woken
 /// (a hook queued one) or every [`WORKER_TICK`] (a failed one falls due).
-fn spawn_worker(memcc: Arc<Memcc>, wake: Arc<(Mutex<bool>, Condvar)>) {
+fn spawn_worker(memcc: Arc<Memcc>, wake: Arc<(Mutex<bool>, Condvar)>, run_dir: PathBuf) {
     std::thread::spawn(move || {
-        if let Err(e) = memcc.context.hand_off_all() {
-            tracing::warn!(error = %e, "summaries waiting for memory stay waiting");
-        }
+        let mut worker = None;
         loop {
+            // One worker per data dir (another daemon's settings may share it): until this one
+            // is it, it only serves hooks.
+            if worker.is_none() {
+                worker = worker_lock(&run_dir).unwrap_or_default();
+                if worker.is_some() {
+                    // The only worker: a worker killed mid-import left its claims, now this one's.
+                    match memcc.context.store().release_claims(&|_| true) {
+                        Ok(0) => {}
+                        Ok(n) => tracing::info!(n, "took over transcripts a worker that died had claimed"),
+                        Err(e) => tracing::warn!(error = %e, "claims a dead worker left stay until they expire"),
+                    }
+                    if let Err(e) = memcc.context.hand_off_all() {
+                        tracing::warn!(error = %e, "summaries waiting for memory stay waiting");
+                    }
+                }
+            }
             {
                 let (due, cv) = &*wake;
                 let mut due = due.lock().unwrap_or_else(|p| p.into_inner());
@@ -194,6 +246,9 @@ fn spawn_worker(memcc: Arc<Memcc>, wake: Arc<(Mutex<bool>, Condvar)>) {
                     due = cv.wait_timeout(due, WORKER_TICK).unwrap_or_else(|p| p.into_inner()).0;
                 }
                 *due = false;
+            }
+            if worker.is_none() {
+                continue;
             }
             match memcc.drain_transcripts() {
                 Ok(r) if r.imported + r.failed > 0 => tracing::info!(?r, "drained the transcript queue"),

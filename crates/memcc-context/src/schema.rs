@@ -141,6 +141,7 @@ const MIGRATIONS: &[&str] = &[
         flush           INTEGER NOT NULL,
         enqueued_at     INTEGER NOT NULL,
         claimed_at      INTEGER,
+        claimed_by      INTEGER,          -- the process working on it
         attempts        INTEGER NOT NULL DEFAULT 0,
         next_attempt_at INTEGER NOT NULL,
         last_error      TEXT,

@@ -18,8 +18,8 @@ use memcc_context::{ConversationMeta, ImportReport, SessionRef, TranscriptJob};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "outcome")]
 pub enum FileImport {
-    /// Read into `report.session_id`; `flushed` when asked and there was something to flush.
-    Imported { report: ImportReport, flushed: bool },
+    /// Read into `report.session_id`; `flushed`: what the flush that was asked for did.
+    Imported { report: ImportReport, flushed: Option<memcc_context::CompactionOutcome> },
     /// Passed over: imported whole before, and unchanged since.
     Unchanged,
     /// Nothing MemCC reads in it (an empty session, another kind of file).
@@ -71,13 +71,7 @@ impl Memcc {
         };
         let session = SessionRef { agent_id: Some(agent.to_string()), ..SessionRef::new(&session_id) };
         let report = self.context.import_parsed_as(&session, &options.meta, parsed)?;
-        let flushed = match options.flush {
-            Some(budget) => {
-                let out = self.context.flush(session, budget)?;
-                out.leaf_summaries + out.condensed_summaries > 0
-            }
-            None => false,
-        };
+        let flushed = options.flush.map(|budget| self.context.flush(session, budget)).transpose()?;
         self.context.store().note_file_imported(agent, &shown, size, modified, &report.session_id)?;
         Ok(FileImport::Imported { report, flushed })
     }
@@ -126,7 +120,7 @@ impl Memcc {
     /// is not an error); a failure is kept with its job, tried again later.
     pub fn drain_transcripts(&self) -> Result<DrainReport, MemccError> {
         let mut report = DrainReport::default();
-        while let Some((job, claimed_at)) = self.context.store().claim_transcript()? {
+        while let Some((job, claimed_at)) = self.context.store().claim_transcript(std::process::id())? {
             let error = match self.import_queued(&job) {
                 Ok(added) => {
                     report.imported += 1;

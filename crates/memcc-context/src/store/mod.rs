@@ -56,6 +56,10 @@ pub struct StoreStats {
     pub pending_memory_handoffs: i64,
     /// Of those, the ones parked after failing again and again (kept, no longer tried).
     pub parked_memory_handoffs: i64,
+    /// Transcripts a host's hooks queued that wait for import (the whole store's), and of those
+    /// the ones that failed at least once.
+    pub transcripts_waiting: i64,
+    pub transcripts_failing: i64,
     /// When the first and the last message were said (their timestamp, else when they were
     /// stored), ms since the epoch; `None` without messages.
     pub first_message_at: Option<i64>,
@@ -129,6 +133,11 @@ impl ContextStore {
             params![conversation_id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
+        // The queue is the store's, whatever conversation is asked about.
+        let (transcripts_waiting, transcripts_failing) =
+            conn.query_row("SELECT COUNT(*), COUNT(*) FILTER (WHERE attempts > 0) FROM transcript_queue", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
         Ok(StoreStats {
             conversations: one("SELECT COUNT(*) FROM conversations WHERE ?1 IS NULL OR id = ?1")?,
             messages: one("SELECT COUNT(*) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1")?,
@@ -151,6 +160,8 @@ impl ContextStore {
                 "SELECT COUNT(*) FROM memory_outbox WHERE (?1 IS NULL OR conversation_id = ?1) AND attempts >= {}",
                 outbox::PARK_AFTER_ATTEMPTS
             ))?,
+            transcripts_waiting,
+            transcripts_failing,
             first_message_at,
             last_message_at,
         })

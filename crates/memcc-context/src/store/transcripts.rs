@@ -61,9 +61,10 @@ impl ContextStore {
         })
     }
 
-    /// Claim the oldest job that is due and not being worked on (or whose worker died), if any.
-    /// The claim stays with the row: [`Self::finish_transcript`] settles it.
-    pub fn claim_transcript(&self) -> Result<Option<(TranscriptJob, i64)>> {
+    /// Claim, for process `owner`, the oldest job that is due and not being worked on (or whose
+    /// claim expired), if any. The claim stays with the row: [`Self::finish_transcript`]
+    /// settles it, [`Self::release_claims`] frees the claims of a worker that died.
+    pub fn claim_transcript(&self, owner: u32) -> Result<Option<(TranscriptJob, i64)>> {
         let now = now_ms();
         self.write(|tx| {
             let job = tx
@@ -78,8 +79,8 @@ impl ContextStore {
                 .optional()?;
             let Some(job) = job else { return Ok(None) };
             tx.execute(
-                "UPDATE transcript_queue SET claimed_at = ?3 WHERE agent_id = ?1 AND session_id = ?2",
-                params![job.agent_id, job.session_id, now],
+                "UPDATE transcript_queue SET claimed_at = ?3, claimed_by = ?4 WHERE agent_id = ?1 AND session_id = ?2",
+                params![job.agent_id, job.session_id, now, owner],
             )?;
             Ok(Some((job, now)))
         })
@@ -116,6 +117,28 @@ impl ContextStore {
                 }
             }
             Ok(())
+        })
+    }
+
+    /// Free the claims of the workers `gone` says are gone (killed mid-import: their jobs are
+    /// taken again at once, not when the claim expires); how many.
+    pub fn release_claims(&self, gone: &dyn Fn(u32) -> bool) -> Result<usize> {
+        self.write(|tx| {
+            let owners: Vec<u32> = {
+                let mut stmt = tx.prepare(
+                    "SELECT DISTINCT claimed_by FROM transcript_queue WHERE claimed_at IS NOT NULL AND claimed_by IS NOT NULL",
+                )?;
+                let rows = stmt.query_map([], |r| r.get(0))?;
+                rows.collect::<std::result::Result<_, _>>()?
+            };
+            let mut freed = 0;
+            for owner in owners.into_iter().filter(|o| gone(*o)) {
+                freed += tx.execute(
+                    "UPDATE transcript_queue SET claimed_at = NULL, claimed_by = NULL WHERE claimed_by = ?1",
+                    [owner],
+                )?;
+            }
+            Ok(freed)
         })
     }
 
@@ -210,10 +233,10 @@ mod tests {
         assert!(first.flush, "a flush once asked is kept");
         assert_eq!(first.project.as_deref(), Some("/repo"), "a renewal without a project keeps it");
 
-        let (a, at_a) = store.claim_transcript().unwrap().unwrap();
-        let (b, at_b) = store.claim_transcript().unwrap().unwrap();
+        let (a, at_a) = store.claim_transcript(7).unwrap().unwrap();
+        let (b, at_b) = store.claim_transcript(7).unwrap().unwrap();
         assert_ne!((&a.agent_id, &a.session_id), (&b.agent_id, &b.session_id), "a claimed job is not taken twice");
-        assert!(store.claim_transcript().unwrap().is_none());
+        assert!(store.claim_transcript(7).unwrap().is_none());
         store.finish_transcript(&a, at_a, None).unwrap();
         store.finish_transcript(&b, at_b, Some("disk full")).unwrap();
         let left = store.transcript_jobs().unwrap();
@@ -223,10 +246,23 @@ mod tests {
     }
 
     #[test]
+    fn the_claims_of_a_worker_that_died_are_freed_and_only_those() {
+        let store = ContextStore::open_in_memory().unwrap();
+        store.queue_transcript("a", "s1", "/t1.jsonl", None, true).unwrap();
+        store.queue_transcript("a", "s2", "/t2.jsonl", None, true).unwrap();
+        let (killed, _) = store.claim_transcript(100).unwrap().unwrap();
+        let (_, _) = store.claim_transcript(200).unwrap().unwrap();
+        assert!(store.claim_transcript(300).unwrap().is_none());
+        assert_eq!(store.release_claims(&|pid| pid == 100).unwrap(), 1);
+        let (again, _) = store.claim_transcript(300).unwrap().unwrap();
+        assert_eq!(again.session_id, killed.session_id, "the dead worker's job is taken again at once");
+    }
+
+    #[test]
     fn a_job_renewed_while_it_ran_stays_to_run_again() {
         let store = ContextStore::open_in_memory().unwrap();
         store.queue_transcript("a", "s", "/t.jsonl", None, false).unwrap();
-        let (job, at) = store.claim_transcript().unwrap().unwrap();
+        let (job, at) = store.claim_transcript(7).unwrap().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(3));
         store.queue_transcript("a", "s", "/t.jsonl", None, true).unwrap();
         store.finish_transcript(&job, at, None).unwrap();
