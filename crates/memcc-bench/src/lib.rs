@@ -15,6 +15,8 @@ pub mod answer;
 pub mod backends;
 pub mod baseline;
 pub mod haystack;
+#[cfg(unix)]
+pub mod hook;
 pub mod locomo;
 pub mod longmemeval;
 pub mod metrics;

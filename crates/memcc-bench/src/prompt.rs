@@ -39,6 +39,11 @@ use memcc::{Memcc, MemccConfig};
 pub enum Scenario {
     NewSession,
     LongSession,
+    /// New session, as a Claude Code or Codex hook gets it: what `UserPromptSubmit` adds for the
+    /// question (deep recall, within the memory size, under the relevance floor).
+    Hook,
+    /// The same without the relevance floor: what the floor costs.
+    HookUnfloored,
 }
 
 impl Scenario {
@@ -46,10 +51,67 @@ impl Scenario {
         match s {
             "new-session" | "new" => Some(Scenario::NewSession),
             "long-session" | "long" => Some(Scenario::LongSession),
+            "hook" => Some(Scenario::Hook),
+            "hook-unfloored" => Some(Scenario::HookUnfloored),
+            _ => None,
+        }
+    }
+
+    /// Whether the scenario asks its questions of the sessions replayed one by one.
+    fn after_sessions(self) -> bool {
+        !matches!(self, Scenario::LongSession)
+    }
+
+    /// The settings of a hook scenario at memory size `memory`; `None` for the others.
+    fn hook_settings(self, settings: &MemccConfig, memory: usize) -> Option<MemccConfig> {
+        let mut s = with_memory_size(settings, memory);
+        s.hooks.prompt_tokens = memory;
+        match self {
+            Scenario::Hook => Some(s),
+            Scenario::HookUnfloored => {
+                s.memory.tuning.relevant_meaning = 0.0;
+                s.memory.tuning.relevant_words = 0.0;
+                Some(s)
+            }
             _ => None,
         }
     }
 }
+
+/// Prompts with nothing to recall — chit-chat, generic commands, questions about what no
+/// conversation said — asked of every replayed store: a hook should add nothing to them.
+pub const NOTHING_TO_RECALL: &[&str] = &[
+    "thanks!",
+    "ok",
+    "great, go ahead",
+    "sounds good to me",
+    "hello there",
+    "yes please",
+    "no, that's fine",
+    "perfect, thank you so much",
+    "lol",
+    "can you say that again?",
+    "run the tests",
+    "commit this with a good message",
+    "fix the lint errors",
+    "continue",
+    "undo the last change",
+    "make it shorter",
+    "format the file",
+    "explain this error",
+    "open a pull request",
+    "add a docstring here",
+    "what is the capital of Australia?",
+    "how do I reverse a linked list in C?",
+    "which Kubernetes namespace runs the billing service?",
+    "what is the wifi password on the third floor?",
+    "what's the boiling point of tungsten?",
+    "summarise the Treaty of Westphalia",
+    "what version of OpenSSL does the build server use?",
+    "convert 30 miles to kilometres",
+    "who won the 1954 football world cup?",
+    "write a haiku about databases",
+];
 
 /// What is measured: MemCC's prompt, or a baseline built for the same question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -192,6 +254,39 @@ pub struct PromptReport {
     pub wall_seconds: f64,
     #[serde(skip)]
     pub per_question: Vec<QuestionLine>,
+    /// Hook scenarios: what [`NOTHING_TO_RECALL`]'s prompts got, per memory size.
+    pub nothing_to_recall: Vec<NothingRow>,
+}
+
+/// What the prompts with nothing to recall got from a hook scenario at one memory size, over
+/// every replayed store.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NothingRow {
+    pub scenario: Scenario,
+    pub memory_tokens: usize,
+    pub prompts: usize,
+    pub median_tokens: usize,
+    pub p90_tokens: usize,
+    pub max_tokens: usize,
+    /// The share of prompts that got anything at all.
+    pub share_answered: f64,
+}
+
+impl NothingRow {
+    fn of(scenario: Scenario, memory_tokens: usize, mut tokens: Vec<usize>) -> NothingRow {
+        tokens.sort_unstable();
+        let at = |p: f64| tokens.get(((tokens.len() as f64 * p) as usize).min(tokens.len().saturating_sub(1)));
+        NothingRow {
+            scenario,
+            memory_tokens,
+            prompts: tokens.len(),
+            median_tokens: at(0.5).copied().unwrap_or(0),
+            p90_tokens: at(0.9).copied().unwrap_or(0),
+            max_tokens: tokens.last().copied().unwrap_or(0),
+            share_answered: tokens.iter().filter(|t| **t > 0).count() as f64 / tokens.len().max(1) as f64,
+        }
+    }
 }
 
 /// One conversation (haystack) in a scenario at a memory size, categories 1–4, strict.
@@ -371,6 +466,8 @@ struct Run<'a> {
     /// The haystack being scored.
     haystack: String,
     long_runs: Vec<LongRun>,
+    /// Hook scenarios: the tokens each prompt with nothing to recall got.
+    nothing: BTreeMap<(Scenario, usize), Vec<usize>>,
 }
 
 impl Run<'_> {
@@ -442,14 +539,27 @@ impl Run<'_> {
     /// is asked as a new session's first message — or, when the dataset asks it partway through
     /// a session (RealMem), as that session's pending message — with one MemCC per memory size
     /// reading the same store as the replay writes it.
-    fn new_session(&mut self, h: &Haystack, sizes: &[usize]) -> Result<(), BenchError> {
+    fn new_session(&mut self, h: &Haystack, sizes: &[usize], scenarios: &[Scenario]) -> Result<(), BenchError> {
         let (settings, replay_budget) = (&self.options.settings, self.options.budget);
         let dir = tempfile::tempdir()?;
         let memcc = open_with(settings, dir.path(), &self.embedder)?;
-        let sized: Vec<(usize, Memcc)> = sizes
-            .iter()
-            .map(|&m| Ok((m, open_with(&with_memory_size(settings, m), dir.path(), &self.embedder)?)))
-            .collect::<Result<_, BenchError>>()?;
+        let sized: Vec<(usize, Memcc)> = if scenarios.contains(&Scenario::NewSession) {
+            sizes
+                .iter()
+                .map(|&m| Ok((m, open_with(&with_memory_size(settings, m), dir.path(), &self.embedder)?)))
+                .collect::<Result<_, BenchError>>()?
+        } else {
+            Vec::new()
+        };
+        let mut hooked: Vec<(Scenario, usize, Memcc)> = Vec::new();
+        for &scenario in scenarios {
+            for &m in sizes {
+                if let Some(s) = scenario.hook_settings(settings, m) {
+                    hooked.push((scenario, m, open_with(&s, dir.path(), &self.embedder)?));
+                }
+            }
+        }
+        let agent = settings.context.agent_id.clone();
         let question_session = SessionRef {
             session_id: format!("{}/question", h.id),
             agent_id: Some(settings.context.agent_id.clone()),
@@ -469,9 +579,22 @@ impl Run<'_> {
                     memcc.context.assemble_for(&session, host_budget(settings, *memory), q.as_of, &pending)?;
                 self.score(corpus, q, Scenario::NewSession, *memory, &scored_text(&assembled, ids, own), None)?;
             }
+            // A hook's host holds its own session; what the hook adds is the prompt's memory.
+            for (scenario, memory, memcc) in &hooked {
+                let added = memcc.prompt_recall(&agent, None, &session.session_id, &q.text)?.unwrap_or_default();
+                self.score(corpus, q, *scenario, *memory, &added, None)?;
+            }
             Ok(())
         };
-        replay(&memcc, h, replay_budget, &mut Provenance::new(), &mut ask)
+        replay(&memcc, h, replay_budget, &mut Provenance::new(), &mut ask)?;
+        for (scenario, memory, memcc) in &hooked {
+            let got = self.nothing.entry((*scenario, *memory)).or_default();
+            for prompt in NOTHING_TO_RECALL {
+                let added = memcc.prompt_recall(&agent, None, &question_session.session_id, prompt)?;
+                got.push(added.as_deref().map_or(0, memcc::lab::core::estimate_tokens));
+            }
+        }
+        Ok(())
     }
 
     /// Every session replayed into one conversation compacted under the host budget of each
@@ -638,16 +761,22 @@ pub fn run(
         keep_prompts,
         haystack: String::new(),
         long_runs: Vec::new(),
+        nothing: BTreeMap::new(),
     };
-    let steps = haystacks.len() * scenarios.len();
+    // The scenarios asked after the sessions share one replay.
+    let after: Vec<Scenario> = scenarios.iter().copied().filter(|s| s.after_sessions()).collect();
+    let long = scenarios.contains(&Scenario::LongSession);
+    let per = usize::from(!after.is_empty()) + usize::from(long);
+    let steps = haystacks.len() * per;
     for (hi, h) in haystacks.iter().enumerate() {
         run.haystack = h.id.clone();
-        for (si, &scenario) in scenarios.iter().enumerate() {
-            progress(hi * scenarios.len() + si, steps, &format!("{scenario:?} {}", h.id));
-            match scenario {
-                Scenario::NewSession => run.new_session(h, sizes)?,
-                Scenario::LongSession => run.long_session(h, sizes)?,
-            }
+        if !after.is_empty() {
+            progress(hi * per, steps, &format!("{after:?} {}", h.id));
+            run.new_session(h, sizes, &after)?;
+        }
+        if long {
+            progress(hi * per + per - 1, steps, &format!("LongSession {}", h.id));
+            run.long_session(h, sizes)?;
         }
     }
     progress(steps, steps, "done");
@@ -666,6 +795,7 @@ pub fn run(
             .transpose()?,
         wall_seconds: started.elapsed().as_secs_f64(),
         per_question: run.lines,
+        nothing_to_recall: run.nothing.into_iter().map(|((s, m), t)| NothingRow::of(s, m, t)).collect(),
     })
 }
 
@@ -777,6 +907,20 @@ pub fn markdown(report: &PromptReport) -> String {
         s.push_str(&superseded_shown(report, *scenario));
         if *scenario == Scenario::LongSession && !report.long_runs.is_empty() {
             s.push_str(&long_runs(&report.long_runs));
+        }
+    }
+    if !report.nothing_to_recall.is_empty() {
+        s.push_str(&format!(
+            "\nPrompts with nothing to recall ({} of them: chit-chat, generic commands, questions about what was \
+             never said), asked of every replayed store — tokens a hook added:\n\n| scenario | memory | median | p90 | \
+             max | share that got anything |\n|---|---|---|---|---|---|\n",
+            NOTHING_TO_RECALL.len()
+        ));
+        for r in &report.nothing_to_recall {
+            s.push_str(&format!(
+                "| {:?} | {} | {} | {} | {} | {:.2} |\n",
+                r.scenario, r.memory_tokens, r.median_tokens, r.p90_tokens, r.max_tokens, r.share_answered
+            ));
         }
     }
     if let Some(c) = &report.point_calibration {

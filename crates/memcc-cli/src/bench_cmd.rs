@@ -74,6 +74,20 @@ pub enum BenchCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// The prompt hook as Claude Code and Codex wait for it: `memcc hook UserPromptSubmit` timed
+    /// as a process, answered by the warm daemon and by a cold process, at growing store sizes,
+    /// beside the bare start of the binary.
+    Hook {
+        /// Comma-separated sizes (records).
+        #[arg(long, default_value = "1000,10000,100000")]
+        sizes: String,
+        /// Prompts timed per size (the cold path: at most 10).
+        #[arg(long, default_value_t = 60)]
+        samples: usize,
+        /// Write the report (JSON) here, and a Markdown copy beside it.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// The memory backends side by side: ingest records/s and retrieve / memory_search p50 and p99
     /// on SQLite and PostgreSQL + pgvector, same records and queries.
     Backends {
@@ -98,7 +112,7 @@ pub enum BenchCommand {
         /// Comma-separated memory sizes in tokens (what recall may use).
         #[arg(long, default_value = "1000,2000,4000,8000,16000")]
         sizes: String,
-        /// Comma-separated: new-session, long-session.
+        /// Comma-separated: new-session, long-session, hook (what a Claude Code / Codex prompt hook adds), hook-unfloored (the same without the relevance floor).
         #[arg(long, default_value = "new-session,long-session")]
         scenarios: String,
         /// One JSON line per question, scenario and size.
@@ -206,7 +220,8 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
         }
         BenchCommand::Prompt { common, sizes, scenarios, per_question, prompts } => {
             let sizes = list(sizes, "memory size", |s| s.parse::<usize>().ok().filter(|&n| n > 0))?;
-            let scenarios = list(scenarios, "scenario (new-session, long-session)", Scenario::parse)?;
+            let scenarios =
+                list(scenarios, "scenario (new-session, long-session, hook, hook-unfloored)", Scenario::parse)?;
             let opts = options(cli, common, Vec::new())?;
             let report = memcc_bench::prompt::run(&common.path, &opts, &sizes, &scenarios, *prompts, &mut tick)?;
             bar.finish_and_clear();
@@ -225,6 +240,21 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
             })?;
             bar.finish_and_clear();
             let md = memcc_bench::speed::markdown(&report);
+            emit_report(cli, &report, &md, out.as_ref())?;
+        }
+        BenchCommand::Hook { sizes, samples, out } => {
+            let sizes = list(sizes, "size (at least 10)", |s| s.parse::<usize>().ok().filter(|&n| n >= 10))?;
+            let settings = cli.settings()?;
+            if !settings.local_model_present() {
+                bail!("bench hook times the local model: `memcc model fetch` installs it");
+            }
+            let exe = std::env::current_exe()?;
+            let report =
+                memcc_bench::hook::run(&exe, &settings.model_dir(), &sizes, (*samples).max(1), &mut |stage| {
+                    bar.set_message(stage.to_string())
+                })?;
+            bar.finish_and_clear();
+            let md = memcc_bench::hook::markdown(&report);
             emit_report(cli, &report, &md, out.as_ref())?;
         }
         BenchCommand::Backends { sizes, samples, postgres_url, out } => {

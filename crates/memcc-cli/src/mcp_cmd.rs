@@ -1,6 +1,7 @@
 //! `memcc mcp`: MemCC as a Model Context Protocol server, over stdio or streamable HTTP.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -37,6 +38,11 @@ pub struct McpArgs {
     /// Token budget of conversation_assemble and of compaction after conversation_append.
     #[arg(long, default_value_t = 16_000)]
     budget: usize,
+    /// The project the client works in: its memories are favoured (default over stdio: the
+    /// repository of the directory the client starts the server in, as Claude Code and Codex
+    /// do per session; over HTTP, which serves many: none). `none` turns it off.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
     /// Another agent whose memory and conversations calls may reach by naming it in `agentId`
     /// (repeat for more). Without it the server acts for --agent alone, whatever a call asks.
     #[arg(long = "allow-agent", value_name = "AGENT")]
@@ -54,6 +60,12 @@ pub fn run(cli: &Cli, args: &McpArgs) -> Result<()> {
         allowed_agents: args.allow_agents.clone(),
         session_id: args.session.clone(),
         budget: args.budget,
+        project: match &args.project {
+            Some(p) if p.as_os_str() == "none" => None,
+            Some(p) => Some(memcc::context::project_of(&std::path::absolute(p)?)),
+            None if args.http.is_none() => std::env::current_dir().ok().map(|d| memcc::context::project_of(&d)),
+            None => None,
+        },
     };
     let memcc = Arc::new(memcc);
     let server = MemccMcp::new(memcc.clone(), defaults);

@@ -83,3 +83,64 @@ fn claude_code_and_codex_histories_are_imported_and_recalled_in_a_new_session() 
         "{stderr}"
     );
 }
+
+/// A backfill of the directories Claude Code and Codex keep their transcripts in: every file
+/// imported once, the second run passing over what has not changed and taking what has; the
+/// sessions listed newest first with their title, project and source.
+#[test]
+fn a_directory_of_transcripts_is_backfilled_once_and_then_only_what_changed() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let projects = h.join("claude/projects/-home-dev-shop");
+    let sessions = h.join("codex/sessions/2026/12/05");
+    std::fs::create_dir_all(&projects).unwrap();
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::copy(format!("{FIXTURES}/claude_code_session.jsonl"), projects.join("cc-1.jsonl")).unwrap();
+    std::fs::copy(format!("{FIXTURES}/codex_rollout.jsonl"), sessions.join("rollout-1.jsonl")).unwrap();
+    // An empty session and a subagent's sidechain: nothing to import, no error.
+    std::fs::write(projects.join("empty.jsonl"), "").unwrap();
+    let dir = h.join("claude");
+    let first = ok(run(h, &["import", dir.parent().unwrap().to_str().unwrap()]));
+    assert!(
+        first.contains("3 transcripts: 2 imported") && first.contains("1 with nothing to import, 0 failed"),
+        "{first}"
+    );
+    let again = ok(run(h, &["import", dir.parent().unwrap().to_str().unwrap()]));
+    assert!(again.contains("0 imported (0 messages added), 2 unchanged"), "{again}");
+    // A session that went on: only it is read again, and only its new turn is added.
+    let mut more = std::fs::OpenOptions::new().append(true).open(projects.join("cc-1.jsonl")).unwrap();
+    writeln!(
+        more,
+        "{}",
+        serde_json::json!({"type": "user", "sessionId": "cc-1", "cwd": "/home/dev/shop", "timestamp": "2026-12-06T09:00:00Z",
+                           "message": {"role": "user", "content": "Also rotate the API keys on Friday."}})
+    )
+    .unwrap();
+    drop(more);
+    let third = ok(run(h, &["import", dir.parent().unwrap().to_str().unwrap()]));
+    assert!(third.contains("1 imported (1 messages added), 1 unchanged"), "{third}");
+
+    let listed: serde_json::Value = serde_json::from_str(&ok(run(h, &["--json", "sessions"]))).unwrap();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert_eq!(listed[0]["sessionId"], "cc-1", "the session spoken in last comes first");
+    assert_eq!((&listed[0]["source"], &listed[0]["project"]), (&"claude-code".into(), &"/home/dev/shop".into()));
+    assert_eq!(listed[1]["source"], "codex");
+    let human = ok(run(h, &["sessions"]));
+    assert!(human.lines().next().unwrap().contains("Claude Code") && human.contains("Codex"), "{human}");
+
+    // A hook for a session that ended before it wrote anything: no error for its host.
+    let mut hook = Command::new(BIN)
+        .arg("--home")
+        .arg(h)
+        .args(["--embedding-model", "hashing", "import", "--hook", "--flush"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::json!({"session_id": "gone", "transcript_path": h.join("never-written.jsonl"),
+                                   "hook_event_name": "SessionEnd"});
+    hook.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    let out = hook.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}

@@ -14,7 +14,9 @@ use crate::expand::{self, Description, ExpandRequest, Expansion, GrepHit, GrepRe
 use crate::import::{LineError, ParsedTranscript, parse_jsonl};
 use crate::large_file::prepare;
 use crate::message::AgentMessage;
-use crate::store::{AppendOutcome, ContextStore, Conversation, ConversationMeta, SessionListing, StoreStats};
+use crate::store::{
+    AppendOutcome, ContextStore, Conversation, ConversationMeta, SessionListing, SessionSource, StoreStats,
+};
 use crate::summarize::{ExtractiveSummarizer, Summarizer};
 use memcc_core::bridge::{MemoryBridge, NoopBridge};
 
@@ -28,6 +30,9 @@ pub struct SessionRef {
     /// The project the host says the session is held in ([`memcc_core::project`]): recorded on
     /// the conversation, and recall favours its memories.
     pub project: Option<String>,
+    /// Where the session comes from (the host's kind), recorded on the conversation when it is
+    /// made.
+    pub source: Option<SessionSource>,
 }
 
 impl SessionRef {
@@ -123,10 +128,14 @@ impl ContextEngine {
         if c.agent_id != agent {
             return Err(ContextError::UnknownSession(session.session_id.clone()));
         }
-        if let Some(project) = session.project.as_ref().filter(|p| c.project.as_ref() != Some(*p)) {
-            let meta = ConversationMeta { project: Some(project.clone()), ..Default::default() };
+        let new_project = session.project.as_ref().filter(|p| c.project.as_ref() != Some(*p));
+        // Where it came from is said once (an import may have said it better already).
+        let new_source = session.source.filter(|_| c.source.is_none());
+        if new_project.is_some() || new_source.is_some() {
+            let meta = ConversationMeta { project: new_project.cloned(), source: new_source, ..Default::default() };
             self.store.set_conversation_meta(c.id, &meta)?;
-            c.project = Some(project.clone());
+            c.project = c.project.or(new_project.cloned());
+            c.source = c.source.or(new_source);
         }
         Ok(c)
     }
@@ -397,6 +406,7 @@ impl ContextEngine {
                 session_key: session.session_key.clone(),
                 agent_id: session.agent_id.clone().unwrap_or_else(|| self.config.agent_id.clone()),
                 project: session.project.clone(),
+                source: session.source,
             },
         })
     }

@@ -78,11 +78,14 @@ async function home() {
         h("a", { href: `#/memory/${enc(a.agentId)}` }, "memory"), " · ",
         h("a", { href: `#/triples/${enc(a.agentId)}` }, "knowledge graph")),
       a.sessions.length === 0 ? null : h("table", {},
-        h("tr", {}, ["Session", "Started", "Last activity", "Messages", "Summaries", "DAG depth", "Context tokens", "Waiting for memory"].map((t) => h("th", {}, t))),
+        h("tr", {}, ["Session", "Project", "From", "Started", "Last activity", "Messages", "Summaries", "DAG depth", "Context tokens", "Waiting for memory"].map((t) => h("th", {}, t))),
         a.sessions.map((ss) =>
           h("tr", { class: "clickable", "data-session": ss.sessionId,
                     onclick: () => navigate(`#/session/${enc(a.agentId)}/${enc(ss.sessionId)}`) },
-            h("td", { class: "mono" }, ss.sessionId),
+            h("td", {}, ss.title ? h("span", {}, ss.title) : null, ss.title ? h("br") : null,
+              h("span", { class: "mono muted" }, ss.sessionId)),
+            h("td", { title: ss.projectPath || "" }, ss.project || "—"),
+            h("td", {}, ss.source || "—"),
             h("td", {}, when(ss.firstMessageAt)), h("td", {}, when(ss.lastMessageAt)),
             h("td", {}, fmt(ss.messages)), h("td", {}, fmt(ss.summaries)), h("td", {}, fmt(ss.maxDepth)),
             h("td", {}, fmt(ss.contextTokens)), h("td", {}, fmt(ss.pendingMemoryHandoffs)))))));

@@ -101,6 +101,12 @@ impl AppState {
 struct SessionRow {
     session_id: String,
     session_key: Option<String>,
+    title: Option<String>,
+    /// The project's short name, and its path.
+    project: Option<String>,
+    project_path: Option<String>,
+    /// Where it came from, as a person reads it ("Claude Code").
+    source: Option<&'static str>,
     messages: i64,
     summaries: i64,
     max_depth: i64,
@@ -123,13 +129,20 @@ pub(crate) async fn overview(State(state): State<AppState>) -> ApiResult {
     let default_agent = state.agent.clone();
     blocking(&state, move |m| {
         let mut agents: BTreeMap<String, AgentRow> = BTreeMap::new();
-        for c in m.context.store().conversations()? {
-            let session = SessionRef { agent_id: Some(c.agent_id.clone()), ..SessionRef::new(&c.session_id) };
+        // Newest first, each with what it is.
+        for listed in m.context.sessions(None, None, usize::MAX)? {
+            let session = SessionRef { agent_id: Some(listed.agent_id.clone()), ..SessionRef::new(&listed.session_id) };
+            let Ok(c) = m.context.existing(&session) else { continue };
             let stats = m.context.stats(Some(session))?;
             let row = agents.entry(c.agent_id.clone()).or_default();
+            let meta = listed.meta;
             row.sessions.push(SessionRow {
                 session_id: c.session_id,
                 session_key: c.session_key,
+                title: meta.title,
+                project: meta.project.as_deref().map(|p| memcc::context::project_name(p).to_string()),
+                project_path: meta.project,
+                source: meta.source.map(|s| s.label()),
                 messages: stats.messages,
                 summaries: stats.summaries,
                 max_depth: stats.max_depth,

@@ -47,6 +47,13 @@ impl Server {
         memcc.context.ingest(&SessionRef::new("next"), &AgentMessage::user("Where do I live now?")).unwrap();
         let long = format!("{}THE END", "A long pasted log line. ".repeat(300));
         memcc.context.ingest(&SessionRef::new("long"), &AgentMessage::user(&long)).unwrap();
+        // A Claude Code session in a repository, as its hook imports it.
+        let transcript = concat!(
+            "{\"type\":\"custom-title\",\"customTitle\":\"Fix the flaky checkout test\"}\n",
+            "{\"type\":\"user\",\"sessionId\":\"cc-1\",\"cwd\":\"/home/ada/shop\",\"timestamp\":\"2099-12-05T10:00:00Z\",",
+            "\"message\":{\"role\":\"user\",\"content\":\"Why does checkout time out?\"}}\n"
+        );
+        memcc.context.import_jsonl(None, transcript.as_bytes()).unwrap();
         let (tx, rx) = mpsc::channel();
         let memcc = Arc::new(memcc);
         std::thread::spawn(move || {
@@ -82,7 +89,19 @@ fn every_page_reads_what_it_shows_and_errors_say_what_is_wrong() {
     let overview = server.ok("/api/overview");
     let sessions = &overview["agents"][0]["sessions"];
     assert_eq!(overview["agents"][0]["agentId"], "main");
-    assert_eq!(sessions.as_array().unwrap().len(), 3, "{overview}");
+    assert_eq!(sessions.as_array().unwrap().len(), 4, "{overview}");
+    // Newest first, each with what it is.
+    let first = &sessions[0];
+    assert_eq!(first["sessionId"], "cc-1", "{overview}");
+    assert_eq!(
+        (&first["title"], &first["project"], &first["projectPath"], &first["source"]),
+        (
+            &Value::from("Fix the flaky checkout test"),
+            &Value::from("shop"),
+            &Value::from("/home/ada/shop"),
+            &Value::from("Claude Code")
+        )
+    );
     assert!(overview["agents"][0]["memoryRecords"].as_i64().unwrap() > 0);
 
     let dag = server.ok("/api/dag?session=trip");

@@ -59,6 +59,9 @@ pub struct Defaults {
     pub session_id: Option<String>,
     /// Token budget of `conversation_assemble` and of compaction after `conversation_append`.
     pub budget: usize,
+    /// The project the server's client works in (a stdio server's working directory's): its
+    /// memories are favoured when a call names none.
+    pub project: Option<String>,
 }
 
 /// The MCP server: MemCC's memory and context tools, and its memory prompt and identity files
@@ -130,7 +133,13 @@ impl MemccMcp {
 
     /// The conversation a `conversation_*` call names (else the server's), as its agent.
     fn conversation(&self, session: &Option<String>, agent: &Option<String>) -> Result<SessionRef, ErrorData> {
-        Ok(SessionRef { session_id: self.session(session)?, agent_id: Some(self.agent(agent)?), ..Default::default() })
+        Ok(SessionRef {
+            session_id: self.session(session)?,
+            agent_id: Some(self.agent(agent)?),
+            project: self.defaults.project.clone(),
+            source: Some(memcc::context::SessionSource::Mcp),
+            ..Default::default()
+        })
     }
 
     /// The budget a call asked for (else the server's), within the configured cap and over the
@@ -169,11 +178,8 @@ impl MemccMcp {
         let mut result = as_tool_result(
             async move {
                 let agent = self.agent(&a.agent_id)?;
-                let (max, min_score) = (a.max_results(), a.min_score());
-                self.call(move |m| {
-                    Ok(m.memory()?.memory_search(&agent, &a.query, max, min_score, a.wing.as_deref())?)
-                })
-                .await
+                let project = self.defaults.project.clone();
+                self.call(move |m| m.memory_search(&agent, &a, project.as_deref())).await
             }
             .await,
         )?;

@@ -114,7 +114,13 @@ struct Session {
 
 impl From<Session> for SessionRef {
     fn from(s: Session) -> Self {
-        SessionRef { session_id: s.session_id, session_key: s.session_key, agent_id: s.agent_id, project: s.project }
+        SessionRef {
+            session_id: s.session_id,
+            session_key: s.session_key,
+            agent_id: s.agent_id,
+            project: s.project,
+            source: Some(memcc::context::SessionSource::Openclaw),
+        }
     }
 }
 
@@ -381,11 +387,7 @@ impl MemccNative {
         let m = self.inner.clone();
         job(move || {
             let args: SearchArgs = parse("memory_search arguments", &args_json)?;
-            let rt = m.memory().map_err(fail)?;
-            let hits = rt
-                .memory_search(&agent_id, &args.query, args.max_results(), args.min_score(), args.wing.as_deref())
-                .map_err(fail)?;
-            to_json(hits)
+            to_json(m.memory_search(&agent_id, &args, None).map_err(fail)?)
         })
     }
 

@@ -134,6 +134,16 @@ impl Limit {
     pub fn resolve(&self, given: Option<u32>) -> usize {
         given.unwrap_or(self.default).clamp(self.min, self.max) as usize
     }
+
+    /// Refuse a `given` out of the range the schema states (argument `name`).
+    pub fn check(&self, name: &str, given: Option<u32>) -> Result<(), String> {
+        match given {
+            Some(n) if !(self.min..=self.max).contains(&n) => {
+                Err(format!("{name} must be between {} and {}, not {n}", self.min, self.max))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// `memory_search`'s `maxResults`.
@@ -166,6 +176,9 @@ pub struct SearchArgs {
     /// Only this topic wing (a namespace MemCC files each memory under by its subject, e.g.
     /// "work", "health", "travel", or one configured in memory.wings); the hits name theirs.
     pub wing: Option<String>,
+    /// Favour memories learnt in this project (a repository's path, as `memcc sessions` lists
+    /// them; default: the server's own); the others are still found.
+    pub project: Option<String>,
     /// Whose memory: the server's agent (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
@@ -177,6 +190,40 @@ impl SearchArgs {
 
     pub fn min_score(&self) -> f64 {
         self.min_score.unwrap_or(DEFAULT_MIN_SCORE)
+    }
+
+    /// The arguments the schema refuses, refused here too: a client that skips validation gets
+    /// the same answer as one that does not.
+    pub fn check(&self) -> Result<(), String> {
+        SEARCH_RESULTS.check("maxResults", self.max_results)?;
+        match self.min_score {
+            Some(s) if !(0.0..=1.0).contains(&s) => Err(format!("minScore must be between 0 and 1, not {s}")),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl crate::Memcc {
+    /// `memory_search` as `agent` (the tool's arguments, checked; their project, else
+    /// `project`): each hit's score within the 0–1 the schema's `minScore` speaks of.
+    pub fn memory_search(
+        &self,
+        agent: &str,
+        args: &SearchArgs,
+        project: Option<&str>,
+    ) -> Result<Vec<memcc_memory::SearchHit>, crate::MemccError> {
+        args.check().map_err(|e| crate::MemccError::Memory(memcc_memory::MemoryError::Input(e)))?;
+        let asking = memcc_memory::Asking {
+            wing: args.wing.as_deref(),
+            project: args.project.as_deref().or(project),
+            ..Default::default()
+        };
+        let mut hits =
+            self.memory()?.memory_search_asked(agent, &args.query, args.max_results(), args.min_score(), &asking)?;
+        for h in &mut hits {
+            h.score = h.score.min(1.0);
+        }
+        Ok(hits)
     }
 }
 
@@ -431,6 +478,11 @@ mod tests {
         assert_eq!(args(serde_json::json!({"query": "q", "maxResults": 1000})).max_results(), 100);
         assert_eq!(args(serde_json::json!({"query": "q", "maxResults": 0})).max_results(), 1);
         assert!(serde_json::from_value::<SearchArgs>(serde_json::json!({"query": "q", "k": 3})).is_err());
+        // What the schema refuses is refused, named.
+        let err = args(serde_json::json!({"query": "q", "maxResults": 1000})).check().unwrap_err();
+        assert!(err.contains("maxResults must be between 1 and 100, not 1000"), "{err}");
+        assert!(args(serde_json::json!({"query": "q", "minScore": 1.5})).check().unwrap_err().contains("minScore"));
+        assert!(args(serde_json::json!({"query": "q", "maxResults": 100, "minScore": 1})).check().is_ok());
     }
 
     #[test]

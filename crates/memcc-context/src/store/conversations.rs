@@ -15,6 +15,8 @@ pub struct Conversation {
     pub agent_id: String,
     /// The project it belongs to ([`memcc_core::project`]), when its host said.
     pub project: Option<String>,
+    /// Where it came from, when its host said.
+    pub source: Option<SessionSource>,
 }
 
 /// What a conversation is, beside its messages, as whoever knows says it (a transcript, a
@@ -212,7 +214,7 @@ fn find_conversation(conn: &Connection, session_id: &str) -> Result<Option<Conve
 }
 
 /// The columns [`conversation_from_row`] reads, in its order.
-pub(crate) const CONVERSATION_COLUMNS: &str = "id, session_id, session_key, agent_id, project";
+pub(crate) const CONVERSATION_COLUMNS: &str = "id, session_id, session_key, agent_id, project, source";
 
 pub(crate) fn conversation_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Conversation> {
     Ok(Conversation {
@@ -221,5 +223,6 @@ pub(crate) fn conversation_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<C
         session_key: r.get(2)?,
         agent_id: r.get(3)?,
         project: r.get(4)?,
+        source: r.get::<_, Option<String>>(5)?.as_deref().and_then(SessionSource::parse),
     })
 }
