@@ -99,14 +99,18 @@ pub enum ContextCommand {
     },
     /// Print the prompt that would be sent next, within a token budget.
     ///
-    /// Example: `memcc --json assemble --session s --budget 16000`.
+    /// Examples: `memcc --json assemble --session s --budget 16000`; a new session's first prompt:
+    /// `memcc assemble --session s2 --budget 8000 --query "where do I live?"`.
     Assemble {
-        /// The conversation.
+        /// The conversation (a new one needs --query).
         #[arg(long)]
         session: String,
         /// Tokens the prompt may take (summaries, fresh tail and recalled memory together).
         #[arg(long)]
         budget: usize,
+        /// The user's message about to be sent (not stored): what recall looks for.
+        #[arg(long)]
+        query: Option<String>,
     },
     /// Search messages and summaries (lcm_grep).
     Grep(GrepArgs),
@@ -158,11 +162,15 @@ pub enum ContextCommand {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
-    /// Counts of messages, summaries, depth and tokens.
+    /// Counts of messages, summaries, depth and tokens: of --agent's conversations, one of them, or
+    /// the whole store.
     Stats {
-        /// One conversation (default: the whole store).
+        /// One conversation (default: all of --agent's).
         #[arg(long)]
         session: Option<String>,
+        /// The whole store, every agent's conversations (an operator's view).
+        #[arg(long, conflicts_with = "session")]
+        all_agents: bool,
     },
 }
 
@@ -382,8 +390,21 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 )
             })?;
         }
-        ContextCommand::Assemble { session, budget } => {
-            let out = engine.assemble(session, *budget, None)?;
+        ContextCommand::Assemble { session, budget, query } => {
+            let out = match query {
+                Some(q) => memcc.assemble_for(
+                    &SessionRef::new(session),
+                    *budget,
+                    None,
+                    &[memcc::context::AgentMessage::user(q)],
+                )?,
+                None => engine.assemble(session, *budget, None).map_err(|e| match e {
+                    memcc::context::ContextError::UnknownSession(_) => {
+                        anyhow::anyhow!("{e}: a new session has no messages yet; give its first message with --query")
+                    }
+                    e => e.into(),
+                })?,
+            };
             emit(cli, &out, || {
                 let mut s = String::new();
                 if let Some(sys) = &out.system_prompt_addition {
@@ -539,8 +560,12 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                     .join("\n")
             })?;
         }
-        ContextCommand::Stats { session } => {
-            let st = engine.stats(session.as_deref().map(SessionRef::new))?;
+        ContextCommand::Stats { session, all_agents } => {
+            let st = match (session, all_agents) {
+                (Some(s), _) => engine.stats(Some(SessionRef::new(s)))?,
+                (None, true) => engine.stats(None)?,
+                (None, false) => engine.agent_stats(None)?,
+            };
             // Where the store and the model are: the data dir follows MEMCC_HOME, then the
             // OpenClaw state dir, so "which store is this?" deserves an answer here.
             let settings = cli.settings()?;

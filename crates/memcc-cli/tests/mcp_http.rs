@@ -69,6 +69,14 @@ fn a_remote_client_with_the_token_is_served_and_a_foreign_page_is_not() {
     assert_eq!(status(&server, &[remote, ("Authorization", "bearer s3cret-token")]), 200, "any letter case");
     assert_eq!(status(&server, &[remote, ("Authorization", "Bearer wrong")]), 401);
     assert_eq!(status(&server, &[remote]), 401, "no token");
+    // No OAuth: its discovery documents are not found (a 401 there sends clients into an OAuth flow).
+    for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] {
+        let mut tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        write!(tcp, "GET {path} HTTP/1.1\r\nHost: mem.example.com:8443\r\nConnection: close\r\n\r\n").unwrap();
+        let mut response = String::new();
+        let _ = tcp.read_to_string(&mut response);
+        assert!(response.starts_with("HTTP/1.1 404"), "{path}: {response}");
+    }
     let page = ("Origin", "http://evil.example");
     assert_eq!(status(&server, &[remote, page, ("Authorization", "Bearer s3cret-token")]), 403, "foreign origin");
     drop(server);

@@ -38,6 +38,12 @@ fn another_agents_conversation_and_memory_are_out_of_reach() {
     // Bob, same store: nothing of it, by any road.
     let bob = |args: &[&str]| run(&home, "bob", args);
     assert_eq!(ok(bob(&["--json", "grep", "PIN"])).trim(), "[]", "grep across Bob's own conversations only");
+    // Counts are Bob's own too; the whole store only when asked for.
+    let count =
+        |out: Output| serde_json::from_str::<serde_json::Value>(&ok(out)).unwrap()["messages"].as_i64().unwrap();
+    assert_eq!(count(bob(&["--json", "stats"])), 0, "Bob's stats count Bob's conversations");
+    assert_eq!(count(bob(&["--json", "stats", "--all-agents"])), 2, "the whole store, on request");
+    assert_eq!(count(run(&home, "alice", &["--json", "stats"])), 2);
     for args in [
         vec!["grep", "PIN", "--session", "alice-s"],
         vec!["expand", msg.as_str()],

@@ -460,11 +460,15 @@ impl ContextEngine {
 
     /// Counts for one session, or for the whole store (every agent: an operator's view).
     pub fn stats(&self, session: Option<SessionRef>) -> Result<StoreStats> {
-        let conversation = match session {
-            Some(s) => Some(self.existing(&s)?.id),
-            None => None,
-        };
-        Ok(self.store.stats(conversation)?)
+        match session {
+            Some(s) => Ok(self.store.stats(Some(&[self.existing(&s)?.id]))?),
+            None => Ok(self.store.stats(None)?),
+        }
+    }
+
+    /// Counts over `agent`'s conversations (the configured agent's with `None`).
+    pub fn agent_stats(&self, agent: Option<&str>) -> Result<StoreStats> {
+        Ok(self.store.stats(Some(&self.scope(agent, None)?))?)
     }
 }
 

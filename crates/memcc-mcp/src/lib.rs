@@ -452,14 +452,9 @@ impl ServerHandler for MemccMcp {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("memcc", env!("CARGO_PKG_VERSION")).with_title("MemCC"))
             .with_instructions(if self.memcc.config.local_model_missing() {
-                format!(
-                    "{}\n\n{}\n\n{}",
-                    memcc::MEMORY_PROMPT,
-                    memcc::tools::SERVER_INSTRUCTIONS,
-                    Memcc::FALLBACK_NOTICE
-                )
+                format!("{}\n\n{}", memcc::tools::SERVER_INSTRUCTIONS, Memcc::FALLBACK_NOTICE)
             } else {
-                format!("{}\n\n{}", memcc::MEMORY_PROMPT, memcc::tools::SERVER_INSTRUCTIONS)
+                memcc::tools::SERVER_INSTRUCTIONS.to_string()
             })
     }
 
@@ -608,11 +603,20 @@ pub async fn serve_http(
     };
     let service =
         StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let router = match token {
-        Some(t) => router.layer(axum::middleware::from_fn(move |req, next| bearer(t.clone(), req, next))),
-        None => router,
+    let mcp = axum::Router::new().nest_service("/mcp", service);
+    let mcp = match token {
+        Some(t) => mcp.layer(axum::middleware::from_fn(move |req, next| bearer(t.clone(), req, next))),
+        None => mcp,
     };
+    // Any other path — OAuth's discovery documents among them — is not found, token or not: a
+    // client that met a 401 there would start an OAuth flow MemCC does not offer, instead of
+    // saying that a bearer token is needed.
+    let router = axum::Router::new().merge(mcp).fallback(|| async {
+        (
+            axum::http::StatusCode::NOT_FOUND,
+            "memcc: not found; MCP is served at /mcp (with a bearer token when the server has one; no OAuth)",
+        )
+    });
     let listener = tokio::net::TcpListener::bind(addr).await?;
     ready(listener.local_addr()?);
     axum::serve(listener, router)
@@ -643,7 +647,9 @@ async fn bearer(
     axum::response::Response::builder()
         .status(401)
         .header("www-authenticate", "Bearer")
-        .body(axum::body::Body::from("memcc: a bearer token is required"))
+        .body(axum::body::Body::from(
+            "memcc: a bearer token is required (Authorization: Bearer <the server's MEMCC_MCP_TOKEN>; no OAuth)",
+        ))
         .unwrap_or_default()
 }
 

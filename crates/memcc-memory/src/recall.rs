@@ -75,7 +75,7 @@ impl Recall<'_> {
         let l2_wing = (wing != DEFAULT_WING && context_budget > SECTION_TAGS).then_some(wing.as_str());
         let context = (!context.trim().is_empty()).then(|| Question::new(context));
         let asked = Asked { question: &question, context: context.as_ref(), as_of, project: asked.project.as_deref() };
-        let (l3, in_wing) = self.deep(agents, &asked, l3_room, l2_wing, &mut shown, &|_| true)?;
+        let (l3, in_wing) = self.deep(agents, &asked, l3_room, l2_wing, &mut shown, &|_| {})?;
         let l3_tokens = cost(&l3);
         let l2_room = context_budget
             .min(budget.saturating_sub(identity_tokens + l1_tokens + l3_tokens))
@@ -122,8 +122,11 @@ impl Recall<'_> {
     /// Recall for one prompt of a host that keeps its own conversation and was given the
     /// standing layers when its session began (a Claude Code or Codex hook): deep search (L3)
     /// alone, leaving out what `skip` says the host holds already (the session's own records),
-    /// and only lines that clear `tuning`'s relevance floor ([`SearchHit::relevant`]): nothing at
-    /// all when nothing does, so "thanks" costs the host no tokens.
+    /// behind a gate: when no candidate clears `tuning`'s relevance floor
+    /// ([`SearchHit::relevant`]) the prompt gets nothing at all, so "thanks" costs the host no
+    /// tokens; when one does, recall is what it always is. (Judged line by line instead, the floor
+    /// cost LoCoMo's questions a fifth of their answers: a window that holds the answer is often
+    /// far from the question in meaning and in words; docs/experiments.md.)
     pub fn for_prompt(
         &self,
         agents: &[String],
@@ -139,10 +142,16 @@ impl Recall<'_> {
             as_of: asked.as_of,
             project: asked.project.as_deref(),
         };
-        let floor = &self.search.config.tuning;
-        let keep = |h: &SearchHit| !skip(h) && h.relevant(floor);
+        let tuning = &self.search.config.tuning;
+        // What the host holds goes; then all goes unless something clears the floor.
+        let prune = |hits: &mut Vec<SearchHit>| {
+            hits.retain(|h| !skip(h));
+            if !hits.iter().any(|h| h.relevant(tuning)) {
+                hits.clear();
+            }
+        };
         let room = budget.saturating_sub(SECTION_TAGS);
-        let (lines, _) = self.deep(agents, &how, room, None, &mut Shown::default(), &keep)?;
+        let (lines, _) = self.deep(agents, &how, room, None, &mut Shown::default(), &prune)?;
         Ok((!lines.is_empty()).then(|| section(Layer::Recall, lines)))
     }
 
@@ -183,7 +192,7 @@ impl Recall<'_> {
         room: usize,
         l2_wing: Option<&str>,
         shown: &mut Shown,
-        keep: &dyn Fn(&SearchHit) -> bool,
+        prune: &dyn Fn(&mut Vec<SearchHit>),
     ) -> Result<(Vec<Line>, Option<Vec<i64>>)> {
         let Asked { question, context, as_of, .. } = *asked;
         if room == 0 {
@@ -204,7 +213,7 @@ impl Recall<'_> {
             context,
             project: asked.project,
         })?;
-        hits.retain(|h| keep(h));
+        prune(&mut hits);
         let floor = hits.first().map_or(0.0, |h| h.score * self.search.config.tuning.value_floor);
         let mut out = Vec::new();
         let mut used = 0;

@@ -108,13 +108,15 @@ pub const ALL: [ToolSpec; 10] = [
 pub const HOST_TOOLS: [ToolSpec; 4] = [MEMORY_SEARCH, MEMORY_GET, LCM_GREP, LCM_EXPAND_QUERY];
 
 /// What a server that offers every tool (MCP) tells the model it has, after the memory prompt.
-pub const SERVER_INSTRUCTIONS: &str = "MemCC keeps what this user told you in earlier sessions and the full \
-history of long conversations. Before answering from scratch, memory_search (then memory_get for a whole memory) \
-finds what was said before; memory_facts lists what is known about the user or a name; memory_add keeps something \
-the user wants remembered (pin: true to have it in every prompt); memory_forget removes it. For a conversation MemCC \
-keeps (conversation_append / conversation_assemble), lcm_grep finds an exact detail that was compacted and \
-lcm_expand_query reads it back in full. Finished sessions of this client reach memory by themselves when its \
-transcripts are imported (memcc import --hook).";
+pub const SERVER_INSTRUCTIONS: &str = "Long-term memory (MemCC) keeps what this user told you in earlier sessions \
+and the full history of long conversations. Where MemCC's hooks are installed (memcc setup claude-code|codex), what \
+earlier sessions in this project left and what they said about the prompt at hand arrive by themselves in <memcc-*> \
+blocks beside the user's message; cite a memory as (mem_N). For anything else, memory_search (then memory_get for a \
+whole memory) finds what was said before; memory_facts lists what is known about the user or a name; memory_add \
+keeps something the user wants remembered (pin: true to have it in every session); memory_forget removes it. For a \
+conversation MemCC keeps (conversation_append / conversation_assemble), lcm_grep finds an exact detail that was \
+compacted and lcm_expand_query reads it back in full. The hooks also import each finished session's transcript, so \
+it reaches memory without any call.";
 
 /// The tool named `name`.
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {

@@ -121,45 +121,46 @@ impl ContextStore {
         Ok(self.conn().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
     }
 
-    pub fn stats(&self, conversation_id: Option<i64>) -> Result<StoreStats> {
+    /// Counts over `conversations` (every conversation with `None`).
+    pub fn stats(&self, conversations: Option<&[i64]>) -> Result<StoreStats> {
+        let scope = conversations.map(scope_json);
         let conn = self.conn();
-        let one = |sql: &str| -> Result<i64> {
-            Ok(conn.query_row(sql, params![conversation_id], |r| r.get::<_, Option<i64>>(0))?.unwrap_or(0))
+        // `SELECT what FROM table WHERE <the table's conversation column> in scope [AND more]`.
+        let one = |what: &str, table: &str, column: &str, more: &str| -> Result<i64> {
+            let sql = format!(
+                "SELECT {what} FROM {table} WHERE (?1 IS NULL OR {column} IN (SELECT value FROM json_each(?1))) {more}"
+            );
+            Ok(conn.query_row(&sql, params![scope], |r| r.get::<_, Option<i64>>(0))?.unwrap_or(0))
         };
+        let count = |table: &str, more: &str| one("COUNT(*)", table, "conversation_id", more);
         // First and last message in one pass over the messages.
         let (first_message_at, last_message_at) = conn.query_row(
             "SELECT MIN(COALESCE(timestamp, created_at)), MAX(COALESCE(timestamp, created_at)) FROM messages
-             WHERE ?1 IS NULL OR conversation_id = ?1",
-            params![conversation_id],
+             WHERE ?1 IS NULL OR conversation_id IN (SELECT value FROM json_each(?1))",
+            params![scope],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        // The queue is the store's, whatever conversation is asked about.
+        // The queue is the store's, whatever conversations are asked about.
         let (transcripts_waiting, transcripts_failing) =
             conn.query_row("SELECT COUNT(*), COUNT(*) FILTER (WHERE attempts > 0) FROM transcript_queue", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })?;
         Ok(StoreStats {
-            conversations: one("SELECT COUNT(*) FROM conversations WHERE ?1 IS NULL OR id = ?1")?,
-            messages: one("SELECT COUNT(*) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1")?,
-            message_tokens: one("SELECT SUM(token_count) FROM messages WHERE ?1 IS NULL OR conversation_id = ?1")?,
-            summaries: one("SELECT COUNT(*) FROM summaries WHERE ?1 IS NULL OR conversation_id = ?1")?,
-            leaf_summaries: one(
-                "SELECT COUNT(*) FROM summaries WHERE kind = 'leaf' AND (?1 IS NULL OR conversation_id = ?1)",
+            conversations: one("COUNT(*)", "conversations", "id", "")?,
+            messages: count("messages", "")?,
+            message_tokens: one("SUM(token_count)", "messages", "conversation_id", "")?,
+            summaries: count("summaries", "")?,
+            leaf_summaries: count("summaries", "AND kind = 'leaf'")?,
+            condensed_summaries: count("summaries", "AND kind = 'condensed'")?,
+            max_depth: one("MAX(depth)", "summaries", "conversation_id", "")?,
+            context_items: count("context_items", "")?,
+            context_tokens: one("SUM(token_count)", "context_items", "conversation_id", "")?,
+            large_files: count("large_files", "")?,
+            pending_memory_handoffs: count("memory_outbox", "")?,
+            parked_memory_handoffs: count(
+                "memory_outbox",
+                &format!("AND attempts >= {}", outbox::PARK_AFTER_ATTEMPTS),
             )?,
-            condensed_summaries: one(
-                "SELECT COUNT(*) FROM summaries WHERE kind = 'condensed' AND (?1 IS NULL OR conversation_id = ?1)",
-            )?,
-            max_depth: one("SELECT MAX(depth) FROM summaries WHERE ?1 IS NULL OR conversation_id = ?1")?,
-            context_items: one("SELECT COUNT(*) FROM context_items WHERE ?1 IS NULL OR conversation_id = ?1")?,
-            context_tokens: one("SELECT SUM(token_count) FROM context_items WHERE ?1 IS NULL OR conversation_id = ?1")?,
-            large_files: one("SELECT COUNT(*) FROM large_files WHERE ?1 IS NULL OR conversation_id = ?1")?,
-            pending_memory_handoffs: one(
-                "SELECT COUNT(*) FROM memory_outbox WHERE ?1 IS NULL OR conversation_id = ?1",
-            )?,
-            parked_memory_handoffs: one(&format!(
-                "SELECT COUNT(*) FROM memory_outbox WHERE (?1 IS NULL OR conversation_id = ?1) AND attempts >= {}",
-                outbox::PARK_AFTER_ATTEMPTS
-            ))?,
             transcripts_waiting,
             transcripts_failing,
             first_message_at,
