@@ -82,13 +82,16 @@ else
 fi
 # MemCC over MCP through the official TypeScript SDK's client (the Python one runs in cargo test).
 if ! command -v npm >/dev/null 2>&1; then
-  skip "MCP checks with the TypeScript SDK and the MCP Inspector (npm not found; they install from npm)"
+  skip "MCP checks with the TypeScript SDK and the MCP Inspector, and the host configs (npm not found; they install from npm)"
 else
   bash scripts/mcp-ts-client.sh
   took "MCP with the TypeScript SDK"
   # The MCP Inspector's CLI judges the tool schemas' portability: nothing to report, of any severity.
   bash scripts/mcp-inspector-check.sh
   took "MCP Inspector --strict"
+  # What `memcc setup` writes, read by what Claude Code and Codex publish (types, Codex itself).
+  bash scripts/host-config-check.sh
+  took "host configs (Claude Code types, Codex itself)"
 fi
 # The CLI as a user installs it: `cargo install --path crates/memcc-cli` into a throwaway root,
 # then, in a clean HOME, `memcc model fetch` and the demo. Last, in the target dir the addon's

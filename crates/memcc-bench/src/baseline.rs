@@ -163,11 +163,13 @@ mod tests {
             id: "h".into(),
             sessions: vec![
                 HSession {
+                    project: None,
                     unit: "S1".into(),
                     time: Some(1_683_554_160_000),
                     turns: vec![turn("D1:1", "Ann", "I adopted a cat named Miso"), turn("D1:2", "Bo", "Lovely!")],
                 },
                 HSession {
+                    project: None,
                     unit: "S2".into(),
                     time: Some(1_686_000_000_000),
                     turns: vec![turn("D2:1", "Ann", "We went hiking in the Alps"), turn("D2:2", "Bo", "Wow")],

@@ -19,6 +19,10 @@ pub struct HSession {
     pub unit: String,
     pub time: Option<i64>,
     pub turns: Vec<HTurn>,
+    /// The project the session belongs to, where the dataset says (RealMem: its
+    /// `session_identifier`'s project). Metadata: MemCC is told it only in a run that asks
+    /// (`Options::projects`), as a host that knows its project would tell it.
+    pub project: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -78,6 +78,9 @@ pub struct Options {
     pub budget: usize,
     /// Only the first n haystacks (quick runs).
     pub limit: Option<usize>,
+    /// Tell MemCC each session's project where the dataset has one (RealMem), as a host that
+    /// knows it would: not the upstream protocol, and reported as such.
+    pub projects: bool,
     /// Questions whose hits `memcc bench retrieval` lists (id, kind, score, turns, text): why a
     /// question was missed, read rather than guessed. Other benches ignore it.
     pub explain: Vec<String>,
@@ -92,6 +95,7 @@ impl Options {
             settings: MemccConfig { embedding_model: embedding_model.into(), ..Default::default() },
             budget: 8_000,
             limit: None,
+            projects: false,
             explain: Vec::new(),
         }
     }
@@ -164,19 +168,24 @@ pub(crate) fn sha256_file(path: &Path) -> String {
 }
 
 /// Load a dataset file into haystacks (the first `limit`); `issues` collects evidence problems.
-pub fn load(
-    dataset: Dataset,
-    path: &Path,
-    limit: Option<usize>,
-    issues: &mut Vec<String>,
-) -> Result<Vec<Haystack>, BenchError> {
-    let mut haystacks = match dataset {
+/// What a report says of a run that told MemCC each session's project ([`Options::projects`]).
+pub const PROJECTS_TOLD: &str = "**Projects told:** the host passed each session's project to MemCC (RealMem: the \
+project of its session identifier), as Claude Code and Codex do — not the upstream protocol, where no system is told.\n";
+
+pub fn load(options: &Options, path: &Path, issues: &mut Vec<String>) -> Result<Vec<Haystack>, BenchError> {
+    let mut haystacks = match options.dataset {
         Dataset::Locomo => locomo::to_haystacks(&locomo::load(path)?, issues),
         Dataset::Longmemeval => longmemeval::to_haystacks(&longmemeval::load(path)?),
         Dataset::Realmem => realmem::to_haystacks(&realmem::load(path)?, issues),
     };
-    if let Some(n) = limit {
+    if let Some(n) = options.limit {
         haystacks.truncate(n);
+    }
+    // What the dataset knows of projects reaches MemCC only in a run that asks for it.
+    if !options.projects {
+        for s in haystacks.iter_mut().flat_map(|h| h.sessions.iter_mut()) {
+            s.project = None;
+        }
     }
     Ok(haystacks)
 }

@@ -244,6 +244,7 @@ pub fn to_haystacks(conversations: &[Conversation], issues: &mut Vec<String>) ->
                     .sessions
                     .iter()
                     .map(|s| HSession {
+                        project: None,
                         unit: format!("S{}", s.number),
                         time: s.time,
                         turns: s

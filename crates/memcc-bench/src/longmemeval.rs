@@ -82,6 +82,7 @@ pub fn to_haystacks(items: &[Item]) -> Vec<Haystack> {
                 .zip(&it.haystack_session_ids)
                 .zip(&it.haystack_dates)
                 .map(|((turns, sid), date)| HSession {
+                    project: None,
                     unit: sid.clone(),
                     time: parse_date(date),
                     turns: turns

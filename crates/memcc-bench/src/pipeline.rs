@@ -85,7 +85,7 @@ pub fn replay(
     ensure_empty(memcc, h)?;
     for (si, s) in h.sessions.iter().enumerate() {
         let session_id = session_id(h, si);
-        let sref = SessionRef::new(&session_id);
+        let sref = SessionRef { project: s.project.clone(), ..SessionRef::new(&session_id) };
         for (k, t) in s.turns.iter().enumerate() {
             ask_at(memcc, h, si, k, ids, ask)?;
             for id in memcc.context.ingest(&sref, &message(t, turn_time(s.time, k)))?.inserted {

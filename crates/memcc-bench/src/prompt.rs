@@ -570,7 +570,10 @@ impl Run<'_> {
             let corpus = corpora.for_question(q)?;
             let own = own_session(h, q);
             let session = match q.asked_at {
-                Some(at) => SessionRef::new(&session_id(h, at.session)),
+                Some(at) => SessionRef {
+                    project: h.sessions.get(at.session).and_then(|s| s.project.clone()),
+                    ..SessionRef::new(&session_id(h, at.session))
+                },
                 None => question_session.clone(),
             };
             for (memory, memcc) in &sized {
@@ -581,7 +584,9 @@ impl Run<'_> {
             }
             // A hook's host holds its own session; what the hook adds is the prompt's memory.
             for (scenario, memory, memcc) in &hooked {
-                let added = memcc.prompt_recall(&agent, None, &session.session_id, &q.text)?.unwrap_or_default();
+                let added = memcc
+                    .prompt_recall(&agent, session.project.as_deref(), &session.session_id, &q.text)?
+                    .unwrap_or_default();
                 self.score(corpus, q, *scenario, *memory, &added, None)?;
             }
             Ok(())
@@ -750,7 +755,7 @@ pub fn run(
     progress: &mut dyn FnMut(usize, usize, &str),
 ) -> Result<PromptReport, BenchError> {
     let started = Instant::now();
-    let haystacks = load(options.dataset, path, options.limit, &mut Vec::new())?;
+    let haystacks = load(options, path, &mut Vec::new())?;
     let embedder = Memcc::embedder(&options.settings, &mut Vec::new())?;
     let mut run = Run {
         options,
@@ -866,6 +871,9 @@ pub fn markdown(report: &PromptReport) -> String {
         report.run.machine.cpu,
         report.wall_seconds
     );
+    if report.run.settings.projects {
+        s.push_str(crate::PROJECTS_TOLD);
+    }
     let categories: Vec<String> = {
         let mut c: Vec<String> =
             report.rows.iter().flat_map(|r| r.by_category.iter().map(|(c, _)| c.clone())).collect();

@@ -141,7 +141,7 @@ pub fn run_qa(
     };
     let (answerer, grader) = (chat(model)?, chat(judge)?);
     let mut issues = Vec::new();
-    let haystacks = load(options.dataset, path, options.limit, &mut issues)?;
+    let haystacks = load(options, path, &mut issues)?;
     let embedder = memcc::Memcc::embedder(base, &mut Vec::new())?;
     let mut tally: HashMap<String, QaCategory> = HashMap::new();
     let mut failures = 0;

@@ -221,7 +221,8 @@ fn to_haystack(id: &str, p: &Persona, issues: &mut Vec<String>) -> Haystack {
             });
         }
         seen.insert(&d.session_uuid, d);
-        sessions.push(HSession { unit: d.session_uuid.clone(), time, turns });
+        let project = d.session_identifier.split(':').next().filter(|p| !p.is_empty()).map(String::from);
+        sessions.push(HSession { unit: d.session_uuid.clone(), time, turns, project });
     }
     Haystack { id: id.to_string(), sessions, questions }
 }

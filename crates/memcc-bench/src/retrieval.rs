@@ -359,7 +359,9 @@ fn ask(
     let rt = memcc.memory()?;
     let (text, context) = query_text(memcc, h, q, mode)?;
     let agent = &options.settings.context.agent_id;
-    let asking = memcc::lab::memory::Asking { context: &context, as_of: q.as_of, ..Default::default() };
+    // The project of the session the question is asked in, when the run tells MemCC projects.
+    let project = q.asked_at.and_then(|a| h.sessions.get(a.session)).and_then(|s| s.project.as_deref());
+    let asking = memcc::lab::memory::Asking { context: &context, as_of: q.as_of, project, ..Default::default() };
     let hits = rt.search_in_context(agent, &text, &asking, hits_asked(options), search_mode)?;
     if options.explain.contains(&q.id) {
         explained.push(Explained {
@@ -448,7 +450,7 @@ fn ask_sessions(corpus: &Corpus, h: &Haystack, q: &HQuestion) -> Result<Question
 pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize, &str)) -> Result<Report, BenchError> {
     let started = Instant::now();
     let mut issues = Vec::new();
-    let haystacks = load(options.dataset, path, options.limit, &mut issues)?;
+    let haystacks = load(options, path, &mut issues)?;
     let base = &options.settings;
     let embedder: Arc<dyn memcc::lab::memory::embed::Embedder> = Memcc::embedder(base, &mut Vec::new())?;
     let questions: Vec<_> = haystacks.iter().flat_map(|h| h.questions.iter()).collect();
@@ -673,6 +675,9 @@ pub fn markdown(report: &Report) -> String {
         report.run.machine.cpu,
         report.wall_seconds
     );
+    if report.run.settings.projects {
+        s.push_str(crate::PROJECTS_TOLD);
+    }
     let header = "| mode | n | sess R_all@5 | sess R_any@5 | sess R_all@10 | sess R_any@10 | sess R_all@20 | sess NDCG@10 | turn R_all@5 | turn R_all@10 | turn R_any@10 | turn NDCG@10 | ingest s | query s | peak MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     let row = |m: &ModeReport, a: &Aggregate| {
         let turn = |k: usize, metric: usize| turn_cell(m.mode, a, k, metric);

@@ -32,6 +32,10 @@ pub struct Common {
     /// Only the first N haystacks (LoCoMo conversations, LongMemEval questions).
     #[arg(long)]
     limit: Option<usize>,
+    /// Tell MemCC each session's project, as a host that knows it does (RealMem: the project of
+    /// each session's identifier). Not the upstream protocol: the report says so.
+    #[arg(long)]
+    projects: bool,
     /// Write the report (JSON) here, and a Markdown copy beside it.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -172,6 +176,7 @@ fn options(cli: &Cli, common: &Common, modes: Vec<Mode>) -> Result<Options> {
         settings,
         budget: common.budget,
         limit: common.limit,
+        projects: common.projects,
         explain: Vec::new(),
     })
 }
