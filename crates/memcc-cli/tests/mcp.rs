@@ -96,6 +96,14 @@ fn an_mcp_client_adds_searches_forgets_greps_and_expands_over_stdio_and_http() {
     check_write(&client(&python, &["write", "stdio", BIN, home]));
     check_read(&client(&python, &["read", "stdio", BIN, home]));
     check_sampling(&client(&python, &["sampling", "stdio", BIN, home]));
+    // A model that takes 8 s a summary: the append returns in seconds, tells the client's
+    // progress token how it goes, and the summaries follow.
+    let slow = client(&python, &["slow", "stdio", BIN, home]);
+    assert_eq!(slow["added"], 40, "{slow}");
+    assert!(slow["took"].as_f64().unwrap() < 8.0, "the append waited for the model: {slow}");
+    assert_eq!(slow["compaction"]["inBackground"], true, "{slow}");
+    assert!(slow["progress"].as_array().unwrap().len() >= 3, "progress while it waited: {slow}");
+    assert!(slow["summaries_by_client"].as_u64().unwrap() >= 1, "the client's summaries followed: {slow}");
 
     // Streamable HTTP on loopback with a bearer token; two client processes, one server.
     let home = dir.path().join("http");

@@ -1,10 +1,12 @@
 """Drive `memcc mcp` with the official Python MCP client (PyPI `mcp`), as an agent would.
 
-    python mcp_client.py write|read|sampling stdio MEMCC_BIN HOME
-    python mcp_client.py write|read|sampling http URL TOKEN
+    python mcp_client.py write|read|sampling|slow stdio MEMCC_BIN HOME
+    python mcp_client.py write|read|sampling|slow http URL TOKEN
 
 `sampling` offers the client's own model (sampling/createMessage) and appends a conversation
-long enough to compact: the summaries must be that model's.
+long enough to compact: the summaries must be that model's. `slow` does the same with a model
+that takes 8 s a summary: the append must return in seconds, with progress, and the summaries
+follow.
 
 Prints one JSON object of what it observed; crates/memcc-cli/tests/mcp.rs asserts on it.
 """
@@ -120,10 +122,41 @@ async def sampling(session):
     return {"method": described.get("summary", {}).get("method"),"compacted": appended["compaction"]["compacted"], "asked": SAMPLED, "summaries_by_client": len(hits)}
 
 
+async def slow_sample(context, params):
+    await asyncio.sleep(8)
+    return await sample(context, params)
+
+
+async def slow(session):
+    import time
+    turns = [
+        {"role": "user", "content": f"Turn {i}: the lighthouse tour starts at pier {i}. " + "Details of the tour. " * 12}
+        for i in range(40)
+    ]
+    progress = []
+
+    async def on_progress(done, total, message):
+        progress.append(done)
+
+    started = time.monotonic()
+    appended = json.loads(text_of(await session.call_tool(
+        "conversation_append", {"sessionId": "slow", "messages": turns, "budget": 2000}, progress_callback=on_progress)))
+    took = time.monotonic() - started
+    # The summaries follow: the first by the client's model within a minute.
+    hits = []
+    for _ in range(60):
+        hits = json.loads(text_of(await session.call_tool("lcm_grep", {"pattern": "CLIENT-MODEL", "sessionId": "slow", "scope": "summaries"})))
+        if hits:
+            break
+        await asyncio.sleep(1)
+    return {"took": took, "compaction": appended["compaction"], "added": appended["added"], "progress": progress,
+            "summaries_by_client": len(hits)}
+
+
 async def main():
     step, transport = sys.argv[1], sys.argv[2]
-    run = {"write": write, "read": read, "sampling": sampling}[step]
-    callback = sample if step == "sampling" else None
+    run = {"write": write, "read": read, "sampling": sampling, "slow": slow}[step]
+    callback = {"sampling": sample, "slow": slow_sample}.get(step)
     if transport == "stdio":
         params = StdioServerParameters(command=sys.argv[3], args=["--home", sys.argv[4], "--embedding-model", "hashing", "mcp"])
         async with stdio_client(params) as (r, w):

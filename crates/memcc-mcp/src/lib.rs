@@ -9,6 +9,7 @@
 // (a pattern in the source goes through `memcc_core::text::static_regex`).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod compactions;
 mod sampling;
 mod stdio;
 
@@ -71,6 +72,37 @@ pub struct MemccMcp {
     memcc: Arc<Memcc>,
     defaults: Defaults,
     tool_router: ToolRouter<Self>,
+    compactions: compactions::Compactions,
+}
+
+/// Wait up to [`compactions::APPEND_WAIT`] for a compaction's first round, telling the client's
+/// `progress` token once a second that it goes on; `None` when it is still running.
+async fn wait_reporting(
+    rx: std::sync::mpsc::Receiver<Result<memcc::context::CompactionOutcome, String>>,
+    client: &Peer<RoleServer>,
+    progress: Option<rmcp::model::ProgressToken>,
+) -> Option<Result<memcc::context::CompactionOutcome, String>> {
+    let started = std::time::Instant::now();
+    let mut ticks = 0u32;
+    loop {
+        match rx.try_recv() {
+            Ok(outcome) => return Some(outcome),
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+        }
+        if started.elapsed() >= compactions::APPEND_WAIT {
+            return None;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if started.elapsed().as_secs() > u64::from(ticks) {
+            ticks += 1;
+            if let Some(token) = &progress {
+                let note = rmcp::model::ProgressNotificationParam::new(token.clone(), f64::from(ticks))
+                    .with_message("compacting the conversation (summaries by your model when it offers sampling)");
+                let _ = client.notify_progress(note).await;
+            }
+        }
+    }
 }
 
 /// A MemCC error as an MCP error: the kind of failure (`ErrorCode`) decides the JSON-RPC code
@@ -109,7 +141,12 @@ fn text_result(value: &Value) -> CallToolResult {
 
 impl MemccMcp {
     pub fn new(memcc: Arc<Memcc>, defaults: Defaults) -> Self {
-        MemccMcp { memcc, defaults, tool_router: catalogued(Self::tool_router()) }
+        MemccMcp {
+            memcc,
+            defaults,
+            tool_router: catalogued(Self::tool_router()),
+            compactions: compactions::Compactions::default(),
+        }
     }
 
     /// The agent a call acts as: the server's, or one the operator allowed; any other is
@@ -354,6 +391,7 @@ impl MemccMcp {
     async fn conversation_append(
         &self,
         client: Peer<RoleServer>,
+        meta: rmcp::model::RequestMetaObject,
         Parameters(a): Parameters<AppendArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         as_tool_result(
@@ -385,18 +423,36 @@ impl MemccMcp {
                     .enumerate()
                     .filter_map(|(i, m)| Some(format!("message {}: {}", i + 1, memcc::context::unread_note(m)?)))
                     .collect();
-                self.call(move |m| {
-                    let stored = m.context.ingest_batch(&session, &messages)?;
-                    // Summaries by this client's model when it offers sampling.
-                    let compacted = sampling::for_client(Some(client), || m.context.compact(&session, budget, false))?;
-                    let mut answer =
-                        json!({"added": stored.inserted.len(), "duplicates": stored.duplicates, "compaction": compacted});
-                    if !warnings.is_empty() {
-                        answer["warnings"] = json!(warnings);
+                let stored = {
+                    let session = session.clone();
+                    let memcc = self.memcc.clone();
+                    tokio::task::spawn_blocking(move || memcc.context.ingest_batch(&session, &messages))
+                        .await
+                        .map_err(|e| ErrorData::internal_error(format!("memcc: the call failed: {e}"), None))?
+                        .map_err(|e| mcp_error(e.into()))?
+                };
+                // Summaries by this client's model when it offers sampling, on a thread of their
+                // own: the call waits a few seconds for them, telling its progress token.
+                let compaction = match self.compactions.start(self.memcc.clone(), session, budget, client.clone()) {
+                    compactions::Started::Joined => {
+                        json!({"inBackground": true, "note": "a compaction of this conversation is running; it will take these messages too"})
                     }
-                    Ok(answer)
-                })
-                .await
+                    compactions::Started::Running(rx) => {
+                        let progress = meta.get_progress_token();
+                        let waited = wait_reporting(rx, &client, progress).await;
+                        match waited {
+                            Some(Ok(outcome)) => serde_json::to_value(outcome).unwrap_or_default(),
+                            Some(Err(e)) => return Err(ErrorData::internal_error(format!("memcc: {e}"), None)),
+                            None => json!({"inBackground": true, "note": "summaries are still being written (by your model, when it offers sampling); conversation_assemble works meanwhile"}),
+                        }
+                    }
+                };
+                let mut answer =
+                    json!({"added": stored.inserted.len(), "duplicates": stored.duplicates, "compaction": compaction});
+                if !warnings.is_empty() {
+                    answer["warnings"] = json!(warnings);
+                }
+                Ok(text_result(&answer))
             }
             .await,
         )

@@ -65,7 +65,10 @@ impl ChatModel for ClientModel {
         if let Some(t) = request.temperature {
             params = params.with_temperature(t);
         }
-        let asked = self.handle.block_on(tokio::time::timeout(SAMPLING_TIMEOUT, client.create_message(params)));
+        // The timer is made in the runtime's context: this may be a thread of MemCC's own (a
+        // compaction the call no longer waits for), not one of the runtime's.
+        let asked =
+            self.handle.block_on(async { tokio::time::timeout(SAMPLING_TIMEOUT, client.create_message(params)).await });
         let result = match asked {
             Ok(Ok(result)) => result,
             Ok(Err(e)) => return Err(LlmError::Host(format!("the MCP client's model failed: {e}"))),
