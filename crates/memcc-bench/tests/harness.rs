@@ -327,8 +327,14 @@ fn a_realmem_query_is_answered_from_earlier_sessions_only() {
 fn realmem_loads_and_its_baseline_runs_where_the_data_exists() {
     let Some(path) = memcc_testkit::shared_data("data/realmem") else { return };
     let mut issues = Vec::new();
-    let haystacks = memcc_bench::load(Dataset::Realmem, &path, None, &mut issues).unwrap();
+    let upstream = Options::new(Dataset::Realmem, "hashing");
+    let haystacks = memcc_bench::load(&upstream, &path, &mut issues).unwrap();
     assert_eq!(haystacks.len(), 5);
+    // A run that does not ask for projects tells MemCC none; one that does, each session's.
+    assert!(haystacks.iter().flat_map(|h| &h.sessions).all(|s| s.project.is_none()));
+    let told = memcc_bench::load(&Options { projects: true, ..upstream }, &path, &mut Vec::new()).unwrap();
+    let first = &told[0].sessions[0];
+    assert!(first.project.as_deref().is_some_and(|p| !p.is_empty() && !p.contains(':')), "{:?}", first.project);
     assert_eq!(haystacks.iter().map(|h| h.questions.len()).sum::<usize>(), 728);
     // Upstream marks 126 memory points' turns as -1, and one query (Kenta_Tanaka Q-0149) names its
     // own session among its four gold sessions: reported, never silently dropped.
