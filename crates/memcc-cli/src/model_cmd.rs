@@ -44,6 +44,13 @@ pub fn run(cli: &Cli, command: &ModelCommand) -> Result<()> {
             let index = index_url.clone().filter(|u| !u.trim().is_empty());
             let index = index.as_deref().unwrap_or(install::DEFAULT_INDEX);
             let started = std::time::Instant::now();
+            // What it waits for, before the first byte arrives to say it.
+            if !cli.json {
+                eprintln!(
+                    "asking {index} for the model (a server that stops answering is given up on after {} s)…",
+                    install::STALL.as_secs()
+                );
+            }
             let bar = (!cli.json && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
                 let bar = indicatif::ProgressBar::new(0);
                 bar.set_style(

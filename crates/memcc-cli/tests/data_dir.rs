@@ -90,3 +90,29 @@ fn a_missing_local_model_is_said_once() {
     let v = quiet.request("tools/call", json!({"name": "memory_search", "arguments": {"query": "pottery"}}));
     assert_eq!(v["result"]["content"].as_array().unwrap().len(), 1, "{v}");
 }
+
+/// A data directory holds every conversation and memory: MemCC makes it, and its databases, this
+/// user's alone; one made open to others (by hand, or by an older MemCC) is named on every
+/// command with how to close it.
+#[cfg(unix)]
+#[test]
+fn a_new_data_dir_is_private_and_an_open_one_is_named() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("fresh/memcc");
+    let out = common::run(&home, &["ingest", "--session", "s", "/dev/null"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&home), 0o700, "the data dir");
+    for db in ["context.db", "memory.db"] {
+        assert_eq!(mode(&home.join(db)), 0o600, "{db}");
+    }
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("open to other users"));
+
+    let open = dir.path().join("open");
+    std::fs::create_dir_all(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = common::run(&open, &["stats"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("open to other users") && said.contains(&format!("chmod 700 {}", open.display())), "{said}");
+}

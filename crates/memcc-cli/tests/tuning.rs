@@ -33,3 +33,30 @@ fn a_config_file_sets_the_tuning_search_reads() {
     assert_eq!(n, 60, "a wide pool under the search pool is refused and the defaults used");
     assert!(stderr.contains("widePool") && stderr.contains("default tuning"), "{stderr}");
 }
+
+/// `minCandidates` anywhere in its documented range (1–10,000) is a pool recall draws, never a
+/// crash: above recall's usual most it raises the most.
+#[test]
+fn a_minimum_pool_above_recalls_usual_most_is_drawn_not_a_crash() {
+    let home = tempfile::tempdir().unwrap();
+    ok(run(home.path(), &["memory", "add", "The ferry timetable changes in spring."]));
+    let config = home.path().join("tuning.json");
+    for min in [201, 5000, 10_000] {
+        std::fs::write(&config, format!(r#"{{"memory": {{"tuning": {{"minCandidates": {min}}}}}}}"#)).unwrap();
+        let out = ok(run(
+            home.path(),
+            &[
+                "--config",
+                config.to_str().unwrap(),
+                "assemble",
+                "--session",
+                "new",
+                "--budget",
+                "4000",
+                "--query",
+                "ferry timetable",
+            ],
+        ));
+        assert!(out.contains("ferry timetable changes"), "{min}: {out}");
+    }
+}

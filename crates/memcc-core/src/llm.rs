@@ -193,7 +193,24 @@ fn send_once(agent: &ureq::Agent, config: &OpenAiConfig, url: &str, payload: &st
 
 /// Build a ureq agent whose every request is bounded by `timeout`.
 pub fn http_agent(timeout: Duration) -> ureq::Agent {
-    let mut config = ureq::Agent::config_builder().timeout_global(Some(timeout)).http_status_as_error(false);
+    http_agent_with(ureq::Agent::config_builder().timeout_global(Some(timeout)))
+}
+
+/// An agent for a long download from a server that may hang: the whole may take `total`, but
+/// finding the server, connecting and each read each get `step` — a server that accepts and
+/// never answers is given up on in seconds, not at the end of the whole budget.
+pub fn download_agent(total: Duration, step: Duration) -> ureq::Agent {
+    http_agent_with(
+        ureq::Agent::config_builder()
+            .timeout_global(Some(total))
+            .timeout_resolve(Some(step))
+            .timeout_connect(Some(step))
+            .timeout_per_read(Some(step)),
+    )
+}
+
+fn http_agent_with(config: ureq::config::ConfigBuilder<ureq::typestate::AgentScope>) -> ureq::Agent {
+    let mut config = config.http_status_as_error(false);
     if let Some(roots) = system_roots() {
         config = config.tls_config(ureq::tls::TlsConfig::builder().root_certs(roots).build());
     }

