@@ -597,7 +597,8 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                     st.pending_memory_handoffs,
                     if st.parked_memory_handoffs > 0 {
                         format!(
-                            " ({} parked after failing {} times: memory refuses them; their messages stay here)",
+                            " ({} parked after failing {} times; the next run that finds memory answering retries \
+                             them, and their messages stay here meanwhile)",
                             st.parked_memory_handoffs,
                             memcc::context::PARK_AFTER_ATTEMPTS
                         )

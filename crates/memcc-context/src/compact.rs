@@ -250,7 +250,7 @@ impl Compactor<'_> {
             )
         };
         let summary = Summary {
-            id: summary_id(conversation.id, "leaf", ids.iter().map(|i| i.to_string())),
+            id: summary_id(conversation, "leaf", ids.iter().map(|i| i.to_string()), &produced.text),
             conversation_id: conversation.id,
             kind: SummaryKind::Leaf,
             depth: 0,
@@ -303,7 +303,7 @@ impl Compactor<'_> {
         );
         let child_ids: Vec<String> = children.iter().map(|c| c.id.clone()).collect();
         let summary = Summary {
-            id: summary_id(conversation.id, "condensed", child_ids.iter().cloned()),
+            id: summary_id(conversation, "condensed", child_ids.iter().cloned(), &produced.text),
             conversation_id: conversation.id,
             kind: SummaryKind::Condensed,
             depth: children.iter().map(|c| c.depth).max().unwrap_or(0) + 1,
@@ -381,7 +381,7 @@ impl Compactor<'_> {
     }
 
     /// Hand one summary to memory; on failure it stays in the outbox with its back-off.
-    fn deliver(&self, summary_id: &str, payload: &SummaryPayload) -> Result<bool> {
+    pub(crate) fn deliver(&self, summary_id: &str, payload: &SummaryPayload) -> Result<bool> {
         match self.bridge.ingest_summary(payload) {
             Ok(()) => {
                 self.store.outbox_done(summary_id)?;
@@ -483,9 +483,16 @@ fn pressure_run(items: &[ContextItem]) -> Option<std::ops::Range<usize>> {
         .map(|(i, _, _)| i..i + 2)
 }
 
-fn summary_id(conversation_id: i64, kind: &str, covered: impl Iterator<Item = String>) -> String {
+/// A summary's id: of its conversation (its `uid`, unique across stores and purges — row ids are
+/// given out again after a purge, and two stores share one memory), what it covers, and what it
+/// says, so memory's "already ingested" can never take a new summary for one it has.
+fn summary_id(conversation: &Conversation, kind: &str, covered: impl Iterator<Item = String>, content: &str) -> String {
     let mut h = Sha256::new();
-    h.update(conversation_id.to_le_bytes());
+    h.update(conversation.id.to_le_bytes());
+    h.update(conversation.uid.as_bytes());
+    h.update([0u8]);
+    h.update(content.as_bytes());
+    h.update([0u8]);
     h.update(kind.as_bytes());
     for c in covered {
         h.update(c.as_bytes());

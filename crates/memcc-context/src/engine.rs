@@ -339,6 +339,21 @@ impl ContextEngine {
         for conversation in self.store.conversations_with_handoffs()? {
             delivered += compactor.drain_outbox(&conversation)?;
         }
+        // Parked after a long outage: when memory takes the oldest now, the rest go too.
+        if let Some((summary_id, json)) = self.store.outbox_oldest_parked()? {
+            let taken = match serde_json::from_str::<memcc_core::SummaryPayload>(&json) {
+                Ok(payload) => compactor.deliver(&summary_id, &payload)?,
+                Err(_) => false,
+            };
+            if taken {
+                delivered += 1;
+                let unparked = self.store.outbox_unpark()?;
+                tracing::info!(unparked, "memory answers again: the hand-offs parked during its outage are retried");
+                for conversation in self.store.conversations_with_handoffs()? {
+                    delivered += compactor.drain_outbox(&conversation)?;
+                }
+            }
+        }
         Ok(delivered)
     }
 
@@ -407,6 +422,7 @@ impl ContextEngine {
                 agent_id: session.agent_id.clone().unwrap_or_else(|| self.config.agent_id.clone()),
                 project: session.project.clone(),
                 source: session.source,
+                uid: String::new(),
             },
         })
     }

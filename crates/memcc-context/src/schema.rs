@@ -132,6 +132,10 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE conversations ADD COLUMN title TEXT;
     ALTER TABLE conversations ADD COLUMN source TEXT;
     ALTER TABLE conversations ADD COLUMN branch TEXT;
+    -- Unique across stores and purges (a purged conversation's row id is given out again): what
+    -- a summary's id is made from, so memory never takes a new summary for one it has.
+    ALTER TABLE conversations ADD COLUMN uid TEXT;
+    UPDATE conversations SET uid = lower(hex(randomblob(12)));
     CREATE INDEX conversations_recent ON conversations (agent_id, updated_at);
     CREATE TABLE transcript_queue (
         agent_id        TEXT NOT NULL,

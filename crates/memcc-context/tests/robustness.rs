@@ -505,7 +505,9 @@ fn a_store_indexed_under_older_full_text_rules_is_reindexed_and_then_purged_clea
 
 /// A hand-off memory refuses again and again is parked after `PARK_AFTER_ATTEMPTS` failures:
 /// kept (its summary and messages are whole), counted in the stats with its last error, and no
-/// longer tried at every compaction; after the cause is mended, `outbox_unpark` lets it through.
+/// longer tried at every compaction; a process that hands off all that waits (its start, the
+/// hooks' worker) tries the oldest parked one once, and when memory takes it again (the outage is
+/// over), every parked one goes — no one has to unpark them by hand.
 #[test]
 fn a_hand_off_memory_keeps_refusing_is_parked_not_retried_forever() {
     use memcc_context::store::outbox::PARK_AFTER_ATTEMPTS;
@@ -553,17 +555,17 @@ fn a_hand_off_memory_keeps_refusing_is_parked_not_retried_forever() {
     assert!(store.outbox_due(conv.id, 256).unwrap().is_empty(), "parked hand-offs are not due");
     let tries = bridge.tries.load(Ordering::SeqCst);
     engine.compact("p", 2_000, true).unwrap();
+    assert_eq!(bridge.tries.load(Ordering::SeqCst), tries, "a compaction does not try them");
     assert_eq!(engine.hand_off_all().unwrap(), 0);
-    assert_eq!(bridge.tries.load(Ordering::SeqCst), tries, "not tried again");
+    assert_eq!(bridge.tries.load(Ordering::SeqCst), tries + 1, "a hand-off of all tries the oldest once");
     let stats = engine.stats(None).unwrap();
     assert_eq!(stats.parked_memory_handoffs as usize, ids.len());
     assert!(stats.pending_memory_handoffs as usize >= ids.len(), "kept, not dropped");
     let parked = store.outbox_parked().unwrap();
     assert!(parked.iter().all(|(_, attempts, error)| *attempts >= PARK_AFTER_ATTEMPTS && error.contains("0x00")));
-    // Mended: unparked, they are delivered.
+    // Memory answers again: the next hand-off of all delivers every parked one.
     bridge.mended.store(true, Ordering::SeqCst);
-    assert_eq!(store.outbox_unpark().unwrap(), ids.len());
-    engine.hand_off_all().unwrap();
+    assert_eq!(engine.hand_off_all().unwrap(), ids.len());
     assert_eq!(engine.stats(None).unwrap().pending_memory_handoffs, 0);
 }
 

@@ -17,6 +17,8 @@ pub struct Conversation {
     pub project: Option<String>,
     /// Where it came from, when its host said.
     pub source: Option<SessionSource>,
+    /// Unique across stores and purges, unlike `id`.
+    pub uid: String,
 }
 
 /// What a conversation is, beside its messages, as whoever knows says it (a transcript, a
@@ -123,8 +125,8 @@ impl ContextStore {
         // Another process may create the same session at the same moment: the first wins, and
         // both then read the one row.
         conn.execute(
-            "INSERT OR IGNORE INTO conversations (session_id, session_key, agent_id, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?4)",
+            "INSERT OR IGNORE INTO conversations (session_id, session_key, agent_id, created_at, updated_at, uid)
+             VALUES (?1, ?2, ?3, ?4, ?4, lower(hex(randomblob(12))))",
             params![session_id, session_key, agent_id, now],
         )?;
         find_conversation(&conn, session_id)?
@@ -214,7 +216,7 @@ fn find_conversation(conn: &Connection, session_id: &str) -> Result<Option<Conve
 }
 
 /// The columns [`conversation_from_row`] reads, in its order.
-pub(crate) const CONVERSATION_COLUMNS: &str = "id, session_id, session_key, agent_id, project, source";
+pub(crate) const CONVERSATION_COLUMNS: &str = "id, session_id, session_key, agent_id, project, source, uid";
 
 pub(crate) fn conversation_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Conversation> {
     Ok(Conversation {
@@ -224,5 +226,6 @@ pub(crate) fn conversation_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<C
         agent_id: r.get(3)?,
         project: r.get(4)?,
         source: r.get::<_, Option<String>>(5)?.as_deref().and_then(SessionSource::parse),
+        uid: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
     })
 }

@@ -17,8 +17,10 @@ use memcc_core::time::now_ms;
 const MAX_BACKOFF_MS: i64 = 3_600_000;
 
 /// Failed attempts after which a hand-off is parked: kept (nothing is lost) and counted in the
-/// stats, but no longer tried at every compaction — about five hours of tries at the back-off,
-/// long enough for any outage, so what is still failing then fails for its content.
+/// stats, but no longer tried at every compaction — about five hours of tries at the back-off.
+/// A longer outage parks good work too, so a process that finds memory answering again (its
+/// start, the hooks' worker) tries the oldest parked one, and unparks them all when it goes
+/// ([`crate::ContextEngine::hand_off_all`]).
 pub const PARK_AFTER_ATTEMPTS: i64 = 16;
 
 pub(crate) fn enqueue(
@@ -102,6 +104,19 @@ impl ContextStore {
         )?;
         let rows = stmt.query_map([PARK_AFTER_ATTEMPTS], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The oldest parked hand-off, to try once more: (summary id, payload JSON).
+    pub fn outbox_oldest_parked(&self) -> Result<Option<(String, String)>, StoreError> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT summary_id, payload FROM memory_outbox WHERE attempts >= ?1 ORDER BY created_at, summary_id LIMIT 1",
+                [PARK_AFTER_ATTEMPTS],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
     }
 
     /// Give every parked hand-off a fresh start (after the cause was mended); returns how many.
