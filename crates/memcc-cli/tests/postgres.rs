@@ -48,6 +48,32 @@ fn two_processes_on_two_data_dirs_share_one_memory() {
     assert!(stats.contains("in postgres"), "{stats}");
     assert!(ok(run(&server, &["memory", "verify"])).contains("PostgreSQL memory store integrity: ok"));
     assert!(!laptop.join("memory.db").exists() && !server.join("memory.db").exists(), "no local memory.db");
+
+    // A conversation of the same name and length on each machine, as the same agent: each
+    // data dir's row ids are the same, and summary ids made of them once passed the second
+    // machine's summaries for the first's — all of its messages never reached memory.
+    let words = |word: &str| {
+        let file = dir.path().join(format!("{word}.jsonl"));
+        let mut f = std::fs::File::create(&file).unwrap();
+        for i in 0..40i64 {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            writeln!(
+                f,
+                r#"{{"role": "{role}", "content": "Step {i}: the {word} rota is {}.", "timestamp": {}}}"#,
+                300 + i,
+                1_767_261_600_000 + i * 60_000
+            )
+            .unwrap();
+        }
+        file
+    };
+    ok(run(&laptop, &["import", words("kitchen").to_str().unwrap(), "--session", "rota", "--flush"]));
+    ok(run(&server, &["import", words("garden").to_str().unwrap(), "--session", "rota", "--flush"]));
+    assert!(
+        ok(run(&laptop, &["memory", "search", "garden rota 321"])).contains("garden"),
+        "the second machine's conversation reached memory"
+    );
+    assert!(ok(run(&server, &["memory", "search", "kitchen rota 321"])).contains("kitchen"));
 }
 
 /// PostgreSQL goes away under a running `memcc mcp`: memory calls answer `memory_unavailable`

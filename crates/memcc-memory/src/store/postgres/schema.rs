@@ -96,7 +96,7 @@ const MIGRATIONS: &[&str] = &[
     // v4: the project a record was learnt in (`memcc_core::project`): recall favours the
     // asker's project.
     r#"
-    ALTER TABLE records ADD COLUMN project TEXT;
+    ALTER TABLE records ADD COLUMN IF NOT EXISTS project TEXT;
     "#,
 ];
 
