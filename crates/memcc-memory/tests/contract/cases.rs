@@ -1245,6 +1245,28 @@ fn a_record_whose_statement_changed_is_marked_and_ranks_below_the_new_one() {
     }
 }
 
+/// Forgetting the newer statement leaves the older one standing, on every read: search marks no
+/// "since changed" to what nobody may read, the facts' history lists no forgotten fact, and the
+/// older record is current again.
+#[test]
+fn forgetting_the_newer_statement_leaves_the_older_current_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let old = rt.add("main", "I live in Boston and I work at Fidelity", RecordKind::Fact, false, None).unwrap();
+    let new = rt.add("main", "Actually I moved: I live in Lisbon now", RecordKind::Fact, false, None).unwrap();
+    assert!(rt.forget("main", &format!("mem_{}", new.id)).unwrap());
+    let live = rt.memory_search("main", "where do I live", 5, 0.0, None).unwrap();
+    assert!(live.iter().all(|h| !h.text.contains("Lisbon")), "{live:?}");
+    let boston = live.iter().find(|h| h.id == format!("mem_{}", old.id)).expect("the older record is found");
+    assert!(boston.current && boston.outdated.is_empty(), "{boston:?}");
+    let history = rt.store().triple_history("main", "user").unwrap();
+    assert!(history.iter().all(|t| t.object != "Lisbon"), "{history:?}");
+    assert!(history.iter().any(|t| t.object == "Boston" && t.is_current()), "{history:?}");
+    let sections = MemoryBridge::retrieve(&rt, &query("main", "Where do I live these days?"), 1_000).unwrap();
+    let all: String = sections.iter().map(|s| s.body.as_str()).collect();
+    assert!(!all.contains("Lisbon") && !all.contains("since changed"), "{all}");
+}
+
 /// Forget stays forgotten: after "where do I live" is forgotten, the conversation goes on and
 /// its leaf summaries are condensed — the condensed summary quotes the forgotten sentence beside
 /// what is still remembered. Memory stores the rest, not that sentence; nor does an import of

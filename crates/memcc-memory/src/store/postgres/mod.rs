@@ -397,7 +397,11 @@ impl MemoryStore for PgStore {
     fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>> {
         self.pool.run(|c| {
             triples(c.query(
-                &format!("{TRIPLE_SELECT} WHERE agent_id = $1 AND lower(subject) = lower($2) ORDER BY id"),
+                &format!(
+                    "{TRIPLE_SELECT} WHERE agent_id = $1 AND lower(subject) = lower($2)
+                       AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)
+                     ORDER BY id"
+                ),
                 &[&agent, &subject],
             )?)
         })
@@ -413,7 +417,12 @@ impl MemoryStore for PgStore {
     fn superseded_statements(&self, records: &[i64]) -> Result<Vec<(Triple, Triple)>> {
         self.pool.run(|c| {
             let old = triples(c.query(
-                &format!("{TRIPLE_SELECT} WHERE source_record = ANY($1) AND superseded_by IS NOT NULL ORDER BY id"),
+                &format!(
+                    "{TRIPLE_SELECT} WHERE source_record = ANY($1) AND superseded_by IS NOT NULL
+                       AND NOT EXISTS (SELECT 1 FROM triples n JOIN records r ON r.id = n.source_record
+                                       WHERE n.id = triples.superseded_by AND r.forgotten_at IS NOT NULL)
+                     ORDER BY id"
+                ),
                 &[&records],
             )?)?;
             let ids: Vec<i64> = old.iter().filter_map(|t| t.superseded_by).collect();

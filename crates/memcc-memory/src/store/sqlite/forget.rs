@@ -57,6 +57,17 @@ impl ForgetTx for SqliteTx<'_> {
                     "UPDATE records SET forgotten_at = COALESCE(forgotten_at, ?2) WHERE id = ?1",
                     params![id, now_ms()],
                 )?;
+                // What it replaced holds again: a forgotten "I live in Lisbon now" leaves Boston
+                // current, not superseded by something nobody may read.
+                tx.execute(
+                    "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = ?1",
+                    [id],
+                )?;
+                tx.execute(
+                    "UPDATE triples SET superseded_by = NULL, valid_until = NULL
+                      WHERE superseded_by IN (SELECT id FROM triples WHERE source_record = ?1)",
+                    [id],
+                )?;
             }
             Forget::Purge => {
                 delete_triples(tx, "source_record = ?1", params![id])?;

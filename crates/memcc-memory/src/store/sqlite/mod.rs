@@ -415,7 +415,9 @@ impl MemoryStore for SqliteStore {
     fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>> {
         let conn = self.reader();
         let mut stmt = conn.prepare_cached(&format!(
-            "{TRIPLE_SELECT} WHERE agent_id = ?1 AND lower(subject) = lower(?2) ORDER BY id"
+            "{TRIPLE_SELECT} WHERE agent_id = ?1 AND lower(subject) = lower(?2)
+               AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)
+             ORDER BY id"
         ))?;
         let rows = stmt.query_map(params![agent, subject], triple_from_row)?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
@@ -433,6 +435,8 @@ impl MemoryStore for SqliteStore {
         let ids_json = serde_json::to_string(records).unwrap_or_else(|_| "[]".into());
         let mut stmt = conn.prepare_cached(&format!(
             "{TRIPLE_SELECT} WHERE source_record IN (SELECT value FROM json_each(?1)) AND superseded_by IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM triples n JOIN records r ON r.id = n.source_record
+                               WHERE n.id = triples.superseded_by AND r.forgotten_at IS NOT NULL)
              ORDER BY id"
         ))?;
         let old: Vec<Triple> = stmt.query_map([ids_json], triple_from_row)?.collect::<std::result::Result<_, _>>()?;
