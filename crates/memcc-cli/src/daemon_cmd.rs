@@ -101,9 +101,10 @@ fn try_lock(file: &std::fs::File) -> bool {
 }
 
 /// A directory only this user may enter, for the socket and its lock.
-fn private_dir(dir: &Path) -> Result<()> {
+pub(crate) fn private_dir(dir: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    // The data dir above it too, when this makes it.
+    memcc::core::private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
         .with_context(|| format!("making {} private", dir.display()))
 }

@@ -97,7 +97,7 @@ fn answer(cli: &Cli, args: &HookArgs) -> Result<Option<serde_json::Value>> {
 fn log_error(cli: &Cli, line: &str) {
     let Ok(settings) = cli.settings() else { return };
     let dir = settings.data_dir().join("run");
-    if std::fs::create_dir_all(&dir).is_err() {
+    if crate::daemon_cmd::private_dir(&dir).is_err() {
         return;
     }
     if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("hooks.log")) {
