@@ -464,7 +464,10 @@ async function memory(agent, params) {
 async function openRecord(agent, id, record, detail, refresh) {
   detail.replaceChildren(h("p", { class: "muted" }, "Loading…"));
   try {
-    const chain = await api(`/api/memory/${enc(id)}/history?agent=${enc(agent)}`);
+    const [chain, statements] = await Promise.all([
+      api(`/api/memory/${enc(id)}/history?agent=${enc(agent)}`),
+      api(`/api/memory/${enc(id)}/statements?agent=${enc(agent)}`).catch(() => ({ changed: [], replaced: [] })),
+    ]);
     const r = record || chain.find((c) => `mem_${c.id}` === id) || chain[chain.length - 1];
     const forget = h("button", { class: "danger", id: "forget", onclick: async () => {
       if (!confirm(`Forget ${id}? It will no longer be recalled or searched.`)) return;
@@ -482,6 +485,12 @@ async function openRecord(agent, id, record, detail, refresh) {
       h("p", { class: "muted" }, `Said ${when(r.eventTime)} · stored ${when(r.createdAt)} · weight ${r.weight}`),
       h("p", { class: "mono", id: "provenance" }, "From: ", provenanceLink(agent, r)),
       r.subject ? h("p", {}, `States: ${r.subject} · ${r.predicate}`) : null,
+      statements.changed.length ? h("div", { id: "changed" }, h("h2", {}, "Since changed"),
+        h("ul", {}, statements.changed.map((c) => h("li", {}, `${c.statement}, now ${c.now}`,
+          c.in ? [" (", h("a", { href: `#/memory/${enc(agent)}?id=${enc(c.in)}` }, c.in), ")"] : null)))) : null,
+      statements.replaced.length ? h("div", { id: "replaced" }, h("h2", {}, "Replaced"),
+        h("ul", {}, statements.replaced.map((c) => h("li", {}, `${c.statement} → ${c.now}`,
+          c.was_in ? [" (was ", h("a", { href: `#/memory/${enc(agent)}?id=${enc(c.was_in)}` }, c.was_in), ")"] : null)))) : null,
       chain.length > 1 ? h("div", { id: "history" }, h("h2", {}, "Supersession history (oldest first)"),
         h("table", {}, chain.map((c) => h("tr", { class: `mem_${c.id}` === id ? "selected" : "" },
           h("td", { class: "mono" }, `mem_${c.id}`), h("td", {}, when(c.eventTime ?? c.createdAt)),

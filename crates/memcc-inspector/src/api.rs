@@ -377,6 +377,37 @@ pub(crate) async fn history(
     .await
 }
 
+/// What a record states that has changed since (and where the change was said), and what its
+/// statements replaced: a record's history beyond its own supersession chain.
+pub(crate) async fn statements(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<AgentQuery>,
+) -> ApiResult {
+    let agent = state.agent(q.agent);
+    let n = record_id(&id)?;
+    blocking(&state, move |m| {
+        let rt = m.memory()?;
+        // Another agent's record, or one forgotten: not found, as everywhere.
+        rt.memory_get(&agent, &id)?;
+        let line = |t: &memcc::memory::Triple| format!("{} — {} — {}", t.subject, t.predicate.replace('_', " "), t.object);
+        let changed: Vec<Value> = rt
+            .store()
+            .superseded_statements(&[n])?
+            .iter()
+            .map(|(old, new)| json!({"statement": line(old), "now": new.object, "in": new.source_record.map(|r| format!("mem_{r}"))}))
+            .collect();
+        let replaced: Vec<Value> = rt
+            .store()
+            .replaced_statements(n)?
+            .iter()
+            .map(|(old, new)| json!({"statement": line(old), "now": new.object, "was_in": old.source_record.map(|r| format!("mem_{r}"))}))
+            .collect();
+        Ok(json!({"changed": changed, "replaced": replaced}))
+    })
+    .await
+}
+
 #[derive(Debug, Deserialize, Default)]
 pub(crate) struct ForgetBody {
     #[serde(default)]

@@ -71,6 +71,7 @@ pub fn router(memcc: Arc<Memcc>, agent: String) -> Router {
         .route("/api/memory", get(api::memory))
         .route("/api/memory/facets", get(api::facets))
         .route("/api/memory/{id}/history", get(api::history))
+        .route("/api/memory/{id}/statements", get(api::statements))
         .route("/api/memory/{id}/forget", post(api::forget))
         .route("/api/triples", get(api::triples))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })

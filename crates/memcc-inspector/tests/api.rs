@@ -164,6 +164,23 @@ fn every_page_reads_what_it_shows_and_errors_say_what_is_wrong() {
     assert!(texts[0].contains("Oslo") && texts[1].contains("Berlin"), "oldest first: {texts:?}");
     let (status, _) = server.get("/api/memory/banana/history");
     assert_eq!(status, 400);
+    // The statements of the record that says "I live in Berlin": what it replaced, and (of the
+    // older one) what changed since and where.
+    let all = server.ok("/api/triples?limit=100");
+    let said_berlin = all["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["object"] == "Berlin")
+        .and_then(|t| t["sourceRecord"].as_i64())
+        .expect("a triple about Berlin, from a record");
+    let statements = server.ok(&format!("/api/memory/mem_{said_berlin}/statements"));
+    let replaced = &statements["replaced"][0];
+    assert!(replaced["statement"].as_str().unwrap().contains("Oslo") && replaced["now"] == "Berlin", "{statements}");
+    let oslo = replaced["was_in"].as_str().unwrap().to_string();
+    let older = server.ok(&format!("/api/memory/{oslo}/statements"));
+    assert_eq!(older["changed"][0]["now"], "Berlin", "{older}");
+    assert!(older["changed"][0]["in"].as_str().is_some(), "it points at where the change was said: {older}");
     let triples = server.ok("/api/triples");
     assert!(triples["total"].as_i64().unwrap() > 0);
 

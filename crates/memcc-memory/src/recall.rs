@@ -417,6 +417,7 @@ fn lines(
             text: String::new(),
             event_time: r.event_time,
             current: r.is_current(),
+            superseded_by: r.superseded_by.map(|n| format!("mem_{n}")),
             truncated: false,
             outdated: Vec::new(),
             evidence: Vec::new(),

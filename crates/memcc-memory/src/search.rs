@@ -45,6 +45,9 @@ pub struct SearchHit {
     pub event_time: Option<i64>,
     /// Superseded or expired: kept for history, ranked lower.
     pub current: bool,
+    /// The record that replaced this one (`mem_N`), when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
     /// What the record states that has changed since ("user — lives in — Boston, now Lisbon"):
     /// the record stays current for the rest it says, and ranks lower when the question asks
     /// about what changed.
@@ -127,11 +130,15 @@ impl SearchHit {
             || self.parts.bm25 >= tuning.relevant_words
     }
 
-    /// What a reader should know of the hit's standing, as a suffix: " (superseded)", or
-    /// " (since changed: …)" with what it states that has changed; empty when it is current.
+    /// What a reader should know of the hit's standing, as a suffix: " (superseded by mem_N)",
+    /// or " (since changed: …)" with what it states that has changed and where the change was
+    /// said; empty when it is current.
     pub fn standing_note(&self) -> String {
         if !self.current {
-            " (superseded)".to_string()
+            match self.record.as_ref().and_then(|r| r.superseded_by) {
+                Some(by) => format!(" (superseded by mem_{by})"),
+                None => " (no longer holds)".to_string(),
+            }
         } else if !self.outdated.is_empty() {
             format!(" (since changed: {})", self.outdated.join("; "))
         } else {
@@ -416,6 +423,7 @@ impl Search<'_> {
                     text: r.text.clone(),
                     event_time: r.event_time,
                     current: r.is_current(),
+                    superseded_by: r.superseded_by.map(|n| format!("mem_{n}")),
                     truncated: false,
                     outdated: Vec::new(),
                     evidence: evidence(&r, &q.question.needles, when),
@@ -460,8 +468,15 @@ impl Search<'_> {
             let Some(hit) = hits.iter_mut().find(|h| h.record.as_ref().map(|r| r.id) == old.source_record) else {
                 continue;
             };
-            let line =
-                format!("{} — {} — {}, now {}", old.subject, old.predicate.replace('_', " "), old.object, new.object);
+            // Where the newer statement was said, so a reader can open it.
+            let said = new.source_record.map(|r| format!(" (mem_{r})")).unwrap_or_default();
+            let line = format!(
+                "{} — {} — {}, now {}{said}",
+                old.subject,
+                old.predicate.replace('_', " "),
+                old.object,
+                new.object
+            );
             if hit.outdated.contains(&line) {
                 continue;
             }
@@ -559,6 +574,7 @@ impl Search<'_> {
                 text: format!("Known facts: {}", lines.join("; ")),
                 event_time: fresh.iter().filter_map(|t| t.valid_from).max(),
                 current: true,
+                superseded_by: None,
                 truncated: false,
                 outdated: Vec::new(),
                 evidence: Vec::new(),

@@ -42,6 +42,7 @@ pub mod memory {
     pub use memcc_memory::config::PG_URL_ENV;
     pub use memcc_memory::embed::{Embedder, install};
     pub use memcc_memory::forget::Forget;
+    pub use memcc_memory::record::Triple;
     pub use memcc_memory::record::parse_ref;
     pub use memcc_memory::{
         MemoryConfig, MemoryError, MemoryRecord, MemoryRuntime, RecordKind, SearchHit, SearchMode, StoreBackend,

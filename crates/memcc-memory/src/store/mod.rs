@@ -155,6 +155,9 @@ pub trait MemoryStore: Send + Sync {
     /// The superseded triples stated by `records` (their `source_record`), with the triple that
     /// superseded each: (old, new). What a hit that says something since changed is marked with.
     fn superseded_statements(&self, records: &[i64]) -> Result<Vec<(Triple, Triple)>>;
+    /// The triples `record`'s statements superseded, with the one that did: (old, new). A
+    /// record's history: what it replaced.
+    fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>>;
     /// Visit every record of `agent` (all agents when `None`), in id order.
     fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()>;
     fn stats(&self) -> Result<MemoryStats>;

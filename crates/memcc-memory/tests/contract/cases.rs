@@ -1233,7 +1233,8 @@ fn a_record_whose_statement_changed_is_marked_and_ranks_below_the_new_one() {
     assert_eq!(live[0].id, new, "{live:?}");
     let boston = live.iter().find(|h| h.id == old).expect("the older record is still found");
     assert!(boston.current, "it still says where I work");
-    assert_eq!(boston.outdated, vec!["user — lives in — Boston, now Lisbon".to_string()]);
+    // Pointing at where the change was said.
+    assert_eq!(boston.outdated, vec![format!("user — lives in — Boston, now Lisbon ({new})")]);
     let work = rt.memory_search("main", "where do I work", 5, 0.0, None).unwrap();
     assert_eq!(work[0].id, old, "{work:?}");
     let sections = MemoryBridge::retrieve(&rt, &query("main", "Where do I live these days?"), 1_000).unwrap();

@@ -437,6 +437,26 @@ impl MemoryStore for PgStore {
         })
     }
 
+    fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>> {
+        self.pool.run(|c| {
+            let old = triples(c.query(
+                &format!(
+                    "{TRIPLE_SELECT} WHERE superseded_by IN (SELECT id FROM triples WHERE source_record = $1) ORDER BY id"
+                ),
+                &[&record],
+            )?)?;
+            let ids: Vec<i64> = old.iter().filter_map(|t| t.superseded_by).collect();
+            let newer = triples(c.query(&format!("{TRIPLE_SELECT} WHERE id = ANY($1)"), &[&ids])?)?;
+            Ok(old
+                .into_iter()
+                .filter_map(|t| {
+                    let n = newer.iter().find(|n| Some(n.id) == t.superseded_by)?.clone();
+                    Some((t, n))
+                })
+                .collect())
+        })
+    }
+
     fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()> {
         let mut last = i64::MIN;
         loop {

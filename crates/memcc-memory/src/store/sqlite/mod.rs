@@ -451,6 +451,23 @@ impl MemoryStore for SqliteStore {
         Ok(out)
     }
 
+    fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(&format!(
+            "{TRIPLE_SELECT} WHERE superseded_by IN (SELECT id FROM triples WHERE source_record = ?1) ORDER BY id"
+        ))?;
+        let old: Vec<Triple> = stmt.query_map([record], triple_from_row)?.collect::<std::result::Result<_, _>>()?;
+        let mut newer = conn.prepare_cached(&format!("{TRIPLE_SELECT} WHERE id = ?1"))?;
+        let mut out = Vec::with_capacity(old.len());
+        for t in old {
+            let Some(by) = t.superseded_by else { continue };
+            if let Some(n) = newer.query_map([by], triple_from_row)?.next().transpose()? {
+                out.push((t, n));
+            }
+        }
+        Ok(out)
+    }
+
     /// Visit every record of `agent` (all agents when `None`), in id order.
     fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()> {
         let conn = self.reader();
