@@ -26,6 +26,26 @@ pub enum MemoryCommand {
         #[arg(long)]
         wing: Option<String>,
     },
+    /// Correct a memory: the new text replaces it from now on; the old one stays as its history,
+    /// marked superseded and pointing at the correction.
+    ///
+    /// Example: `memcc memory edit mem_12 "The staging database listens on port 6432."`.
+    Edit {
+        /// The memory to correct, e.g. mem_12.
+        id: String,
+        /// What it should say now, whole.
+        text: String,
+    },
+    /// Pin a memory (recalled in every prompt), or unpin it.
+    ///
+    /// Example: `memcc memory pin mem_12`.
+    Pin {
+        /// The memory, e.g. mem_12.
+        id: String,
+        /// Unpin it instead.
+        #[arg(long)]
+        unpin: bool,
+    },
     /// Search memory (memory_search).
     ///
     /// Example: `memcc memory search "what am I allergic to" --max 5`.
@@ -102,6 +122,20 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
                 } else {
                     format!("remembered as mem_{}", ins.id)
                 }
+            })?;
+        }
+        MemoryCommand::Edit { id, text } => {
+            let ins = rt.edit(agent, id, text)?;
+            let value = serde_json::json!({"id": format!("mem_{}", ins.id), "supersedes": id});
+            emit(cli, &value, || format!("corrected: mem_{} supersedes {id}, which stays as its history", ins.id))?;
+        }
+        MemoryCommand::Pin { id, unpin } => {
+            if !rt.pin(agent, id, !*unpin)? {
+                bail!("no current memory {id} for agent {agent}");
+            }
+            let value = serde_json::json!({"id": id, "pinned": !*unpin});
+            emit(cli, &value, || {
+                format!("{id} {}", if *unpin { "unpinned" } else { "pinned: recalled in every prompt" })
             })?;
         }
         MemoryCommand::Search { query, max, min_score, wing } => {

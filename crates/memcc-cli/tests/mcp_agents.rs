@@ -314,7 +314,7 @@ fn every_tool_argument_has_one_type_a_description_and_its_values() {
     let mut c = alice_server(home.path(), &[]);
     let tools = c.request("tools/list", json!({}));
     let tools = tools["result"]["tools"].as_array().unwrap().clone();
-    assert_eq!(tools.len(), 10);
+    assert_eq!(tools.len(), 12);
     let mut seen = 0;
     for tool in &tools {
         let schema = &tool["inputSchema"];

@@ -476,11 +476,25 @@ async function openRecord(agent, id, record, detail, refresh) {
         refresh();
       } catch (e) { detail.append(failure(e)); }
     } }, "Forget…");
+    const post = (what, body) => api(`/api/memory/${enc(id)}/${what}?agent=${enc(agent)}`,
+      { method: "POST", headers: { "content-type": "application/json", "x-memcc-inspector": "1" }, body: JSON.stringify(body) });
+    const correct = h("button", { id: "edit", onclick: async () => {
+      const text = prompt(`Correct ${id}: what should it say now? (The old text stays as its history.)`, r.text);
+      if (text === null || text.trim() === "" || text === r.text) return;
+      try {
+        const done = await post("edit", { text });
+        navigate(`#/memory/${enc(agent)}?id=${enc(done.id)}`);
+      } catch (e) { detail.append(failure(e)); }
+    } }, "Correct…");
+    const pinToggle = h("button", { id: "pin", onclick: async () => {
+      try { await post("pin", { pinned: !r.pinned }); refresh(); } catch (e) { detail.append(failure(e)); }
+    } }, r.pinned ? "Unpin" : "Pin");
     // replaceChildren writes a null as the text "null": the parts a record lacks are left out first.
     detail.replaceChildren(...[
       h("h2", { class: "mono" }, id),
       h("p", {}, h("span", { class: "tag" }, r.kind), h("span", { class: "tag" }, `${r.wing} / ${r.room}`),
-        r.pinned ? h("span", { class: "tag" }, "pinned") : null, r.forgotten ? h("span", { class: "tag forgotten" }, "forgotten") : null),
+        r.pinned ? h("span", { class: "tag" }, "pinned") : null, r.forgotten ? h("span", { class: "tag forgotten" }, "forgotten") : null,
+        r.supersededBy ? h("a", { class: "tag superseded", href: `#/memory/${enc(agent)}?id=mem_${r.supersededBy}` }, `superseded by mem_${r.supersededBy}`) : null),
       h("div", { class: "part memory" }, h("pre", {}, r.text)),
       h("p", { class: "muted" }, `Said ${when(r.eventTime)} · stored ${when(r.createdAt)} · weight ${r.weight}`),
       h("p", { class: "mono", id: "provenance" }, "From: ", provenanceLink(agent, r)),
@@ -495,6 +509,7 @@ async function openRecord(agent, id, record, detail, refresh) {
         h("table", {}, chain.map((c) => h("tr", { class: `mem_${c.id}` === id ? "selected" : "" },
           h("td", { class: "mono" }, `mem_${c.id}`), h("td", {}, when(c.eventTime ?? c.createdAt)),
           h("td", {}, c.text.slice(0, 200)), h("td", {}, c.supersededBy ? `→ mem_${c.supersededBy}` : "current"))))) : null,
+      r.forgotten || r.supersededBy ? null : h("p", {}, correct, " ", pinToggle),
       r.forgotten ? null : forget].filter((part) => part !== null));
   } catch (e) {
     detail.replaceChildren(failure(e));

@@ -408,6 +408,48 @@ pub(crate) async fn statements(
     .await
 }
 
+#[derive(Debug, Deserialize)]
+pub(crate) struct EditBody {
+    text: String,
+}
+
+/// Correct a record: the new text supersedes it, which stays as its history.
+pub(crate) async fn edit(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<AgentQuery>,
+    Json(body): Json<EditBody>,
+) -> ApiResult {
+    let agent = state.agent(q.agent);
+    record_id(&id)?;
+    blocking(&state, move |m| {
+        let done = m.memory()?.edit(&agent, &id, &body.text)?;
+        Ok(json!({"id": format!("mem_{}", done.id), "supersedes": id}))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct PinBody {
+    pinned: bool,
+}
+
+/// Pin a record (recalled in every prompt) or unpin it.
+pub(crate) async fn pin(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<AgentQuery>,
+    Json(body): Json<PinBody>,
+) -> ApiResult {
+    let agent = state.agent(q.agent);
+    record_id(&id)?;
+    blocking(&state, move |m| {
+        let changed = m.memory()?.pin(&agent, &id, body.pinned)?;
+        Ok(json!({"id": id, "pinned": body.pinned, "changed": changed}))
+    })
+    .await
+}
+
 #[derive(Debug, Deserialize, Default)]
 pub(crate) struct ForgetBody {
     #[serde(default)]

@@ -73,6 +73,8 @@ pub fn router(memcc: Arc<Memcc>, agent: String) -> Router {
         .route("/api/memory/{id}/history", get(api::history))
         .route("/api/memory/{id}/statements", get(api::statements))
         .route("/api/memory/{id}/forget", post(api::forget))
+        .route("/api/memory/{id}/edit", post(api::edit))
+        .route("/api/memory/{id}/pin", post(api::pin))
         .route("/api/triples", get(api::triples))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })
         .layer(middleware::from_fn(guard))

@@ -184,6 +184,35 @@ fn every_page_reads_what_it_shows_and_errors_say_what_is_wrong() {
     let triples = server.ok("/api/triples");
     assert!(triples["total"].as_i64().unwrap() > 0);
 
+    // Correct and pin, from the page only: the correction supersedes the record, which stays.
+    let post = |path: &str, body: serde_json::Value| {
+        let mut response = server
+            .http
+            .post(format!("{}{path}", server.base))
+            .header(memcc_inspector::WRITE_HEADER, "1")
+            .header("content-type", "application/json")
+            .send(body.to_string())
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, serde_json::from_str::<Value>(&response.body_mut().read_to_string().unwrap()).unwrap_or(Value::Null))
+    };
+    let said = format!("mem_{said_berlin}");
+    let (status, corrected) =
+        post(&format!("/api/memory/{said}/edit"), serde_json::json!({"text": "I live in Hamburg now."}));
+    assert_eq!(status, 200, "{corrected}");
+    let newer = corrected["id"].as_str().unwrap().to_string();
+    let chain = server.ok(&format!("/api/memory/{newer}/history"));
+    assert!(chain.as_array().unwrap().iter().any(|r| format!("mem_{}", r["id"]) == said), "its history: {chain}");
+    let (status, pinned) = post(&format!("/api/memory/{newer}/pin"), serde_json::json!({"pinned": true}));
+    assert_eq!((status, &pinned["changed"]), (200, &Value::from(true)), "{pinned}");
+    let no_header = server
+        .http
+        .post(format!("{}/api/memory/{newer}/pin", server.base))
+        .header("content-type", "application/json")
+        .send(r#"{"pinned": false}"#)
+        .unwrap();
+    assert_eq!(no_header.status().as_u16(), 403, "writes come from the page only");
+
     // Forget: only with the page's header; then gone; twice is "not found".
     let forget = |header: bool| {
         let mut request = server.http.post(format!("{}/api/memory/{berlin}/forget", server.base));

@@ -35,7 +35,8 @@ use memcc::core::ErrorCode;
 use memcc::memory::Forget;
 use memcc::memory::RecordKind;
 use memcc::tools::{
-    AddArgs, AppendArgs, AssembleArgs, DescribeArgs, ExpandArgs, FactsArgs, ForgetArgs, GrepArgs, IdArgs, SearchArgs,
+    AddArgs, AppendArgs, AssembleArgs, DescribeArgs, EditArgs, ExpandArgs, FactsArgs, ForgetArgs, GrepArgs, IdArgs,
+    PinArgs, SearchArgs,
 };
 use memcc::{Memcc, MemccError};
 
@@ -273,6 +274,37 @@ impl MemccMcp {
                     })?;
                     let ids = |ids: &[i64]| ids.iter().map(|id| format!("mem_{id}")).collect::<Vec<_>>();
                     Ok(json!({"removed": ids(&done.removed), "rewritten": ids(&done.rewritten)}))
+                })
+                .await
+            }
+            .await,
+        )
+    }
+
+    #[tool]
+    async fn memory_edit(&self, Parameters(a): Parameters<EditArgs>) -> Result<CallToolResult, ErrorData> {
+        as_tool_result(
+            async move {
+                let agent = self.agent(&a.agent_id)?;
+                self.call(move |m| {
+                    let done = m.memory()?.edit(&agent, &a.id, &a.text)?;
+                    Ok(json!({"id": format!("mem_{}", done.id), "supersedes": a.id}))
+                })
+                .await
+            }
+            .await,
+        )
+    }
+
+    #[tool]
+    async fn memory_pin(&self, Parameters(a): Parameters<PinArgs>) -> Result<CallToolResult, ErrorData> {
+        as_tool_result(
+            async move {
+                let agent = self.agent(&a.agent_id)?;
+                let pinned = a.pinned.unwrap_or(true);
+                self.call(move |m| {
+                    let changed = m.memory()?.pin(&agent, &a.id, pinned)?;
+                    Ok(json!({"id": a.id, "pinned": pinned, "changed": changed}))
                 })
                 .await
             }

@@ -10,7 +10,9 @@
 //! - a statement about a subject and predicate supersedes the agent's current statements about
 //!   the same ones made at or before its own time (kept, inspectable, no longer preferred);
 //! - each triple it states is stored, valid from its own date, else the record's; it supersedes
-//!   the agent's current triples with that subject and predicate and another object.
+//!   the agent's current triples with that subject and predicate and another object;
+//! - an edit (a record that names the one it corrects) supersedes that one, which stays as its
+//!   history.
 
 use serde::Serialize;
 
@@ -47,6 +49,8 @@ pub(crate) trait InsertTx {
     /// Mark `agent`'s current records about `subject` and `predicate` dated at or before `at`
     /// (other than `id`) as superseded by `id`, valid until `at`.
     fn supersede_records(&mut self, id: i64, agent: &str, subject: &str, predicate: &str, at: i64) -> Result<()>;
+    /// Mark `agent`'s record `old` as superseded by `id` (an edit of it), valid until `at`.
+    fn supersede_record(&mut self, old: i64, id: i64, agent: &str, at: i64) -> Result<()>;
     /// Store `triple` of `agent`, stated by record `source`; its id.
     fn add_triple(
         &mut self,
@@ -81,6 +85,10 @@ pub(crate) fn insert(tx: &mut dyn InsertTx, item: &Insert<'_>) -> Result<Inserte
     }
     if let (Some(subject), Some(predicate)) = (&r.subject, &r.predicate) {
         tx.supersede_records(id, &r.agent_id, subject, predicate, r.event_time.unwrap_or(now))?;
+    }
+    // An edit: the text it corrects stays, as its history.
+    if let Some(old) = r.supersedes {
+        tx.supersede_record(old, id, &r.agent_id, now)?;
     }
     for t in item.triples {
         let valid_from = t.valid_from.or(r.event_time);

@@ -47,6 +47,7 @@ pub(crate) fn export(store: &dyn MemoryStore, agent: Option<&str>, out: &mut dyn
                 subject: r.subject,
                 predicate: r.predicate,
                 project: r.project,
+                supersedes: None,
             },
             forgotten: r.forgotten,
         };

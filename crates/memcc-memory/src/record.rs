@@ -135,6 +135,9 @@ pub struct NewRecord {
     pub predicate: Option<String>,
     /// The project it was learnt in, when the conversation had one.
     pub project: Option<String>,
+    /// The record this one corrects (an edit): it is superseded by this one.
+    #[serde(skip)]
+    pub supersedes: Option<i64>,
 }
 
 /// The one rule for text either backend stores: no U+0000. PostgreSQL refuses it in `text`
@@ -185,6 +188,7 @@ impl Default for NewRecord {
             subject: None,
             predicate: None,
             project: None,
+            supersedes: None,
         }
     }
 }

@@ -347,6 +347,55 @@ impl MemoryRuntime {
         inserted.into_iter().next().ok_or_else(|| MemoryError::Input("a near-identical memory already exists".into()))
     }
 
+    /// Correct `agent`'s record `id` with `text`: a new record of the same kind, place and
+    /// weight (pinned if it was) that supersedes it, in one transaction; the old text stays as
+    /// its history, and what the new text states supersedes what the old one stated.
+    pub fn edit(&self, agent: &str, id: &str, text: &str) -> Result<Inserted> {
+        if text.trim().is_empty() {
+            return Err(MemoryError::Input("an edit needs text: to remove a memory, forget it".into()));
+        }
+        crate::record::check_record_size(text).map_err(MemoryError::Input)?;
+        let old = self.memory_get(agent, id)?;
+        if !old.is_current() {
+            return Err(MemoryError::Input(format!(
+                "{id} no longer holds{}: edit what replaced it",
+                old.superseded_by.map(|n| format!(" (mem_{n} replaced it)")).unwrap_or_default()
+            )));
+        }
+        let record = NewRecord {
+            agent_id: agent.to_string(),
+            wing: old.wing.clone(),
+            room: old.room.clone(),
+            kind: old.kind,
+            text: text.to_string(),
+            source_summary_ids: old.source_summary_ids.clone(),
+            source_session_ids: old.source_session_ids.clone(),
+            source_message_ids: old.source_message_ids.clone(),
+            event_time: Some(memcc_core::time::now_ms()),
+            weight: old.weight,
+            pinned: old.pinned,
+            subject: old.subject.clone(),
+            predicate: old.predicate.clone(),
+            project: old.project.clone(),
+            supersedes: Some(old.id),
+        };
+        let mut report = IngestReport::default();
+        let inserted = self.ingest().store_batch(vec![(record, triples(text))], None, &mut report)?;
+        let done = inserted.into_iter().next().ok_or_else(|| MemoryError::Input("the edit was not stored".into()))?;
+        if done.duplicate {
+            return Err(MemoryError::Input(format!("mem_{} already says that", done.id)));
+        }
+        Ok(done)
+    }
+
+    /// Pin `agent`'s record `id` (recalled in every prompt's essentials) or unpin it; whether
+    /// it changed a current record.
+    pub fn pin(&self, agent: &str, id: &str, pinned: bool) -> Result<bool> {
+        let record = self.memory_get(agent, id)?;
+        let weight = if pinned { MAX_WEIGHT } else { record.weight.min(1.0) };
+        self.store.set_pinned(agent, record.id, pinned, weight)
+    }
+
     /// `memory_search`: scored L3 hits for `agent`, each text at most [`SEARCH_HIT_CHARS`].
     pub fn memory_search(
         &self,

@@ -383,18 +383,12 @@ impl Search<'_> {
                 }
                 let context =
                     if max_context > 0.0 { in_context.get(&r.id).copied().unwrap_or(0.0) / max_context } else { 0.0 };
-                let project = match (q.project, &r.project) {
-                    (Some(asked), Some(learnt)) if asked == learnt => tuning.same_project,
-                    _ => 0.0,
-                };
+                // A factor, not a summand: added, it lifted every record of the project above
+                // zero, so a question matching nothing still recalled something.
+                let same_project = matches!((q.project, &r.project), (Some(asked), Some(learnt)) if asked == learnt);
                 let mut score = match q.mode {
                     SearchMode::Hybrid => {
-                        tuning.semantic * cos
-                            + tuning.lexical * lex
-                            + tuning.in_context * context
-                            + recency
-                            + time
-                            + project
+                        tuning.semantic * cos + tuning.lexical * lex + tuning.in_context * context + recency + time
                     }
                     SearchMode::Lexical => lex,
                     SearchMode::Dense => cos,
@@ -405,11 +399,14 @@ impl Search<'_> {
                     context: tuning.in_context * context,
                     when: time,
                     recency,
-                    project,
                     similarity: cos,
                     bm25: lexical.get(&r.id).copied().unwrap_or(0.0),
                     ..ScoreParts::default()
                 };
+                if same_project && q.mode == SearchMode::Hybrid {
+                    parts.project = score * tuning.same_project;
+                    score += parts.project;
+                }
                 if !r.is_current() {
                     score *= tuning.not_current;
                     parts.not_current = Some(tuning.not_current);

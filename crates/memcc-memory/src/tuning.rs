@@ -26,9 +26,9 @@ pub struct Tuning {
     /// What a record that states a date adds when the query asks when: half a named period — a
     /// date answers "when" only if it is about the right event, which the words decide.
     pub states_when: f64,
-    /// What a record learnt in the project the question is asked in adds (Claude Code's and
-    /// Codex's repository, a host's project): less than a named period — a question names its
-    /// period, while its project is only where it is asked — so a strong match from another
+    /// By how much a record learnt in the project the question is asked in (Claude Code's and
+    /// Codex's repository, a host's project) is raised, as a share of its score: a factor, so a
+    /// record that matches nothing stays at zero, and small, so a strong match from another
     /// project (a preference said there) still wins over a weak one from this.
     pub same_project: f64,
     /// The most recency adds, for a question about now or the latest (decaying with

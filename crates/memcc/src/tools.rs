@@ -50,6 +50,21 @@ pub const MEMORY_FORGET: ToolSpec = ToolSpec {
     read_only: false,
     destructive: true,
 };
+pub const MEMORY_EDIT: ToolSpec = ToolSpec {
+    name: "memory_edit",
+    title: "Correct a memory",
+    description: "Correct a memory the user says is wrong or out of date: the new text replaces it from now on, and \
+                  the old one stays as its history (marked superseded, pointing at the correction).",
+    read_only: false,
+    destructive: false,
+};
+pub const MEMORY_PIN: ToolSpec = ToolSpec {
+    name: "memory_pin",
+    title: "Pin a memory",
+    description: "Pin a memory so it is recalled in every session (pinned: false unpins it).",
+    read_only: false,
+    destructive: false,
+};
 pub const MEMORY_FACTS: ToolSpec = reads(
     "memory_facts",
     "Facts about someone",
@@ -90,10 +105,12 @@ pub const CONVERSATION_ASSEMBLE: ToolSpec = reads(
 );
 
 /// Every tool, in the order a client lists them.
-pub const ALL: [ToolSpec; 10] = [
+pub const ALL: [ToolSpec; 12] = [
     MEMORY_SEARCH,
     MEMORY_GET,
     MEMORY_ADD,
+    MEMORY_EDIT,
+    MEMORY_PIN,
     MEMORY_FORGET,
     MEMORY_FACTS,
     LCM_GREP,
@@ -113,7 +130,8 @@ and the full history of long conversations. Where MemCC's hooks are installed (m
 earlier sessions in this project left and what they said about the prompt at hand arrive by themselves in <memcc-*> \
 blocks beside the user's message; cite a memory as (mem_N). For anything else, memory_search (then memory_get for a \
 whole memory) finds what was said before; memory_facts lists what is known about the user or a name; memory_add \
-keeps something the user wants remembered (pin: true to have it in every session); memory_forget removes it. For a \
+keeps something the user wants remembered (pin: true to have it in every session); memory_edit corrects a memory \
+(the old text stays as history), memory_pin pins or unpins one; memory_forget removes it. For a \
 conversation MemCC keeps (conversation_append / conversation_assemble), lcm_grep finds an exact detail that was \
 compacted and lcm_expand_query reads it back in full. The hooks also import each finished session's transcript, so \
 it reaches memory without any call.";
@@ -249,6 +267,30 @@ pub struct AddArgs {
     pub pin: Option<bool>,
     /// File it under this topic wing (default: the wing its subject suggests).
     pub wing: Option<String>,
+    /// Act as this agent: the server's (the default) or one its operator allowed.
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
+pub struct EditArgs {
+    /// The memory to correct, e.g. mem_12.
+    pub id: String,
+    /// What it should say now, whole.
+    pub text: String,
+    /// Act as this agent: the server's (the default) or one its operator allowed.
+    pub agent_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = one_type)]
+pub struct PinArgs {
+    /// The memory to pin, e.g. mem_12.
+    pub id: String,
+    /// Pin (the default) or unpin.
+    pub pinned: Option<bool>,
     /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
@@ -419,6 +461,8 @@ pub fn arguments_schema(name: &str) -> Option<Value> {
         "memory_search" => schema_for!(SearchArgs),
         "memory_get" => schema_for!(IdArgs),
         "memory_add" => schema_for!(AddArgs),
+        "memory_edit" => schema_for!(EditArgs),
+        "memory_pin" => schema_for!(PinArgs),
         "memory_forget" => schema_for!(ForgetArgs),
         "memory_facts" => schema_for!(FactsArgs),
         "lcm_grep" => schema_for!(GrepArgs),

@@ -158,6 +158,9 @@ pub trait MemoryStore: Send + Sync {
     /// The triples `record`'s statements superseded, with the one that did: (old, new). A
     /// record's history: what it replaced.
     fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>>;
+    /// Pin (always recall, at the most weight) or unpin `agent`'s current record `id` (unpinned,
+    /// it keeps weight `weight`); whether there was such a record.
+    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool>;
     /// Visit every record of `agent` (all agents when `None`), in id order.
     fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()>;
     fn stats(&self) -> Result<MemoryStats>;

@@ -1158,6 +1158,42 @@ fn the_turns_before_a_question_favour_the_project_being_worked_on() {
     assert!(kyoto.is_some() && marathon.is_none_or(|m| kyoto < Some(m)), "{}", recall.body);
 }
 
+/// The project a question is asked in raises its own records over the same words said in
+/// another project, and raises nothing that does not match: a question about something never
+/// said finds nothing, whichever project it is asked in.
+#[test]
+fn the_project_asked_in_favours_its_own_records_and_invents_no_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    for (day, id, project, said) in [
+        (0, "sum_api", "/src/api", "The tests run with tox before every push."),
+        (1, "sum_web", "/src/web", "The tests run with nox before every push."),
+    ] {
+        let mut p = payload("main", id, day, &[("user", said)]);
+        p.project = Some(project.into());
+        rt.ingest_summary(&p).unwrap();
+    }
+    let ask = |question: &str, project: &str| {
+        rt.search_in_context(
+            "main",
+            question,
+            &memcc_memory::Asking { project: Some(project), as_of: Some(T0 + 30 * DAY), ..Default::default() },
+            5,
+            memcc_memory::SearchMode::Hybrid,
+        )
+        .unwrap()
+    };
+    for (project, own) in [("/src/api", "sum_api"), ("/src/web", "sum_web")] {
+        let hits = ask("How do the tests run?", project);
+        assert_eq!(hits.len(), 2, "the other project's record is still found: {hits:?}");
+        assert!(hits[0].score > hits[1].score, "{hits:?}");
+        let first = rt.memory_get("main", &hits[0].id).unwrap();
+        assert_eq!(first.source_summary_ids, [own], "asked in {project}: {hits:?}");
+    }
+    let nothing = ask("zxqv frobnicate quux", "/src/api");
+    assert!(nothing.iter().all(|h| h.score < 0.05), "nothing matches, nothing is raised: {nothing:?}");
+}
+
 /// A memory record has a size: a 2 MB "memory" is refused with a clear error (by `add` and, per
 /// line, by `import`, which takes the rest), and a search hit carries at most a cut of a long
 /// record, marked, while `memory_get` returns it whole.
@@ -1266,6 +1302,38 @@ fn forgetting_the_newer_statement_leaves_the_older_current_everywhere() {
     let sections = MemoryBridge::retrieve(&rt, &query("main", "Where do I live these days?"), 1_000).unwrap();
     let all: String = sections.iter().map(|s| s.body.as_str()).collect();
     assert!(!all.contains("Lisbon") && !all.contains("since changed"), "{all}");
+}
+
+/// A person corrects a memory rather than only forgetting it: the edit supersedes the old text,
+/// which stays as its history and points at the correction; a pinned memory is in every
+/// prompt's essentials until it is unpinned.
+#[test]
+fn an_edit_supersedes_the_old_text_and_a_pin_makes_a_memory_essential() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let old = rt.add("main", "The staging database is db-staging-3.internal on port 5432", RecordKind::Fact, false, None).unwrap();
+    let old_id = format!("mem_{}", old.id);
+    let new = rt.edit("main", &old_id, "The staging database is db-staging-7 on port 6432").unwrap();
+    let new_id = format!("mem_{}", new.id);
+    let hits = rt.memory_search("main", "staging database port", 5, 0.0, None).unwrap();
+    assert_eq!(hits[0].id, new_id, "{hits:?}");
+    let stale = hits.iter().find(|h| h.id == old_id).expect("the old text is kept");
+    assert!(!stale.current && stale.superseded_by.as_deref() == Some(new_id.as_str()), "{stale:?}");
+    assert_eq!(stale.standing_note(), format!(" (superseded by {new_id})"));
+    let chain = rt.store().supersession("main", new.id).unwrap();
+    assert_eq!(chain.iter().map(|r| r.id).collect::<Vec<_>>(), vec![old.id, new.id], "its history");
+    assert!(rt.edit("main", &old_id, "again").unwrap_err().to_string().contains("no longer holds"));
+    assert!(rt.edit("main", &new_id, " ").is_err(), "an empty edit is refused");
+    assert!(rt.edit("someone-else", &new_id, "mine now").is_err(), "another agent's memory is out of reach");
+
+    assert!(rt.pin("main", &new_id, true).unwrap());
+    let essentials = |rt: &MemoryRuntime| {
+        let sections = MemoryBridge::retrieve(rt, &query("main", "what is for dinner"), 1_000).unwrap();
+        sections.iter().find(|s| s.name == Layer::Essential).map(|s| s.body.clone()).unwrap_or_default()
+    };
+    assert!(essentials(&rt).contains("db-staging-7"), "pinned: in every prompt");
+    assert!(rt.pin("main", &new_id, false).unwrap());
+    assert!(!essentials(&rt).contains("db-staging-7"), "unpinned");
 }
 
 /// Forget stays forgotten: after "where do I live" is forgotten, the conversation goes on and

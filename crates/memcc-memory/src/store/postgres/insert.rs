@@ -84,6 +84,14 @@ impl InsertTx for PgInsert<'_, '_> {
         Ok(())
     }
 
+    fn supersede_record(&mut self, old: i64, id: i64, agent: &str, at: i64) -> Result<()> {
+        self.tx.execute(
+            "UPDATE records SET superseded_by = $2, valid_until = $4 WHERE id = $1 AND agent_id = $3 AND id <> $2",
+            &[&old, &id, &agent, &at],
+        )?;
+        Ok(())
+    }
+
     fn add_triple(
         &mut self,
         agent: &str,

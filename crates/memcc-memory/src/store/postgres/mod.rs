@@ -437,6 +437,18 @@ impl MemoryStore for PgStore {
         })
     }
 
+    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool> {
+        self.pool.run(|c| {
+            let n = c.execute(
+                &format!(
+                    "UPDATE records SET pinned = $3, weight = $4 WHERE id = $1 AND agent_id = $2 AND {CURRENT_RECORD}"
+                ),
+                &[&id, &agent, &pinned, &weight],
+            )?;
+            Ok(n > 0)
+        })
+    }
+
     fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>> {
         self.pool.run(|c| {
             let old = triples(c.query(
@@ -560,8 +572,12 @@ impl MemoryStore for PgStore {
         self.pool.run(|c| {
             records(c.query(
                 &format!(
-                    "{RECORD_SELECT} WHERE agent_id = $1 AND (id = $2 OR (subject IS NOT NULL AND predicate IS NOT NULL
-                       AND (lower(subject), predicate) = (SELECT lower(subject), predicate FROM records WHERE id = $2)))
+                    "WITH RECURSIVE older(id) AS (SELECT $2::bigint UNION SELECT r.id FROM records r JOIN older o ON r.superseded_by = o.id),
+                                    newer(id) AS (SELECT $2::bigint UNION SELECT r.superseded_by FROM records r JOIN newer n ON r.id = n.id
+                                                  WHERE r.superseded_by IS NOT NULL)
+                     {RECORD_SELECT} WHERE agent_id = $1 AND (id IN (SELECT id FROM older) OR id IN (SELECT id FROM newer)
+                       OR (subject IS NOT NULL AND predicate IS NOT NULL
+                           AND (lower(subject), predicate) = (SELECT lower(subject), predicate FROM records WHERE id = $2)))
                      ORDER BY COALESCE(event_time, created_at), id"
                 ),
                 &[&agent, &id],

@@ -69,6 +69,15 @@ impl InsertTx for SqliteTx<'_> {
         Ok(())
     }
 
+    fn supersede_record(&mut self, old: i64, id: i64, agent: &str, at: i64) -> Result<()> {
+        self.0
+            .prepare_cached(
+                "UPDATE records SET superseded_by = ?2, valid_until = ?4 WHERE id = ?1 AND agent_id = ?3 AND id <> ?2",
+            )?
+            .execute(params![old, id, agent, at])?;
+        Ok(())
+    }
+
     fn add_triple(
         &mut self,
         agent: &str,

@@ -451,6 +451,17 @@ impl MemoryStore for SqliteStore {
         Ok(out)
     }
 
+    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool> {
+        let conn = self.writer();
+        let n = conn.execute(
+            &format!(
+                "UPDATE records SET pinned = ?3, weight = ?4 WHERE id = ?1 AND agent_id = ?2 AND {CURRENT_RECORD}"
+            ),
+            params![id, agent, pinned, weight],
+        )?;
+        Ok(n > 0)
+    }
+
     fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>> {
         let conn = self.reader();
         let mut stmt = conn.prepare_cached(&format!(
@@ -557,9 +568,14 @@ impl MemoryStore for SqliteStore {
 
     fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>> {
         let conn = self.reader();
+        // The statements of its subject and predicate, and the chain of edits it is part of.
         let mut stmt = conn.prepare(&format!(
-            "{RECORD_SELECT} WHERE agent_id = ?1 AND (id = ?2 OR (subject IS NOT NULL AND predicate IS NOT NULL
-               AND (lower(subject), predicate) = (SELECT lower(subject), predicate FROM records WHERE id = ?2)))
+            "WITH RECURSIVE older(id) AS (SELECT ?2 UNION SELECT r.id FROM records r JOIN older o ON r.superseded_by = o.id),
+                            newer(id) AS (SELECT ?2 UNION SELECT r.superseded_by FROM records r JOIN newer n ON r.id = n.id
+                                          WHERE r.superseded_by IS NOT NULL)
+             {RECORD_SELECT} WHERE agent_id = ?1 AND (id IN (SELECT id FROM older) OR id IN (SELECT id FROM newer)
+               OR (subject IS NOT NULL AND predicate IS NOT NULL
+                   AND (lower(subject), predicate) = (SELECT lower(subject), predicate FROM records WHERE id = ?2)))
              ORDER BY COALESCE(event_time, created_at), id"
         ))?;
         let rows = stmt.query_map(params![agent, id], record_from_row)?;
