@@ -144,3 +144,63 @@ fn a_directory_of_transcripts_is_backfilled_once_and_then_only_what_changed() {
     let out = hook.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// A Claude Code session that delegated to a subagent: the subagent's transcript (beside the
+/// session's, `<session>/subagents/agent-<id>.jsonl`) is read with the session, in its place and
+/// under its name — not as a session of its own, and not as the user's words — so what the
+/// subagent found is grep-able and recalled in a new session.
+#[test]
+fn a_subagents_work_is_read_with_its_session() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let project = h.join("claude/projects/-home-dev-shop");
+    let subagents = project.join("cc-sub/subagents");
+    std::fs::create_dir_all(&subagents).unwrap();
+    let entry = |kind: &str, sidechain: bool, at: &str, content: serde_json::Value| {
+        serde_json::json!({"type": kind, "isSidechain": sidechain, "sessionId": "cc-sub", "cwd": "/home/dev/shop",
+                           "timestamp": at, "message": {"role": kind, "content": content}})
+        .to_string()
+    };
+    let text = |t: &str| serde_json::json!([{"type": "text", "text": t}]);
+    let parent = [
+        entry("user", false, "2026-11-21T10:00:00Z", "Why is checkout slow?".into()),
+        entry(
+            "assistant",
+            false,
+            "2026-11-21T10:00:01Z",
+            serde_json::json!([{"type": "tool_use", "id": "task1", "name": "Task", "input": {"prompt": "Profile checkout."}}]),
+        ),
+        entry(
+            "user",
+            false,
+            "2026-11-21T10:05:00Z",
+            serde_json::json!([{"type": "tool_result", "tool_use_id": "task1", "content": "N+1 queries in the cart."}]),
+        ),
+        entry("assistant", false, "2026-11-21T10:05:01Z", text("The cart makes N+1 queries; I will batch them.")),
+    ];
+    std::fs::write(project.join("cc-sub.jsonl"), parent.join("\n") + "\n").unwrap();
+    let subagent = [
+        entry("user", true, "2026-11-21T10:00:02Z", "Profile checkout.".into()),
+        entry(
+            "assistant",
+            true,
+            "2026-11-21T10:04:00Z",
+            text(
+                "Profiling shows the cart loader issues one query per line item against the inventory_snapshots table.",
+            ),
+        ),
+    ];
+    std::fs::write(subagents.join("agent-a1.jsonl"), subagent.join("\n") + "\n").unwrap();
+    std::fs::write(subagents.join("agent-a1.meta.json"), r#"{"agentType":"Explore","description":"Profile"}"#).unwrap();
+
+    let out = ok(run(h, &["import", h.join("claude").to_str().unwrap(), "--flush"]));
+    assert!(out.contains("1 transcripts: 1 imported (5 messages added)"), "one session, its subagent within: {out}");
+    let grep = ok(run(h, &["grep", "inventory_snapshots", "--session", "cc-sub"]));
+    assert!(grep.contains("Explore subagent"), "said by the subagent, under its name: {grep}");
+    let hits: serde_json::Value =
+        serde_json::from_str(&ok(run(h, &["--json", "grep", "Profile checkout", "--session", "cc-sub"]))).unwrap();
+    let roles: Vec<&str> = hits.as_array().unwrap().iter().filter_map(|hit| hit["role"].as_str()).collect();
+    assert_eq!(roles, ["assistant"], "the task is the parent's call, not the user's words: {hits}");
+    let prompt = asked(h, "next-sub", "Which table does the cart loader query per line item?");
+    assert!(prompt.contains("inventory_snapshots"), "{prompt}");
+}

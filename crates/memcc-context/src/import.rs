@@ -46,9 +46,28 @@ pub struct ParsedTranscript {
     /// Tool names by call id, so a result names the tool that produced it.
     #[serde(skip)]
     tools: std::collections::HashMap<String, String>,
+    /// Read as a Claude Code subagent's transcript, whose assistant speaks under this name
+    /// ([`parse_subagent_jsonl`]).
+    #[serde(skip)]
+    subagent: Option<String>,
 }
 
 impl ParsedTranscript {
+    /// Put a subagent's messages ([`parse_subagent_jsonl`]) where they happened: before the
+    /// first of this transcript's messages said after the subagent's first (the result it
+    /// handed back), else at the end. A subagent works between the parent's call that starts
+    /// it and that call's result, so its messages stay together, in order, in between.
+    pub fn merge_subagent(&mut self, subagent: ParsedTranscript) {
+        let name = subagent.subagent.unwrap_or_default();
+        self.errors.extend(
+            subagent.errors.into_iter().map(|e| LineError { line: e.line, error: format!("{name}: {}", e.error) }),
+        );
+        let started = subagent.messages.iter().find_map(AgentMessage::timestamp);
+        let after = |m: &AgentMessage| matches!((m.timestamp(), started), (Some(t), Some(s)) if t > s);
+        let at = self.messages.iter().position(after).unwrap_or(self.messages.len());
+        self.messages.splice(at..at, subagent.messages);
+    }
+
     /// Where the session came from, by the format its messages are in (an OpenClaw session
     /// has its header; plain `{role, content}` lines are an import).
     pub fn source(&self) -> Option<SessionSource> {
@@ -207,7 +226,7 @@ fn read_entry(value: Value, parsed: &mut ParsedTranscript) -> Result<(), String>
             if let Some(branch) = str_at(map, "gitBranch") {
                 parsed.meta.branch = Some(branch.to_string());
             }
-            let messages = claude_code_entry(map, &mut parsed.tools);
+            let messages = claude_code_entry(map, &mut parsed.tools, parsed.subagent.as_deref());
             if messages.is_empty() {
                 parsed.other_entries += 1;
             }
@@ -332,10 +351,11 @@ fn stamped(mut message: Value, timestamp: Option<&Value>) -> Value {
 fn claude_code_entry(
     entry: &serde_json::Map<String, Value>,
     tools: &mut std::collections::HashMap<String, String>,
+    subagent: Option<&str>,
 ) -> Vec<Value> {
     use serde_json::json;
     let flag = |key: &str| entry.get(key).and_then(Value::as_bool) == Some(true);
-    if flag("isMeta") || flag("isCompactSummary") || flag("isSidechain") {
+    if flag("isMeta") || flag("isCompactSummary") || flag("isSidechain") != subagent.is_some() {
         return Vec::new();
     }
     let ts = entry.get("timestamp");
@@ -353,8 +373,16 @@ fn claude_code_entry(
             match b.get("type").and_then(Value::as_str) {
                 Some("text") => {
                     let text = b.get("text").and_then(Value::as_str).unwrap_or_default();
-                    if !text.trim().is_empty() {
-                        parts.push(json!({"type": "text", "text": text}));
+                    if text.trim().is_empty() {
+                        continue;
+                    }
+                    // A subagent is named in its words, as a group chat names its speakers, so
+                    // a summary or a search hit says who found it.
+                    match subagent {
+                        Some(name) if parts.is_empty() => {
+                            parts.push(json!({"type": "text", "text": format!("{name}: {text}")}))
+                        }
+                        _ => parts.push(json!({"type": "text", "text": text})),
                     }
                 }
                 Some("tool_use") => {
@@ -368,7 +396,11 @@ fn claude_code_entry(
             }
         }
         if !parts.is_empty() {
-            out.push(stamped(json!({"role": "assistant", "content": parts}), ts));
+            let mut said = json!({"role": "assistant", "content": parts});
+            if let Some(name) = subagent {
+                said["name"] = json!(name);
+            }
+            out.push(stamped(said, ts));
         }
         return out;
     }
@@ -397,7 +429,9 @@ fn claude_code_entry(
         }
     }
     let words = words.join("\n");
-    if !words.trim().is_empty() {
+    // A subagent's "user" is the parent model (its task, a follow-up), already in the parent's
+    // call: not the user's words.
+    if !words.trim().is_empty() && subagent.is_none() {
         out.push(stamped(json!({"role": "user", "content": words}), ts));
     }
     out
@@ -570,11 +604,22 @@ fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::i
 
 /// Parse a JSONL transcript. I/O errors abort; bad lines are collected in `errors`.
 pub fn parse_jsonl(reader: impl BufRead) -> std::io::Result<ParsedTranscript> {
-    parse_jsonl_within(reader, MAX_LINE_BYTES)
+    parse_jsonl_within(reader, MAX_LINE_BYTES, ParsedTranscript::default())
 }
 
-fn parse_jsonl_within(mut reader: impl BufRead, max_line: usize) -> std::io::Result<ParsedTranscript> {
-    let mut parsed = ParsedTranscript::default();
+/// Parse a Claude Code subagent's transcript (`<session>/subagents/agent-<id>.jsonl`, every
+/// entry a sidechain) for [`ParsedTranscript::merge_subagent`]: what the subagent said and did,
+/// its assistant named `name` (so a summary says the subagent found it, not the assistant); the
+/// task the parent gave it is the parent's call, not read again.
+pub fn parse_subagent_jsonl(reader: impl BufRead, name: &str) -> std::io::Result<ParsedTranscript> {
+    parse_jsonl_within(reader, MAX_LINE_BYTES, ParsedTranscript { subagent: Some(name.into()), ..Default::default() })
+}
+
+fn parse_jsonl_within(
+    mut reader: impl BufRead,
+    max_line: usize,
+    mut parsed: ParsedTranscript,
+) -> std::io::Result<ParsedTranscript> {
     let mut buf = Vec::new();
     let mut line_no = 0usize;
     while let Some(fits) = next_line(&mut reader, &mut buf, max_line)? {
@@ -710,6 +755,40 @@ mod tests {
     }
 
     #[test]
+    fn a_subagent_is_read_between_the_call_that_starts_it_and_its_result() {
+        let parent = concat!(
+            "{\"type\":\"user\",\"timestamp\":\"2026-03-01T10:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"Where is the retry logic?\"}}\n",
+            "{\"type\":\"assistant\",\"timestamp\":\"2026-03-01T10:00:01Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"task1\",\"name\":\"Task\",\"input\":{\"prompt\":\"Find the retry logic.\"}}]}}\n",
+            "{\"type\":\"user\",\"timestamp\":\"2026-03-01T10:00:30Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"task1\",\"content\":\"In src/net/retry.rs.\"}]}}\n",
+            "{\"type\":\"assistant\",\"timestamp\":\"2026-03-01T10:00:31Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"It is in src/net/retry.rs.\"}]}}\n",
+        );
+        let subagent = concat!(
+            "{\"type\":\"user\",\"isSidechain\":true,\"timestamp\":\"2026-03-01T10:00:02Z\",\"message\":{\"role\":\"user\",\"content\":\"Find the retry logic.\"}}\n",
+            "{\"type\":\"assistant\",\"isSidechain\":true,\"timestamp\":\"2026-03-01T10:00:03Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"g1\",\"name\":\"Grep\",\"input\":{\"pattern\":\"retry\"}}]}}\n",
+            "{\"type\":\"user\",\"isSidechain\":true,\"timestamp\":\"2026-03-01T10:00:04Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"g1\",\"content\":\"src/net/retry.rs:12: fn backoff\"}]}}\n",
+            "{\"type\":\"assistant\",\"isSidechain\":true,\"timestamp\":\"2026-03-01T10:00:20Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"The backoff is exponential, capped at 30 s.\"}]}}\n",
+            "not json\n",
+        );
+        let mut parsed = parse_jsonl(parent.as_bytes()).unwrap();
+        parsed.merge_subagent(parse_subagent_jsonl(subagent.as_bytes(), "Explore subagent").unwrap());
+        let said: Vec<(String, Option<String>, String)> =
+            parsed.messages.iter().map(|m| (m.role(), m.speaker(), m.text())).collect();
+        let roles: Vec<&str> = said.iter().map(|(r, _, _)| r.as_str()).collect();
+        assert_eq!(roles, ["user", "assistant", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
+        assert_eq!(said[4].1.as_deref(), Some("Explore subagent"), "the subagent speaks under its name: {said:?}");
+        assert!(said[4].2.starts_with("Explore subagent: The backoff"), "and in its words: {said:?}");
+        assert!(
+            said.iter().all(|(r, _, t)| !(r == "user" && t.contains("Find the retry"))),
+            "its task is not the user's"
+        );
+        assert_eq!(parsed.messages[5].tool_result_for(), Some("task1"), "the parent's result follows the subagent");
+        assert_eq!(parsed.errors.len(), 1);
+        assert!(parsed.errors[0].error.starts_with("Explore subagent: malformed JSON"), "{:?}", parsed.errors);
+        // Read on its own, as the parent reads it inline, a subagent is nobody's words.
+        assert!(parse_jsonl(subagent.as_bytes()).unwrap().messages.is_empty());
+    }
+
+    #[test]
     fn what_the_user_did_not_say_is_not_stored_as_their_words() {
         let claude = concat!(
             "{\"type\":\"user\",\"isCompactSummary\":true,\"message\":{\"role\":\"user\",\"content\":\"This session is being continued from a previous conversation.\"}}\n",
@@ -739,7 +818,7 @@ mod tests {
         let mut data = b"{\"role\":\"user\",\"content\":\"before\"}\n".to_vec();
         data.extend(std::iter::repeat_n(b'x', 5000));
         data.extend_from_slice(b"\n{\"role\":\"user\",\"content\":\"after\"}");
-        let parsed = parse_jsonl_within(&data[..], 1024).unwrap();
+        let parsed = parse_jsonl_within(&data[..], 1024, ParsedTranscript::default()).unwrap();
         let texts: Vec<String> = parsed.messages.iter().map(AgentMessage::text).collect();
         assert_eq!(texts, ["before", "after"]);
         assert_eq!(parsed.errors.len(), 1);
@@ -747,7 +826,7 @@ mod tests {
         assert!(parsed.errors[0].error.contains("longer than"), "{:?}", parsed.errors);
         // A reader with no newline at all, larger than the limit: one error, memory bounded.
         let endless = std::io::BufReader::new(std::io::Read::take(std::io::repeat(b'y'), 200_000));
-        let parsed = parse_jsonl_within(endless, 1024).unwrap();
+        let parsed = parse_jsonl_within(endless, 1024, ParsedTranscript::default()).unwrap();
         assert_eq!(parsed.errors.len(), 1);
     }
 }

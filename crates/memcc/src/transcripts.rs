@@ -4,14 +4,16 @@
 //!
 //! A file's session is the one its host names: Claude Code names a transcript after its session
 //! (a fork's first lines carry its parent's id, so the file name decides), Codex in its
-//! `session_meta`, OpenClaw in its header; a file with none is named by its file name.
+//! `session_meta`, OpenClaw in its header; a file with none is named by its file name. Claude
+//! Code writes each subagent's conversation beside its session's
+//! (`<session>/subagents/agent-<id>.jsonl`): it is read with the session, in its place.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::{Memcc, MemccError};
-use memcc_context::import::{Format, parse_jsonl};
+use memcc_context::import::{Format, ParsedTranscript, parse_jsonl, parse_subagent_jsonl};
 use memcc_context::{ConversationMeta, ImportReport, SessionRef, TranscriptJob};
 
 /// What importing one file did.
@@ -54,10 +56,13 @@ impl Memcc {
         if options.skip_unchanged && self.context.store().file_imported(agent, &shown, size, modified)? {
             return Ok(FileImport::Unchanged);
         }
-        let parsed = match parse_jsonl(std::io::BufReader::new(file)) {
+        let mut parsed = match parse_jsonl(std::io::BufReader::new(file)) {
             Ok(p) => p,
             Err(e) => return Ok(FileImport::Failed { error: format!("reading {}: {e}", path.display()) }),
         };
+        if parsed.format == Some(Format::ClaudeCode) {
+            with_subagents(path, &mut parsed);
+        }
         if parsed.messages.is_empty() {
             return Ok(FileImport::Empty);
         }
@@ -174,14 +179,46 @@ fn stamp(file: &std::fs::File) -> (i64, i64) {
     (size, modified)
 }
 
-/// The `*.jsonl` files under `dir`, at any depth; links are not followed (a loop of them would
-/// never end).
+/// Where Claude Code keeps a session's subagents: `<dir>/<session>/subagents/`.
+const SUBAGENTS_DIR: &str = "subagents";
+
+/// Merge into a Claude Code session's transcript (at `path`) the conversations of its subagents,
+/// each named by its kind (`agent-<id>.meta.json`'s `agentType`: "Explore subagent"). A subagent
+/// that cannot be read is noted among the transcript's errors; the session is read without it.
+fn with_subagents(path: &Path, parsed: &mut ParsedTranscript) {
+    let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else { return };
+    let mut files = Vec::new();
+    if transcripts_under(&dir.join(stem).join(SUBAGENTS_DIR), &mut files).is_err() {
+        return; // no subagents (the usual case)
+    }
+    files.sort();
+    for file in files {
+        let kind = std::fs::read_to_string(file.with_extension("meta.json"))
+            .ok()
+            .and_then(|meta| serde_json::from_str::<serde_json::Value>(&meta).ok())
+            .and_then(|meta| meta.get("agentType").and_then(serde_json::Value::as_str).map(str::to_owned))
+            .filter(|kind| !kind.trim().is_empty());
+        let name = kind.map_or_else(|| "subagent".to_string(), |kind| format!("{kind} subagent"));
+        let read = std::fs::File::open(&file).and_then(|f| parse_subagent_jsonl(std::io::BufReader::new(f), &name));
+        match read {
+            Ok(subagent) => parsed.merge_subagent(subagent),
+            Err(e) => parsed
+                .errors
+                .push(memcc_context::import::LineError { line: 0, error: format!("subagent {}: {e}", file.display()) }),
+        }
+    }
+}
+
+/// The `*.jsonl` files under `dir`, at any depth, but for subagents (read with their session);
+/// links are not followed (a loop of them would never end).
 fn transcripts_under(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let kind = entry.file_type()?;
         let path = entry.path();
-        if kind.is_dir() {
+        if kind.is_dir() && entry.file_name() == SUBAGENTS_DIR {
+            continue;
+        } else if kind.is_dir() {
             transcripts_under(&path, out)?;
         } else if kind.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
             out.push(path);
