@@ -9,7 +9,9 @@
 //! - the summaries made from those messages go too, and the condensed summaries above them (a
 //!   summary cannot be cut like a window: it may say the fact in other words); the windows of
 //!   the other messages stay, so the rest of that conversation is still remembered;
-//! - triples whose source record is hidden are never recalled (the KG query checks it).
+//! - triples whose source record is hidden are never recalled (the KG query checks it);
+//! - what it said is tombstoned in the conversations it was said in, so a later summary of
+//!   them does not bring it back; another conversation that says it is a new statement.
 //!
 //! Forgetting a summary itself hides just it (and what condenses it). Soft-forgotten records
 //! stay on disk and in exports, marked; a purge leaves nothing of them.
@@ -40,8 +42,9 @@ pub(crate) trait ForgetTx {
     fn remove(&mut self, id: i64, how: Forget) -> Result<()>;
     /// Ids of every record of `agent` made from session `session_id`.
     fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>>;
-    /// Remember that `agent` forgot these sentences ([`crate::said::said_key`]s).
-    fn tombstone(&mut self, agent: &str, said: &[String]) -> Result<()>;
+    /// Remember that `agent` forgot these sentences ([`crate::said::said_key`]s) of these
+    /// conversations (none named: of every conversation).
+    fn tombstone(&mut self, agent: &str, sessions: &[String], said: &[String]) -> Result<()>;
 }
 
 /// Soft (hidden, kept marked) or hard (gone).
@@ -69,8 +72,10 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
     let mut out = Forgotten::default();
     tx.remove(target.id, how)?;
     out.removed.push(target.id);
-    // What it said stays forgotten: a later summary condensing the ones removed here, or an
-    // import, may quote it again.
+    // What it said stays forgotten where it was said: a later summary of that conversation
+    // (condensing the ones removed here) or its import again may quote it. The same words said
+    // in another conversation are a new statement, remembered as such.
+    let mut sessions = target.source_session_ids.clone();
     let mut sentences = crate::said::said_keys(&target.text);
     let mut summaries: Vec<String> = Vec::new();
     if target.kind == RecordKind::Summary {
@@ -96,6 +101,7 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
             RecordKind::Verbatim => match without_lines(&r, &said) {
                 Some((text, ids, dropped)) if !tx.hash_taken(agent, &crate::record::content_hash(&text), r.id)? => {
                     sentences.extend(crate::said::said_keys(&dropped));
+                    sessions.extend(r.source_session_ids.iter().cloned());
                     tx.rewrite(r.id, &text, &ids, &dropped)?;
                     out.rewritten.push(r.id);
                 }
@@ -109,7 +115,9 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
     }
     sentences.sort();
     sentences.dedup();
-    tx.tombstone(agent, &sentences)?;
+    sessions.sort();
+    sessions.dedup();
+    tx.tombstone(agent, &sessions, &sentences)?;
     // Up the DAG: a condensed summary's record lists the summaries it condenses after its own id.
     while let Some(summary) = summaries.pop() {
         for r in tx.condensing(agent, &summary)? {

@@ -300,22 +300,26 @@ fn quoted_first(messages: &[BridgeMessage], summary: &str) -> Vec<i64> {
     kept.into_iter().chain(left).map(|m| m.message_id).collect()
 }
 
-/// `batch` without what its agents forgot: the sentences a tombstone names
-/// ([`MemoryStore::tombstones`]) are taken out of every record (a summary condensing forgotten
-/// ones may quote them), with the triples whose object only they stated, and a record left
-/// with nothing to say is not stored. For what memory derives (bridged summaries, imports); a
+/// `batch` without what its agents forgot: the sentences a tombstone of a record's
+/// conversations names ([`MemoryStore::tombstones`]) are taken out of it (a summary condensing
+/// forgotten ones may quote them), with the triples whose object only they stated, and a
+/// record left with nothing to say is not stored. For what memory derives (bridged summaries, imports); a
 /// person saying it again (`add`) is a new statement and is stored as said.
 pub(crate) fn without_forgotten(
     store: &dyn MemoryStore,
     batch: Vec<(NewRecord, Vec<NewTriple>)>,
 ) -> Result<Vec<(NewRecord, Vec<NewTriple>)>> {
-    let mut tombstones: HashMap<String, std::collections::HashSet<String>> = HashMap::new();
+    // A batch is a summary's records (one agent, one conversation) or an import's: read each
+    // agent's and conversations' tombstones once.
+    let mut tombstones: HashMap<(String, Vec<String>), std::collections::HashSet<String>> = HashMap::new();
     let mut kept = Vec::with_capacity(batch.len());
     for (mut record, mut triples) in batch {
-        if !tombstones.contains_key(&record.agent_id) {
-            tombstones.insert(record.agent_id.clone(), store.tombstones(&record.agent_id)?);
+        let key = (record.agent_id.clone(), record.source_session_ids.clone());
+        if !tombstones.contains_key(&key) {
+            let found = store.tombstones(&key.0, &key.1)?;
+            tombstones.insert(key.clone(), found);
         }
-        let gone = &tombstones[&record.agent_id];
+        let gone = &tombstones[&key];
         if let Some((text, taken)) = crate::said::without_said(&record.text, gone) {
             let taken = taken.to_lowercase();
             triples.retain(|t| {

@@ -1371,6 +1371,7 @@ fn a_forgotten_sentence_does_not_come_back_with_a_later_summary_or_an_import() {
     assert!(gone(&rt), "forgotten");
     // The conversation goes on; the leaf is condensed with the next, quoting it.
     let mut condensed = payload("main", "sum_condensed", 5, &[]);
+    condensed.session_id = "session-0".into();
     condensed.kind = SummaryKind::Condensed;
     condensed.depth = 1;
     condensed.child_summary_ids = vec!["sum_leaf".into(), "sum_next".into()];
@@ -1385,9 +1386,43 @@ fn a_forgotten_sentence_does_not_come_back_with_a_later_summary_or_an_import() {
     let report = rt.import_jsonl(&export[..], None, &mut |_, _| {}).unwrap();
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(gone(&rt), "not brought back by an import");
+    // What stood beside it in the forgotten window, said in another conversation, is not
+    // blocked there: a forget blocks what was forgotten, where it was said.
+    rt.ingest_summary(&summarised(payload(
+        "main",
+        "sum_later",
+        9,
+        &[("user", "Remind me who visits in June?"), ("assistant", "Lovely, June with Ana.")],
+    )))
+    .unwrap();
+    let later = rt.memory_search("main", "Lovely, June with Ana", 10, 0.0, None).unwrap();
+    assert!(later.iter().any(|h| h.text.contains("Lovely, June with Ana.")), "{later:?}");
     // Said again on purpose, it is a new statement: stored as said.
     rt.add("main", home, RecordKind::Fact, false, None).unwrap();
     assert!(!gone(&rt), "an explicit add is kept");
+}
+
+/// The same words said in a later conversation are a new statement: forgetting "I live at 12
+/// Harbour Street" in one conversation does not silence it when the user says it again in the
+/// next one.
+#[test]
+fn a_forget_holds_in_its_conversation_and_the_next_one_may_say_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let home = "I live at 12 Harbour Street, flat 3, since March.";
+    rt.ingest_summary(&summarised(payload("main", "sum_first", 0, &[("user", home)]))).unwrap();
+    let hits = rt.memory_search("main", "Harbour Street", 10, 0.0, None).unwrap();
+    let said = hits.iter().find(|h| h.text.contains("Harbour Street")).expect("remembered");
+    rt.forget("main", &said.id).unwrap();
+    let found = |rt: &MemoryRuntime| {
+        rt.memory_search("main", "where do I live Harbour Street", 10, 0.0, None)
+            .unwrap()
+            .iter()
+            .any(|h| h.text.contains("12 Harbour Street"))
+    };
+    assert!(!found(&rt));
+    rt.ingest_summary(&summarised(payload("main", "sum_again", 7, &[("user", home)]))).unwrap();
+    assert!(found(&rt), "said again in another conversation: remembered");
 }
 
 /// A page asked for past every record — even at offset 2^64 − 1, where a cast wraps — is an

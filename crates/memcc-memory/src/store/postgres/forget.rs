@@ -99,14 +99,17 @@ impl ForgetTx for PgTx<'_, '_> {
         rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
     }
 
-    fn tombstone(&mut self, agent: &str, said: &[String]) -> Result<()> {
+    fn tombstone(&mut self, agent: &str, sessions: &[String], said: &[String]) -> Result<()> {
         let now = memcc_core::time::now_ms();
-        for s in said {
-            self.0.execute(
-                "INSERT INTO tombstones (agent_id, said, forgotten_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                &[&agent, s, &now],
-            )?;
-        }
+        let everywhere = [String::new()];
+        let sessions = if sessions.is_empty() { &everywhere[..] } else { sessions };
+        // One statement for the lot: a forget may name hundreds of sentences.
+        self.0.execute(
+            "INSERT INTO tombstones (agent_id, session_id, said, forgotten_at)
+             SELECT $1, s, w, $4 FROM unnest($2::text[]) AS s, unnest($3::text[]) AS w
+             ON CONFLICT DO NOTHING",
+            &[&agent, &sessions, &said, &now],
+        )?;
         Ok(())
     }
 }

@@ -407,9 +407,12 @@ impl MemoryStore for PgStore {
         })
     }
 
-    fn tombstones(&self, agent: &str) -> Result<std::collections::HashSet<String>> {
+    fn tombstones(&self, agent: &str, sessions: &[String]) -> Result<std::collections::HashSet<String>> {
         self.pool.run(|c| {
-            let rows = c.query("SELECT said FROM tombstones WHERE agent_id = $1", &[&agent])?;
+            let rows = c.query(
+                "SELECT said FROM tombstones WHERE agent_id = $1 AND (session_id = '' OR session_id = ANY($2))",
+                &[&agent, &sessions],
+            )?;
             rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
         })
     }

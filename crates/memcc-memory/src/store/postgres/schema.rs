@@ -98,6 +98,13 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE records ADD COLUMN IF NOT EXISTS project TEXT;
     "#,
+    // v5: a tombstone holds in the conversations it was forgotten from, not for good: the same
+    // words said in a later conversation are a new statement ('' — everywhere — for the older).
+    r#"
+    ALTER TABLE tombstones ADD COLUMN IF NOT EXISTS session_id TEXT NOT NULL DEFAULT '';
+    ALTER TABLE tombstones DROP CONSTRAINT IF EXISTS tombstones_pkey;
+    ALTER TABLE tombstones ADD PRIMARY KEY (agent_id, session_id, said);
+    "#,
 ];
 
 pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

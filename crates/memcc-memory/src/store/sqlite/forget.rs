@@ -92,13 +92,17 @@ impl ForgetTx for SqliteTx<'_> {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    fn tombstone(&mut self, agent: &str, said: &[String]) -> Result<()> {
+    fn tombstone(&mut self, agent: &str, sessions: &[String], said: &[String]) -> Result<()> {
         let mut stmt = self.0.prepare_cached(
-            "INSERT INTO tombstones (agent_id, said, forgotten_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+            "INSERT INTO tombstones (agent_id, session_id, said, forgotten_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT DO NOTHING",
         )?;
         let now = memcc_core::time::now_ms();
-        for s in said {
-            stmt.execute(params![agent, s, now])?;
+        let everywhere = [String::new()];
+        for session in if sessions.is_empty() { &everywhere[..] } else { sessions } {
+            for s in said {
+                stmt.execute(params![agent, session, s, now])?;
+            }
         }
         Ok(())
     }

@@ -423,10 +423,14 @@ impl MemoryStore for SqliteStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    fn tombstones(&self, agent: &str) -> Result<std::collections::HashSet<String>> {
+    fn tombstones(&self, agent: &str, sessions: &[String]) -> Result<std::collections::HashSet<String>> {
         let conn = self.reader();
-        let mut stmt = conn.prepare_cached("SELECT said FROM tombstones WHERE agent_id = ?1")?;
-        let rows = stmt.query_map([agent], |r| r.get(0))?;
+        let sessions = serde_json::to_string(sessions).unwrap_or_else(|_| "[]".into());
+        let mut stmt = conn.prepare_cached(
+            "SELECT said FROM tombstones
+              WHERE agent_id = ?1 AND (session_id = '' OR session_id IN (SELECT value FROM json_each(?2)))",
+        )?;
+        let rows = stmt.query_map(params![agent, sessions], |r| r.get(0))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 

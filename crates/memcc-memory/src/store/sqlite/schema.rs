@@ -106,6 +106,21 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE records ADD COLUMN project TEXT;
     "#,
+    // v7: a tombstone holds in the conversations it was forgotten from, not for good: the same
+    // words said in a later conversation are a new statement ('' — everywhere — for the older).
+    r#"
+    ALTER TABLE tombstones RENAME TO tombstones_v5;
+    CREATE TABLE tombstones (
+        agent_id     TEXT NOT NULL,
+        session_id   TEXT NOT NULL,
+        said         TEXT NOT NULL,
+        forgotten_at INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, session_id, said)
+    );
+    INSERT INTO tombstones (agent_id, session_id, said, forgotten_at)
+        SELECT agent_id, '', said, forgotten_at FROM tombstones_v5;
+    DROP TABLE tombstones_v5;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -120,4 +135,22 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MemoryError> {
 pub fn refresh_full_text(conn: &mut Connection) -> Result<usize, MemoryError> {
     let records = FullTextTable { table: "records_fts", rows: "SELECT id, text FROM records ORDER BY id" };
     Ok(memcc_core::sqlite::refresh_full_text(conn, &[records])?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tombstone written before tombstones named their conversations still holds everywhere.
+    #[test]
+    fn a_tombstone_from_before_v7_holds_in_every_conversation() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        memcc_core::sqlite::migrate(&mut conn, &MIGRATIONS[..6]).unwrap();
+        conn.execute("INSERT INTO tombstones (agent_id, said, forgotten_at) VALUES ('main', 'i live here', 1)", [])
+            .unwrap();
+        migrate(&mut conn).unwrap();
+        let row: (String, String) =
+            conn.query_row("SELECT session_id, said FROM tombstones", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        assert_eq!(row, (String::new(), "i live here".to_string()));
+    }
 }
