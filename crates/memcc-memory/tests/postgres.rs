@@ -82,6 +82,55 @@ fn a_connection_dropped_mid_write_loses_nothing() {
     assert!(hits.iter().any(|h| h.text.contains("flowerpot")), "{hits:?}");
 }
 
+/// A server that accepts the connection and never answers (a wedged proxy, a stopped process
+/// behind a listening socket) is `memory_unavailable` within the connect timeout — the driver
+/// bounded only the TCP connect, and `memory search` and even `ingest` hung for good.
+#[test]
+fn a_server_that_accepts_and_never_answers_is_unavailable_not_a_hang() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream); // kept open, never answered
+        }
+    });
+    let (done, waiting) = std::sync::mpsc::channel();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    std::thread::spawn(move || {
+        let url = format!("postgres://memcc@127.0.0.1:{port}/none?sslmode=disable&connect_timeout=1");
+        let config = MemoryConfig { backend: StoreBackend::Postgres, postgres_url: Some(url), ..Default::default() };
+        let _ = done.send(MemoryRuntime::open(&path, config, Arc::new(HashingEmbedder::default())).err());
+    });
+    // A liveness bound, far above the 1 s asked for: failing it means the open hung.
+    let err = waiting.recv_timeout(Duration::from_secs(60)).expect("the open returned");
+    assert!(matches!(err, Some(memcc_memory::MemoryError::Unavailable(_))), "{err:?}");
+    assert!(err.unwrap().to_string().contains("no answer within 1 s"));
+}
+
+/// A lock another session holds fails a call at the lock timeout (`memory_unavailable`, the
+/// breaker open for a moment) instead of stalling it; once the lock goes, memory is back.
+#[test]
+fn a_lock_held_elsewhere_fails_a_call_at_the_lock_timeout_and_memory_comes_back() {
+    let key = tempfile::tempdir().unwrap();
+    let Some(url) = memcc_testkit::postgres_database(&key.path().to_string_lossy()) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // The URL's own limit wins over MemCC's default (5 s), so the test waits 1 s.
+    let rt = open(&format!("{url}?options=-c%20lock_timeout%3D1s"), &dir);
+    rt.add("main", "The build cache lives on the NAS", RecordKind::Fact, false, None).unwrap();
+    let mut locker = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut lock = locker.transaction().unwrap();
+    lock.batch_execute("LOCK TABLE records IN ACCESS EXCLUSIVE MODE").unwrap();
+    let err = rt.add("main", "The nightly job starts at 02:00", RecordKind::Fact, false, None).unwrap_err();
+    assert!(matches!(err, memcc_memory::MemoryError::Unavailable(_)), "{err:?}");
+    assert!(err.to_string().contains("lock timeout"), "{err}");
+    lock.rollback().unwrap();
+    std::thread::sleep(Duration::from_millis(1_200)); // the breaker's first wait
+    rt.add("main", "The nightly job starts at 02:00", RecordKind::Fact, false, None).expect("memory is back");
+    assert_eq!(rt.stats().unwrap().records, 2);
+}
+
 #[test]
 fn a_bad_url_or_an_absent_server_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();

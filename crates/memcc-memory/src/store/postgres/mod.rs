@@ -14,7 +14,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use pgvector::Vector;
 use postgres::types::ToSql;
@@ -68,7 +67,7 @@ impl PgStore {
             config.application_name("memcc");
         }
         if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
+            config.connect_timeout(pool::CONNECT_TIMEOUT);
         }
         config.keepalives(true);
         let tls = match config.get_ssl_mode() {

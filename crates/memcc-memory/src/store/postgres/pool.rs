@@ -17,6 +17,15 @@ const ATTEMPTS: u32 = 5;
 /// stays away, up to [`BREAKER_MAX`]); then one call tries it again.
 const BREAKER_FIRST: Duration = Duration::from_secs(1);
 const BREAKER_MAX: Duration = Duration::from_secs(60);
+/// How long a connection's handshake may take when the URL sets no `connect_timeout` (which
+/// then bounds the whole handshake, not only the TCP connect: a server that accepts and never
+/// answers must not hang a turn).
+pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The server-side limits every connection sets unless the URL's `options` set their own: a
+/// statement (`statement_timeout`) and a wait for a lock another session holds (`lock_timeout`).
+/// A call that hits one fails with `memory_unavailable` and counts for the breaker.
+const STATEMENT_TIMEOUT: &str = "30s";
+const LOCK_TIMEOUT: &str = "5s";
 
 /// The circuit breaker in front of the server: a PostgreSQL that is down must not stall every
 /// turn for the five tries of every memory call (8.5 s each); while it is open, calls answer
@@ -68,6 +77,13 @@ pub(super) fn tls_connector(ca_file: Option<&std::path::Path>) -> Result<MakeRus
     Ok(MakeRustlsConnect::new(config))
 }
 
+/// Whether `e` is one of the limits every connection sets ([`STATEMENT_TIMEOUT`],
+/// [`LOCK_TIMEOUT`]): the server is too slow or busy to answer now. Not tried again at once (it
+/// would wait as long again), but counted by the breaker.
+pub(super) fn timed_out(e: &postgres::Error) -> bool {
+    e.code().is_some_and(|c| matches!(c.code(), "57014" | "55P03"))
+}
+
 /// Whether `e` means the connection (not the statement) failed, or the server asks to try again.
 pub(super) fn transient(e: &postgres::Error) -> bool {
     if e.is_closed() {
@@ -84,6 +100,27 @@ pub(super) fn transient(e: &postgres::Error) -> bool {
     }
 }
 
+/// A connection with MemCC's session settings.
+fn open_connection(
+    config: &postgres::Config,
+    tls: Option<MakeRustlsConnect>,
+) -> std::result::Result<Client, postgres::Error> {
+    let mut client = match tls {
+        Some(tls) => config.connect(tls)?,
+        None => config.connect(NoTls)?,
+    };
+    // Filtered vector queries keep scanning the HNSW graph until they have their k rows.
+    let mut settings = String::from("SET hnsw.ef_search = 100; SET hnsw.iterative_scan = relaxed_order;");
+    let options = config.get_options().unwrap_or_default();
+    for (name, value) in [("statement_timeout", STATEMENT_TIMEOUT), ("lock_timeout", LOCK_TIMEOUT)] {
+        if !options.contains(name) {
+            settings.push_str(&format!(" SET {name} = '{value}';"));
+        }
+    }
+    client.batch_execute(&settings)?;
+    Ok(client)
+}
+
 impl Pool {
     fn slot(&self) -> MutexGuard<'_, Option<Client>> {
         for s in &self.slots {
@@ -94,14 +131,27 @@ impl Pool {
         self.slots[0].lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn connect(&self) -> std::result::Result<Client, postgres::Error> {
-        let mut client = match &self.tls {
-            Some(tls) => self.config.connect(tls.clone())?,
-            None => self.config.connect(NoTls)?,
-        };
-        // Filtered vector queries keep scanning the HNSW graph until they have their k rows.
-        client.batch_execute("SET hnsw.ef_search = 100; SET hnsw.iterative_scan = relaxed_order")?;
-        Ok(client)
+    /// A new connection, its handshake bounded by the connect timeout: the driver bounds only
+    /// the TCP connect, so a server that accepts and never answers would hang it for good. The
+    /// handshake runs on a thread of its own, given up on (left to finish or fail by itself) at
+    /// the deadline; the breaker then keeps further calls from starting more.
+    fn connect(&self) -> Result<Client> {
+        let deadline = self.config.get_connect_timeout().copied().unwrap_or(CONNECT_TIMEOUT);
+        let (config, tls) = (self.config.clone(), self.tls.clone());
+        let (done, waiting) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("memcc-pg-connect".into())
+            .spawn(move || {
+                let _ = done.send(open_connection(&config, tls));
+            })
+            .map_err(|e| MemoryError::Unavailable(format!("starting a connection: {e}")))?;
+        match waiting.recv_timeout(deadline) {
+            Ok(client) => Ok(client?),
+            Err(_) => Err(MemoryError::Unavailable(format!(
+                "no answer within {} s, the connect_timeout",
+                deadline.as_secs_f64()
+            ))),
+        }
     }
 
     /// Run `op` on a connection; when the connection fails, run it again on a new one.
@@ -129,19 +179,22 @@ impl Pool {
         };
         let outcome = self.run_inner(tries, op);
         let mut breaker = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
-        match &outcome {
-            Err(MemoryError::Postgres(e)) if transient(e) => {
-                breaker.wait =
-                    if breaker.open_until.is_some() { (breaker.wait * 2).min(BREAKER_MAX) } else { BREAKER_FIRST };
-                breaker.open_until = Some(Instant::now() + breaker.wait);
-                breaker.error = crate::error::pg_message(e);
-                tracing::warn!(error = %breaker.error, wait = ?breaker.wait, "PostgreSQL unreachable; memory calls fail at once for now");
-                let message = format!("{} is unreachable ({}); memory is unavailable", self.place, breaker.error);
-                return Err(MemoryError::Unavailable(message));
+        let error = match &outcome {
+            Err(MemoryError::Postgres(e)) if transient(e) || timed_out(e) => crate::error::pg_message(e),
+            Err(MemoryError::Unavailable(message)) => message.clone(),
+            _ => {
+                *breaker = Breaker::default();
+                return outcome;
             }
-            _ => *breaker = Breaker::default(),
-        }
-        outcome
+        };
+        breaker.wait = if breaker.open_until.is_some() { (breaker.wait * 2).min(BREAKER_MAX) } else { BREAKER_FIRST };
+        breaker.open_until = Some(Instant::now() + breaker.wait);
+        breaker.error = error;
+        tracing::warn!(error = %breaker.error, wait = ?breaker.wait, "PostgreSQL unreachable or too slow; memory calls fail at once for now");
+        Err(MemoryError::Unavailable(format!(
+            "{} is unreachable ({}); memory is unavailable",
+            self.place, breaker.error
+        )))
     }
 
     fn run_inner<T>(&self, tries: u32, mut op: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
@@ -156,7 +209,7 @@ impl Pool {
                     Ok(client) => op(slot.insert(client)),
                     Err(e) => {
                         unreachable = true;
-                        Err(e.into())
+                        Err(e)
                     }
                 },
             };

@@ -112,6 +112,9 @@ pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Migrations by version, under an advisory lock so processes opening a new database at once
 /// apply each step once.
 pub(super) fn migrate(tx: &mut Transaction<'_>) -> Result<()> {
+    // A migration may build an index over every record, and a second process waits here for the
+    // first one's: neither is held to the limits of an ordinary call.
+    tx.batch_execute("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0")?;
     tx.execute("SELECT pg_advisory_xact_lock(hashtext('memcc.migrate'))", &[])?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS memcc_schema (version BIGINT NOT NULL)")?;
     let found: i64 =
