@@ -550,9 +550,12 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                         let project = s.meta.project.as_deref().map_or("—", memcc::context::project_name);
                         let title = s.meta.title.as_deref().unwrap_or("(untitled)");
                         let agent = if *all_agents { format!(" [{}]", s.agent_id) } else { String::new() };
+                        // A transcript's words reach the terminal: escapes shown, never run.
                         format!(
-                            "{when}  {source:<11} {project:<16} {:>5} msgs  {title}  ({}){agent}",
+                            "{when}  {source:<11} {:<16} {:>5} msgs  {}  ({}){agent}",
+                            printable(project),
                             s.messages,
+                            printable(title),
                             printable(&s.session_id)
                         )
                     })

@@ -204,3 +204,21 @@ fn a_subagents_work_is_read_with_its_session() {
     let prompt = asked(h, "next-sub", "Which table does the cart loader query per line item?");
     assert!(prompt.contains("inventory_snapshots"), "{prompt}");
 }
+
+/// A transcript's session id and words are shown, never run: an escape sequence in them reaches
+/// the terminal through `import` and `sessions` as text.
+#[test]
+fn control_characters_in_a_transcript_reach_the_terminal_as_text() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let file = h.join("odd.jsonl");
+    let line = serde_json::json!({"type": "session", "id": "s\u{1b}[2Jx", "cwd": "/tmp/\u{1b}]0;pwned\u{7}"});
+    let said = serde_json::json!({"type": "message", "message": {"role": "user", "content": "Title \u{1b}[31mred\u{1b}[0m here"}});
+    std::fs::write(&file, format!("{line}\n{said}\n")).unwrap();
+    let imported = ok(run(h, &["import", file.to_str().unwrap()]));
+    let listed = ok(run(h, &["sessions"]));
+    for out in [&imported, &listed] {
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "raw control characters: {out:?}");
+    }
+    assert!(listed.contains("s\\u{1b}[2Jx"), "the id shown escaped: {listed}");
+}
