@@ -89,6 +89,66 @@ fn a_remote_client_with_the_token_is_served_and_a_foreign_page_is_not() {
     assert_eq!(status(&server, &[remote, token, ("Origin", "https://app.example")]), 200, "an allowed origin");
 }
 
+/// The raw response to `request` (a whole HTTP/1.1 request, `Connection: close`).
+fn exchange(server: &Server, request: &str) -> String {
+    let mut tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    tcp.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    let _ = tcp.read_to_string(&mut response);
+    response
+}
+
+/// A page of an origin the operator allowed can call from a browser: its preflight (no token,
+/// as browsers send it) is answered with the headers MCP needs, and the call's answer names the
+/// origin; another origin gets no CORS header and its call is refused.
+#[test]
+fn a_browser_page_of_an_allowed_origin_can_call_and_another_cannot() {
+    let home = tempfile::tempdir().unwrap();
+    let server = start(home.path(), &["--allowed-origin", "http://localhost:*"]);
+    let preflight = |origin: &str| {
+        exchange(
+            &server,
+            &format!(
+                "OPTIONS /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: POST\r\n\
+                 Access-Control-Request-Headers: authorization, content-type, mcp-protocol-version\r\nConnection: close\r\n\r\n"
+            ),
+        )
+        .to_lowercase()
+    };
+    let allowed = preflight("http://localhost:5173");
+    assert!(allowed.starts_with("http/1.1 200"), "{allowed}");
+    assert!(allowed.contains("access-control-allow-origin: http://localhost:5173"), "{allowed}");
+    let allow_headers = allowed.lines().find(|l| l.starts_with("access-control-allow-headers")).unwrap_or_default();
+    for h in ["authorization", "content-type", "mcp-protocol-version", "mcp-session-id"] {
+        assert!(allow_headers.contains(h), "{h}: {allowed}");
+    }
+    let foreign = preflight("http://evil.example");
+    assert!(!foreign.contains("access-control-allow-origin"), "{foreign}");
+
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}"#;
+    let call = |origin: &str| {
+        exchange(
+            &server,
+            &format!(
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: {origin}\r\nAuthorization: Bearer s3cret-token\r\n\
+                 Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            ),
+        )
+        .to_lowercase()
+    };
+    let answered = call("http://localhost:5173");
+    assert!(answered.starts_with("http/1.1 200"), "{answered}");
+    assert!(answered.contains("access-control-allow-origin: http://localhost:5173"), "{answered}");
+    assert!(
+        answered.contains("access-control-expose-headers: mcp-session-id"),
+        "the page may read its session: {answered}"
+    );
+    let refused = call("http://evil.example");
+    assert!(refused.starts_with("http/1.1 403") && !refused.contains("access-control-allow-origin"), "{refused}");
+}
+
 /// Warnings and logs written to a pipe or a file carry no terminal colour codes: a server's
 /// warning (here: no local model) is a plain line in its log.
 #[test]

@@ -705,6 +705,11 @@ pub async fn serve_http(
             "memcc: not found; MCP is served at /mcp (with a bearer token when the server has one; no OAuth)",
         )
     });
+    // Outermost: a browser's preflight carries no token, and is answered here.
+    let router = match cors(access.allowed_origins) {
+        Some(layer) => router.layer(layer),
+        None => router,
+    };
     let listener = tokio::net::TcpListener::bind(addr).await?;
     ready(listener.local_addr()?);
     axum::serve(listener, router)
@@ -713,6 +718,59 @@ pub async fn serve_http(
         })
         .await?;
     Ok(())
+}
+
+/// What lets a page of an allowed origin call from a browser (CORS): the preflight answered,
+/// the MCP headers a client sends and reads allowed. `None` without allowed origins (browsers
+/// are then refused, as before).
+fn cors(allowed: Vec<String>) -> Option<tower_http::cors::CorsLayer> {
+    use axum::http::{HeaderName, HeaderValue, Method, header};
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    if allowed.is_empty() {
+        return None;
+    }
+    let session = HeaderName::from_static("mcp-session-id");
+    let allow = AllowOrigin::predicate(move |origin: &HeaderValue, _| {
+        origin.to_str().is_ok_and(|o| origin_allowed(o, &allowed))
+    });
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                header::ACCEPT,
+                session.clone(),
+                HeaderName::from_static("mcp-protocol-version"),
+                HeaderName::from_static("last-event-id"),
+            ])
+            .expose_headers([session])
+            .max_age(std::time::Duration::from_secs(600)),
+    )
+}
+
+/// Whether a browser's `Origin` is one an `--allowed-origin` entry names, read as rmcp reads the
+/// entries: scheme and host equal (any letter case); the port equal (a scheme's default port
+/// implied), any with `:*`, or any when the entry names none.
+fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    fn parts(origin: &str) -> Option<(String, String, Option<u16>)> {
+        let uri: axum::http::Uri = origin.trim().parse().ok()?;
+        let scheme = uri.scheme_str()?.to_ascii_lowercase();
+        let port = uri.port_u16().or(match scheme.as_str() {
+            "http" => Some(80),
+            "https" => Some(443),
+            _ => None,
+        });
+        Some((scheme, uri.host()?.to_ascii_lowercase(), port))
+    }
+    let Some((scheme, host, port)) = parts(origin) else { return false };
+    allowed.iter().any(|entry| {
+        let entry = entry.trim();
+        let (base, any_port) = entry.strip_suffix(":*").map_or((entry, false), |b| (b, true));
+        let names_port = any_port || base.parse::<axum::http::Uri>().is_ok_and(|u| u.port_u16().is_some());
+        parts(base).is_some_and(|(s, h, p)| s == scheme && h == host && (any_port || !names_port || p == port))
+    })
 }
 
 /// Whether an `Authorization` header carries `token`: the scheme in any letter case (RFC 9110),
@@ -763,6 +821,19 @@ mod tests {
             let catalogued = memcc::tools::arguments_schema(spec.name).unwrap();
             assert_eq!(served["properties"], catalogued["properties"], "{}", spec.name);
         }
+    }
+
+    #[test]
+    fn an_origin_is_allowed_as_its_entry_says() {
+        let allowed =
+            |o: &str, entries: &[&str]| origin_allowed(o, &entries.iter().map(|e| e.to_string()).collect::<Vec<_>>());
+        assert!(allowed("https://app.example", &["https://app.example:443"]), "default port implied");
+        assert!(allowed("HTTPS://App.Example:443", &["https://app.example"]), "no port named: any");
+        assert!(allowed("http://localhost:5173", &["http://localhost:*"]));
+        assert!(!allowed("http://localhost:5173", &["http://localhost:3000"]));
+        assert!(!allowed("http://app.example", &["https://app.example"]), "another scheme");
+        assert!(!allowed("https://app.example.evil", &["https://app.example"]));
+        assert!(!allowed("null", &["https://app.example"]));
     }
 
     #[test]
