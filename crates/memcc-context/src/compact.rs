@@ -233,7 +233,7 @@ impl Compactor<'_> {
             })
             .collect();
         let messages = self.store.messages(&ids)?;
-        let source = render_messages(&messages);
+        let source = self.without_forgotten(conversation, render_messages(&messages));
         let source_tokens: usize = chunk.iter().map(|i| i.tokens).sum();
         let produced = if self.mode == Mode::Flush && source_tokens <= SUMMARY_FRAME_TOKENS {
             // A span its summary's frame outweighs cannot shrink, and the truncation that fits
@@ -275,6 +275,24 @@ impl Compactor<'_> {
         self.commit(conversation, summary, ids, Vec::new(), chunk, bridged)
     }
 
+    /// `source` without the sentences memory says were forgotten in this conversation: what a
+    /// summariser is not shown it cannot say again — not even in other words, which no check of
+    /// its answer would catch. When memory cannot say (it is away), the source goes whole; what
+    /// comes back is still checked sentence by sentence where memory stores it.
+    fn without_forgotten(&self, conversation: &Conversation, source: String) -> String {
+        let gone = match self.bridge.forgotten(&conversation.agent_id, &conversation.session_id) {
+            Ok(gone) => gone,
+            Err(e) => {
+                tracing::debug!(error = %e, "memory could not say what was forgotten; summarising the source whole");
+                return source;
+            }
+        };
+        match memcc_core::said::without_said(&source, &gone) {
+            Some((kept, _)) => kept,
+            None => source,
+        }
+    }
+
     fn condense(
         &self,
         conversation: &Conversation,
@@ -293,6 +311,7 @@ impl Compactor<'_> {
             return Ok(None);
         }
         let source = children.iter().map(|c| c.content.as_str()).collect::<Vec<_>>().join("\n\n");
+        let source = self.without_forgotten(conversation, source);
         let source_tokens: usize = run.iter().map(|i| i.tokens).sum();
         let produced = summarize_escalating(
             self.summarizer,

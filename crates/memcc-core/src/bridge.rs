@@ -247,6 +247,14 @@ pub trait MemoryBridge: Send + Sync {
     /// Recalled sections for `query`, together using at most `budget` tokens. Must be read-only:
     /// the host assembles several times per turn.
     fn retrieve(&self, query: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>, BridgeError>;
+
+    /// What `agent` forgot of conversation `session_id` ([`crate::said`] keys): the compactor
+    /// keeps those sentences out of what it summarises, so a model cannot say them again in
+    /// other words. None by default (a memory that forgets nothing).
+    fn forgotten(&self, agent: &str, session_id: &str) -> Result<std::collections::HashSet<String>, BridgeError> {
+        let _ = (agent, session_id);
+        Ok(std::collections::HashSet::new())
+    }
 }
 
 /// The bridge to no memory at all.

@@ -14,6 +14,7 @@ pub mod framing;
 pub mod llm;
 pub mod paths;
 pub mod project;
+pub mod said;
 pub mod sqlite;
 pub mod text;
 pub mod time;

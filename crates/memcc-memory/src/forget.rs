@@ -42,7 +42,7 @@ pub(crate) trait ForgetTx {
     fn remove(&mut self, id: i64, how: Forget) -> Result<()>;
     /// Ids of every record of `agent` made from session `session_id`.
     fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>>;
-    /// Remember that `agent` forgot these sentences ([`crate::said::said_key`]s) of these
+    /// Remember that `agent` forgot these sentences ([`memcc_core::said::said_key`]s) of these
     /// conversations (none named: of every conversation).
     fn tombstone(&mut self, agent: &str, sessions: &[String], said: &[String]) -> Result<()>;
 }
@@ -76,7 +76,7 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
     // (condensing the ones removed here) or its import again may quote it. The same words said
     // in another conversation are a new statement, remembered as such.
     let mut sessions = target.source_session_ids.clone();
-    let mut sentences = crate::said::said_keys(&target.text);
+    let mut sentences = memcc_core::said::said_keys(&target.text);
     let mut summaries: Vec<String> = Vec::new();
     if target.kind == RecordKind::Summary {
         summaries.extend(target.source_summary_ids.first().cloned());
@@ -93,6 +93,10 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
                 tx.remove(r.id, how)?;
                 out.removed.push(r.id);
                 summaries.extend(r.source_summary_ids.first().cloned());
+                // A model's summary says it in its own words: those words, too, stay out of what
+                // the conversation's later summaries are made from.
+                sentences.extend(memcc_core::said::said_keys(&r.text));
+                sessions.extend(r.source_session_ids.iter().cloned());
             }
             RecordKind::Preference | RecordKind::Fact if r.source_message_ids.iter().all(|m| said.contains(m)) => {
                 tx.remove(r.id, how)?;
@@ -100,7 +104,7 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
             }
             RecordKind::Verbatim => match without_lines(&r, &said) {
                 Some((text, ids, dropped)) if !tx.hash_taken(agent, &crate::record::content_hash(&text), r.id)? => {
-                    sentences.extend(crate::said::said_keys(&dropped));
+                    sentences.extend(memcc_core::said::said_keys(&dropped));
                     sessions.extend(r.source_session_ids.iter().cloned());
                     tx.rewrite(r.id, &text, &ids, &dropped)?;
                     out.rewritten.push(r.id);
@@ -113,19 +117,20 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
             _ => {}
         }
     }
-    sentences.sort();
-    sentences.dedup();
-    sessions.sort();
-    sessions.dedup();
-    tx.tombstone(agent, &sessions, &sentences)?;
     // Up the DAG: a condensed summary's record lists the summaries it condenses after its own id.
     while let Some(summary) = summaries.pop() {
         for r in tx.condensing(agent, &summary)? {
             tx.remove(r.id, how)?;
             out.removed.push(r.id);
             summaries.extend(r.source_summary_ids.first().cloned());
+            sentences.extend(memcc_core::said::said_keys(&r.text));
         }
     }
+    sentences.sort();
+    sentences.dedup();
+    sessions.sort();
+    sessions.dedup();
+    tx.tombstone(agent, &sessions, &sentences)?;
     Ok(Some(out))
 }
 

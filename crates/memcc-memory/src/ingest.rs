@@ -320,7 +320,7 @@ pub(crate) fn without_forgotten(
             tombstones.insert(key.clone(), found);
         }
         let gone = &tombstones[&key];
-        if let Some((text, taken)) = crate::said::without_said(&record.text, gone) {
+        if let Some((text, taken)) = memcc_core::said::without_said(&record.text, gone) {
             let taken = taken.to_lowercase();
             triples.retain(|t| {
                 !taken.contains(&t.object.to_lowercase()) || text.to_lowercase().contains(&t.object.to_lowercase())

@@ -23,7 +23,6 @@ pub(crate) mod question;
 pub(crate) mod recall;
 pub mod record;
 pub mod runtime;
-pub(crate) mod said;
 pub(crate) mod search;
 pub mod store;
 pub(crate) mod tuning;

@@ -17,10 +17,10 @@ use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
 use crate::question::Question;
 use crate::record::{MemoryRecord, RecordKind};
-use crate::said::said_keys;
 use crate::search::{Found, Query, Search, SearchHit, SearchMode};
 use memcc_core::bridge::{Layer, RecallQuery, RecallSection, RecalledItem};
 use memcc_core::estimate_tokens;
+use memcc_core::said::said_keys;
 use memcc_core::text::excerpt;
 
 use memcc_core::framing::escape_in_section as escape;
@@ -489,7 +489,7 @@ fn fit(mut sections: Vec<RecallSection>, budget: usize) -> Vec<RecallSection> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::said::said_key;
+    use memcc_core::said::said_key;
 
     #[test]
     fn escaping_defuses_section_tags() {

@@ -527,4 +527,8 @@ impl MemoryBridge for MemoryRuntime {
     fn retrieve(&self, query: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>, BridgeError> {
         MemoryRuntime::retrieve(self, query, budget).map_err(|e| BridgeError::Failed(e.to_string()))
     }
+
+    fn forgotten(&self, agent: &str, session_id: &str) -> Result<std::collections::HashSet<String>, BridgeError> {
+        self.store.tombstones(agent, &[session_id.to_string()]).map_err(|e| BridgeError::Failed(e.to_string()))
+    }
 }

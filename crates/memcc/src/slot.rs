@@ -147,4 +147,11 @@ impl MemoryBridge for MemorySlot {
     fn retrieve(&self, query: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>, BridgeError> {
         MemoryBridge::retrieve(&**self.get().map_err(|e| BridgeError::Unavailable(e.to_string()))?, query, budget)
     }
+
+    /// Not waited for: a compaction does not wait on memory opening to ask (what a summary then
+    /// says is still checked where memory stores it).
+    fn forgotten(&self, agent: &str, session_id: &str) -> Result<std::collections::HashSet<String>, BridgeError> {
+        let runtime = self.try_get().ok_or_else(|| BridgeError::Unavailable("memory is still opening".into()))?;
+        MemoryBridge::forgotten(&**runtime, agent, session_id)
+    }
 }

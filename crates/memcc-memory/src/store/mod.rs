@@ -148,7 +148,7 @@ pub trait MemoryStore: Send + Sync {
     /// Current triples of `agents` whose subject or object is one of `entities`
     /// (case-insensitive), those of forgotten records left out.
     fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>>;
-    /// The sentences `agent` forgot ([`crate::said::said_key`]s) in any of `sessions` or
+    /// The sentences `agent` forgot ([`memcc_core::said::said_key`]s) in any of `sessions` or
     /// everywhere, which no later record made from those conversations may hold.
     fn tombstones(&self, agent: &str, sessions: &[String]) -> Result<std::collections::HashSet<String>>;
     /// All triples of an agent about `subject`, current and superseded (history).

@@ -1,7 +1,9 @@
 //! What a sentence says, as a key that compares it with others: recall shows nothing twice by
-//! it, and a forget leaves a tombstone of it that every later delivery is checked against.
+//! it, and a forget leaves a tombstone of it that every later delivery is checked against and
+//! that the compactor keeps out of what it asks a model to summarise. Here, in core, because
+//! both sides of the bridge read it.
 
-use memcc_core::text::sentences_of;
+use crate::text::sentences_of;
 
 /// A sentence as recall compares it with what is shown (and a forget with what is delivered later): its words, lowercase, without the
 /// labels it may start with — a quoted message's `- [2023-05-25 13:14] user:` in a summary, a
