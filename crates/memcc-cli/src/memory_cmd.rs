@@ -94,8 +94,12 @@ pub enum MemoryCommand {
         #[arg(long)]
         keep_agents: bool,
     },
-    /// Counts by kind, wing, model; pending embeddings.
-    Stats,
+    /// The agent's counts by kind, wing, model; pending embeddings.
+    Stats {
+        /// Count the whole store, every agent's.
+        #[arg(long)]
+        all_agents: bool,
+    },
     /// Embed what is queued (after a failure or a model change), with a progress bar.
     Reembed,
     /// Check the memory store: memory.db with SQLite's integrity check, or the PostgreSQL schema ("ok", or what is wrong; fails then).
@@ -241,8 +245,8 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
                 bail!("no record of {} could be imported ({} bad lines)", file.display(), report.errors.len());
             }
         }
-        MemoryCommand::Stats => {
-            let st = rt.stats()?;
+        MemoryCommand::Stats { all_agents } => {
+            let st = if *all_agents { rt.stats()? } else { rt.agent_stats(&cli.agent)? };
             emit(cli, &st, || {
                 format!(
                     "{} records ({} current) in {}, {} vectors {:?}, {} pending embeddings, {} triples\nkinds {:?}\nwings {:?}\nembedder {}",

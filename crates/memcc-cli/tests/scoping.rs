@@ -44,6 +44,17 @@ fn another_agents_conversation_and_memory_are_out_of_reach() {
     assert_eq!(count(bob(&["--json", "stats"])), 0, "Bob's stats count Bob's conversations");
     assert_eq!(count(bob(&["--json", "stats", "--all-agents"])), 2, "the whole store, on request");
     assert_eq!(count(run(&home, "alice", &["--json", "stats"])), 2);
+    // Memory's counts too.
+    let records =
+        |out: Output| serde_json::from_str::<serde_json::Value>(&ok(out)).unwrap()["records"].as_i64().unwrap();
+    let alice_records = records(run(&home, "alice", &["--json", "memory", "stats"]));
+    assert!(alice_records > 0);
+    assert_eq!(records(bob(&["--json", "memory", "stats"])), 0, "Bob's memory counts Bob's records");
+    assert_eq!(
+        records(bob(&["--json", "memory", "stats", "--all-agents"])),
+        alice_records,
+        "the whole store, on request"
+    );
     for args in [
         vec!["grep", "PIN", "--session", "alice-s"],
         vec!["expand", msg.as_str()],

@@ -99,7 +99,7 @@ fn killed_memory_import_leaves_whole_records_only() {
     let check = || {
         let store = memcc::lab::memory::store::SqliteStore::open(&home.join("memory.db")).unwrap();
         assert_eq!(store.integrity_check().unwrap(), "ok");
-        let st = store.stats().unwrap();
+        let st = store.stats(None).unwrap();
         assert_eq!(st.records % 500, 0, "records land in whole batches: {}", st.records);
         assert_eq!(st.vectors, st.records - st.pending_embeddings, "embedded records have their vectors: {st:?}");
         st

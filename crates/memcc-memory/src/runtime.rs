@@ -514,8 +514,14 @@ impl MemoryRuntime {
         Recall { search: self.search(), classifier: &self.classifier }.for_prompt(&agents, query, budget, &own)
     }
 
+    /// Counts over the whole store (every agent).
     pub fn stats(&self) -> Result<MemoryStats> {
-        self.store.stats()
+        self.store.stats(None)
+    }
+
+    /// Counts of `agent`'s memory alone.
+    pub fn agent_stats(&self, agent: &str) -> Result<MemoryStats> {
+        self.store.stats(Some(agent))
     }
 }
 

@@ -164,7 +164,8 @@ pub trait MemoryStore: Send + Sync {
     fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool>;
     /// Visit every record of `agent` (all agents when `None`), in id order.
     fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()>;
-    fn stats(&self) -> Result<MemoryStats>;
+    /// Counts of `agent`'s records, vectors and triples; of the whole store with `None`.
+    fn stats(&self, agent: Option<&str>) -> Result<MemoryStats>;
 
     /// Forget record `id` of `agent` and what was derived from the same words, in one
     /// transaction ([`crate::forget::forget`]).

@@ -1444,3 +1444,22 @@ fn a_page_past_the_end_is_empty_whatever_its_offset() {
         assert!(triples.items.is_empty(), "offset {offset}");
     }
 }
+
+/// An agent's counts are its own: records, vectors and triples of another agent in the same
+/// store are not counted, and the whole store's counts are the sum.
+#[test]
+fn an_agents_stats_count_its_own_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    rt.add("alice", "I live in Lisbon and I work at Fidelity.", RecordKind::Fact, false, None).unwrap();
+    rt.add("alice", "My sister Ana visits in June.", RecordKind::Fact, false, None).unwrap();
+    rt.add("bob", "The build cache lives on the NAS.", RecordKind::Fact, false, None).unwrap();
+    rt.process_pending(usize::MAX, &mut |_, _| {}).unwrap();
+    let (alice, bob, all) =
+        (rt.agent_stats("alice").unwrap(), rt.agent_stats("bob").unwrap(), rt.stats().unwrap());
+    assert_eq!((alice.records, bob.records, all.records), (2, 1, 3));
+    assert_eq!(alice.vectors + bob.vectors, all.vectors);
+    assert_eq!(alice.triples + bob.triples, all.triples);
+    assert_eq!(alice.agents, ["alice"]);
+    assert_eq!(rt.agent_stats("carol").unwrap().records, 0);
+}

@@ -493,26 +493,37 @@ impl MemoryStore for PgStore {
         }
     }
 
-    fn stats(&self) -> Result<MemoryStats> {
+    fn stats(&self, agent: Option<&str>) -> Result<MemoryStats> {
+        // `$1` is the agent, or NULL for every agent (vectors carry their record's agent).
+        const OF: &str = "($1::text IS NULL OR agent_id = $1)";
         self.pool.run(|c| {
-            let agents =
-                pairs(c.query("SELECT agent_id, COUNT(*) FROM records GROUP BY agent_id ORDER BY agent_id", &[])?)?;
+            let agents = pairs(c.query(
+                &format!("SELECT agent_id, COUNT(*) FROM records WHERE {OF} GROUP BY agent_id ORDER BY agent_id"),
+                &[&agent],
+            )?)?;
+            let grouped = |c: &mut Client, sql: String| pairs(c.query(&sql, &[&agent])?);
             Ok(MemoryStats {
                 backend: "postgres".into(),
-                records: count(c, "SELECT COUNT(*) FROM records", &[])?,
-                current: count(c, &format!("SELECT COUNT(*) FROM records WHERE {CURRENT_RECORD}"), &[])?,
-                by_kind: pairs(c.query("SELECT kind, COUNT(*) FROM records GROUP BY kind ORDER BY kind", &[])?)?,
-                by_wing: pairs(
-                    c.query("SELECT wing, COUNT(*) FROM records GROUP BY wing ORDER BY COUNT(*) DESC", &[])?,
+                records: count(c, &format!("SELECT COUNT(*) FROM records WHERE {OF}"), &[&agent])?,
+                current: count(c, &format!("SELECT COUNT(*) FROM records WHERE {OF} AND {CURRENT_RECORD}"), &[&agent])?,
+                by_kind: grouped(
+                    c,
+                    format!("SELECT kind, COUNT(*) FROM records WHERE {OF} GROUP BY kind ORDER BY kind"),
+                )?,
+                by_wing: grouped(
+                    c,
+                    format!("SELECT wing, COUNT(*) FROM records WHERE {OF} GROUP BY wing ORDER BY COUNT(*) DESC"),
                 )?,
                 pending_embeddings: count(
                     c,
-                    "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
-                    &[],
+                    &format!(
+                        "SELECT COUNT(*) FROM records WHERE {OF} AND embed_status = 'pending' AND forgotten_at IS NULL"
+                    ),
+                    &[&agent],
                 )?,
-                vectors: count(c, "SELECT COUNT(*) FROM vectors", &[])?,
-                vector_models: pairs(c.query("SELECT model, COUNT(*) FROM vectors GROUP BY model", &[])?)?,
-                triples: count(c, "SELECT COUNT(*) FROM triples", &[])?,
+                vectors: count(c, &format!("SELECT COUNT(*) FROM vectors WHERE {OF}"), &[&agent])?,
+                vector_models: grouped(c, format!("SELECT model, COUNT(*) FROM vectors WHERE {OF} GROUP BY model"))?,
+                triples: count(c, &format!("SELECT COUNT(*) FROM triples WHERE {OF}"), &[&agent])?,
                 agents: agents.into_iter().map(|(a, _)| a).collect(),
             })
         })

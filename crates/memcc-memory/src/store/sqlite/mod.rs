@@ -494,27 +494,33 @@ impl MemoryStore for SqliteStore {
         Ok(())
     }
 
-    fn stats(&self) -> Result<MemoryStats> {
+    fn stats(&self, agent: Option<&str>) -> Result<MemoryStats> {
         let conn = self.reader();
-        let one = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
+        // `?1` is the agent, or NULL for every agent.
+        const OF: &str = "(?1 IS NULL OR agent_id = ?1)";
+        const VECTORS_OF: &str = "(?1 IS NULL OR record_id IN (SELECT id FROM records WHERE agent_id = ?1))";
+        let one = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [agent], |r| r.get(0))?) };
         let pairs = |sql: &str| -> Result<Vec<(String, i64)>> {
             let mut stmt = conn.prepare(sql)?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let rows = stmt.query_map([agent], |r| Ok((r.get(0)?, r.get(1)?)))?;
             Ok(rows.collect::<std::result::Result<_, _>>()?)
         };
-        let agents = pairs("SELECT agent_id, COUNT(*) FROM records GROUP BY agent_id ORDER BY agent_id")?;
+        let agents =
+            pairs(&format!("SELECT agent_id, COUNT(*) FROM records WHERE {OF} GROUP BY agent_id ORDER BY agent_id"))?;
         Ok(MemoryStats {
             backend: "sqlite".into(),
-            records: one("SELECT COUNT(*) FROM records")?,
-            current: one(&format!("SELECT COUNT(*) FROM records WHERE {CURRENT_RECORD}"))?,
-            by_kind: pairs("SELECT kind, COUNT(*) FROM records GROUP BY kind ORDER BY kind")?,
-            by_wing: pairs("SELECT wing, COUNT(*) FROM records GROUP BY wing ORDER BY COUNT(*) DESC")?,
-            pending_embeddings: one(
-                "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
-            )?,
-            vectors: one("SELECT COUNT(*) FROM vectors")?,
-            vector_models: pairs("SELECT model, COUNT(*) FROM vectors GROUP BY model")?,
-            triples: one("SELECT COUNT(*) FROM triples")?,
+            records: one(&format!("SELECT COUNT(*) FROM records WHERE {OF}"))?,
+            current: one(&format!("SELECT COUNT(*) FROM records WHERE {OF} AND {CURRENT_RECORD}"))?,
+            by_kind: pairs(&format!("SELECT kind, COUNT(*) FROM records WHERE {OF} GROUP BY kind ORDER BY kind"))?,
+            by_wing: pairs(&format!(
+                "SELECT wing, COUNT(*) FROM records WHERE {OF} GROUP BY wing ORDER BY COUNT(*) DESC"
+            ))?,
+            pending_embeddings: one(&format!(
+                "SELECT COUNT(*) FROM records WHERE {OF} AND embed_status = 'pending' AND forgotten_at IS NULL"
+            ))?,
+            vectors: one(&format!("SELECT COUNT(*) FROM vectors WHERE {VECTORS_OF}"))?,
+            vector_models: pairs(&format!("SELECT model, COUNT(*) FROM vectors WHERE {VECTORS_OF} GROUP BY model"))?,
+            triples: one(&format!("SELECT COUNT(*) FROM triples WHERE {OF}"))?,
             agents: agents.into_iter().map(|(a, _)| a).collect(),
         })
     }
