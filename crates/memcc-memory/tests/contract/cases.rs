@@ -1463,3 +1463,70 @@ fn an_agents_stats_count_its_own_memory() {
     assert_eq!(alice.agents, ["alice"]);
     assert_eq!(rt.agent_stats("carol").unwrap().records, 0);
 }
+
+/// Every read path of memory after a soft forget, a purge and a session's purge, on both
+/// backends: search, get, recall (and the standing essentials), facts and their history, what a
+/// superseded statement points at, export, and the inspector's record and triple lists.
+#[test]
+fn no_read_path_shows_what_was_forgotten_or_purged() {
+    use memcc_memory::browse::RecordFilter;
+    use memcc_memory::forget::Forget;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    rt.add("main", "I live in Boston.", RecordKind::Fact, false, None).unwrap();
+    let lisbon = rt.add("main", "I live in Lisbon now.", RecordKind::Fact, true, None).unwrap();
+    let wifi = rt.add("main", "The cabin wifi password is BlueFjord42.", RecordKind::Fact, false, None).unwrap();
+    rt.ingest_summary(&payload("main", "sum_s", 3, &[("user", "My locker code at the gym is 4417.")])).unwrap();
+    let texts = |rt: &MemoryRuntime, q: &str| -> String {
+        let mut all: Vec<String> =
+            rt.memory_search("main", q, 50, 0.0, None).unwrap().into_iter().map(|h| h.text).collect();
+        all.extend(rt.retrieve(&query("main", q), 4_000).unwrap().into_iter().map(|s| s.body));
+        all.extend(rt.standing("main", 4_000).unwrap().into_iter().map(|s| s.body));
+        let store = rt.store();
+        let listed = store.list_records(&RecordFilter { agent_id: Some("main".into()), ..Default::default() }, 0, 500);
+        all.extend(listed.unwrap().items.into_iter().map(|r| r.text));
+        let about = store.triples_about(&["main".to_string()], &["user".to_string()], 50).unwrap();
+        let history = store.triple_history("main", "user").unwrap();
+        let listed = store.list_triples("main", 0, 500).unwrap().items;
+        all.extend(about.into_iter().chain(history).chain(listed).map(|t| format!("{} {}", t.predicate, t.object)));
+        all.join("\n")
+    };
+    let export = |rt: &MemoryRuntime| {
+        let mut out = Vec::new();
+        rt.export_jsonl(Some("main"), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let before = texts(&rt, "where do I live Lisbon Boston wifi password locker code");
+    for said in ["Lisbon", "BlueFjord42", "4417"] {
+        assert!(before.contains(said), "{said} is read before: {before}");
+    }
+
+    // Soft: gone from every read path, kept on disk (the export) marked; Boston current again.
+    let lisbon_id = format!("mem_{}", lisbon.id);
+    assert!(rt.forget("main", &lisbon_id).unwrap());
+    let after = texts(&rt, "where do I live Lisbon");
+    assert!(!after.contains("Lisbon"), "{after}");
+    assert!(matches!(rt.memory_get("main", &lisbon_id), Err(memcc_memory::MemoryError::NotFound(_))));
+    let boston = rt.memory_search("main", "where do I live", 5, 0.0, None).unwrap();
+    let boston = boston.iter().find(|h| h.text.contains("Boston")).expect("Boston is remembered");
+    assert!(boston.current && boston.superseded_by.is_none() && boston.outdated.is_empty(), "{boston:?}");
+    assert!(rt.store().replaced_statements(lisbon.id).unwrap().is_empty());
+    let kept = export(&rt);
+    assert!(kept.contains("Lisbon") && kept.contains("\"forgotten\":true"), "soft: on disk, marked");
+    let marked = RecordFilter { agent_id: Some("main".into()), include_forgotten: true, ..Default::default() };
+    assert!(rt.store().list_records(&marked, 0, 500).unwrap().items.iter().any(|r| r.forgotten));
+
+    // Purge: nothing of it anywhere, on disk included.
+    let wifi_id = format!("mem_{}", wifi.id);
+    rt.forget_as("main", &wifi_id, Forget::Purge).unwrap().expect("purged");
+    assert!(!texts(&rt, "cabin wifi password").contains("BlueFjord42"));
+    assert!(!export(&rt).contains("BlueFjord42"));
+    assert!(rt.store().list_records(&marked, 0, 500).unwrap().items.iter().all(|r| !r.text.contains("BlueFjord42")));
+    assert!(rt.store().get(wifi.id).unwrap().is_none());
+
+    // A session's purge: every memory made from it.
+    assert!(rt.purge_session("main", "session-3").unwrap() > 0);
+    assert!(!texts(&rt, "locker code gym").contains("4417"));
+    assert!(!export(&rt).contains("4417"));
+    assert_eq!(rt.store().integrity_check().unwrap(), "ok");
+}
