@@ -442,6 +442,9 @@ pub fn predicate_cues(predicate: &str) -> Vec<String> {
         "allergic_to" => &["allerg", "过敏"],
         "married_to" => &["marri", "marry", "husband", "wife", "spouse", "结婚", "丈夫", "妻子"],
         "birthday" => &["birthday", "born", "birth", "生日", "出生"],
+        "is_at" => &["host", "server", "address", "url", "endpoint", "port", "connect", "ip", "domain", "where"],
+        "version" => &["version", "release", "upgrad", "run"],
+        "is" => &["value", "code", "number"],
         _ => &[],
     };
     if !cues.is_empty() {
@@ -515,6 +518,103 @@ fn name_or_clause(text: &str) -> String {
     first_words(&words[..end].join(" "))
 }
 
+/// A setting stated with its value: "The staging database is now db-staging-7:6432", "our API
+/// runs on Node 24.11", "my phone number is 555-0182". The value is what code and operations
+/// change — an address (URL, host, host:port, IP), a version, a code with digits — so a later
+/// statement of the same thing with another value supersedes the older one, as "I live in
+/// Lisbon now" does Boston. Prose values ("the plan is to wait") are left alone: two of them
+/// about one subject are as often two facts as one that changed.
+static SETTING: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(?:^|[\s:(])(?:the |our |my |your |its )?(?P<s>[a-z][\w-]*(?: [a-z][\w-]*){0,3}?)(?: (?:is|are|was)(?: now| still)?| now| (?:runs|listens|lives|points|moved|changed|went)(?: now)?)(?: (?:at|on|to|in|from))?(?: now)? (?P<o>https?://[^\s,;]+|[\w][\w.-]*[:.][\w.:/-]*\w|\w*\d[\w-]*)(?:[\s,;.!?)]|$)",
+    )
+});
+
+/// Subject words a setting cannot have: a pronoun or a vague word names nothing to supersede.
+const SETTING_VAGUE: &[&str] = &[
+    "it",
+    "this",
+    "that",
+    "which",
+    "what",
+    "there",
+    "here",
+    "he",
+    "she",
+    "they",
+    "we",
+    "i",
+    "you",
+    "one",
+    "everything",
+    "something",
+    "time",
+    "today",
+    "now",
+    "answer",
+    "result",
+    "total",
+];
+
+/// Words before a setting's subject that are not part of it.
+const SETTING_LEAD: &[&str] =
+    &["that", "so", "and", "but", "also", "note", "the", "our", "my", "your", "its", "a", "an", "now", "then"];
+
+/// The value kinds of [`SETTING`], as predicates: where a thing is, which version it runs, or
+/// another coded value.
+fn setting_predicate(value: &str) -> Option<&'static str> {
+    static VERSION: LazyLock<Regex> = LazyLock::new(|| re(r"^v?\d+(?:\.\d+){1,2}(?:[-+][\w.]+)?$"));
+    static IP: LazyLock<Regex> = LazyLock::new(|| re(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$"));
+    let digits = value.chars().filter(char::is_ascii_digit).count();
+    if value.starts_with("http://") || value.starts_with("https://") || IP.is_match(value) {
+        return Some("is_at");
+    }
+    if VERSION.is_match(value) {
+        return Some("version");
+    }
+    let host = value.contains(':') || (value.contains('.') && value.chars().any(char::is_alphabetic));
+    if host && !value.ends_with(['.', ':']) {
+        return Some("is_at");
+    }
+    // A bare number is a quantity more often than a setting ("the team is 12"); a code mixes.
+    (digits > 0 && (value.contains('-') || value.chars().any(char::is_alphabetic)) || digits >= 3).then_some("is")
+}
+
+/// [`SETTING`]s in `text`, sentence by sentence (a dot inside a value does not end one).
+fn settings(text: &str) -> Vec<NewTriple> {
+    static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| re(r"[.!?。！？]+(?:\s+|$)|\n+"));
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut ends: Vec<(usize, usize)> = SENTENCE_END.find_iter(text).map(|m| (m.start(), m.end())).collect();
+    ends.push((text.len(), text.len()));
+    for (end, next) in ends {
+        let sentence = text[start..end].trim();
+        let asked = text[end..next].contains(['?', '？']);
+        start = next;
+        if asked || sentence.is_empty() {
+            continue;
+        }
+        for c in SETTING.captures_iter(sentence) {
+            let (Some(s), Some(o)) = (c.name("s"), c.name("o")) else { continue };
+            // "Note that the staging database is …": the subject is what the value is of.
+            let lower = s.as_str().to_lowercase();
+            let words: Vec<&str> = lower.split(' ').skip_while(|w| SETTING_LEAD.contains(w)).collect();
+            if words.is_empty() || words.iter().any(|w| SETTING_VAGUE.contains(w)) {
+                continue;
+            }
+            let subject = words.join(" ");
+            let Some(predicate) = setting_predicate(o.as_str()) else { continue };
+            out.push(NewTriple {
+                subject,
+                predicate: predicate.to_string(),
+                object: o.as_str().to_string(),
+                valid_from: None,
+            });
+        }
+    }
+    out
+}
+
 /// Rule-based (subject, predicate, object) facts in `text`; "I"/"my"/"我" is the user.
 pub fn triples(text: &str) -> Vec<NewTriple> {
     let mut out: Vec<NewTriple> = Vec::new();
@@ -551,6 +651,9 @@ pub fn triples(text: &str) -> Vec<NewTriple> {
             }
         }
     }
+    for t in settings(text) {
+        push(t);
+    }
     out
 }
 
@@ -560,6 +663,44 @@ mod triple_object_tests {
 
     fn objects(text: &str) -> Vec<(String, String)> {
         triples(text).into_iter().map(|t| (t.predicate, t.object)).collect()
+    }
+
+    fn settings_of(text: &str) -> Vec<(String, String, String)> {
+        settings(text).into_iter().map(|t| (t.subject, t.predicate, t.object)).collect()
+    }
+
+    #[test]
+    fn a_setting_is_read_with_its_value_and_prose_is_not() {
+        let one = |s: &str, p: &str, o: &str| vec![(s.to_string(), p.to_string(), o.to_string())];
+        assert_eq!(
+            settings_of("The staging database is db-staging-3.internal:5432."),
+            one("staging database", "is_at", "db-staging-3.internal:5432")
+        );
+        assert_eq!(
+            settings_of("user: Heads up, the staging database is now db-staging-7:6432 since Monday."),
+            one("staging database", "is_at", "db-staging-7:6432")
+        );
+        assert_eq!(
+            settings_of("Note that the staging database moved to 10.0.3.7."),
+            one("staging database", "is_at", "10.0.3.7")
+        );
+        assert_eq!(settings_of("Our API runs on v24.11.0 now."), one("api", "version", "v24.11.0"));
+        assert_eq!(
+            settings_of("The docs site is at https://docs.example.com/v2."),
+            one("docs site", "is_at", "https://docs.example.com/v2")
+        );
+        assert_eq!(settings_of("My phone number is 555-0182."), one("phone number", "is", "555-0182"));
+        // Prose, pronouns, quantities and questions are not settings.
+        for none in [
+            "The plan is to wait until spring.",
+            "It is 3.5 km from here.",
+            "The team is 12 people.",
+            "Is the staging database db-staging-3:5432?",
+            "That is version 2.",
+            "I was born in 1990.",
+        ] {
+            assert_eq!(settings_of(none), vec![], "{none}");
+        }
     }
 
     #[test]

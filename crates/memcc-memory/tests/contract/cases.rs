@@ -1530,3 +1530,42 @@ fn no_read_path_shows_what_was_forgotten_or_purged() {
     assert!(!export(&rt).contains("4417"));
     assert_eq!(rt.store().integrity_check().unwrap(), "ok");
 }
+
+/// Code facts change too: the staging database moved from db-staging-3.internal:5432 to
+/// db-staging-7:6432. Asked in a new session, the new address comes first and the old one is
+/// labelled with what replaced it — through search and through the prompt's recall.
+#[test]
+fn a_changed_address_supersedes_the_old_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_old",
+        0,
+        &[("user", "The staging database is db-staging-3.internal:5432."), ("assistant", "Noted.")],
+    ))
+    .unwrap();
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_new",
+        5,
+        &[("user", "Heads up: the staging database is now db-staging-7:6432."), ("assistant", "Updated.")],
+    ))
+    .unwrap();
+    let hits = rt.memory_search("main", "Which host is the staging database on?", 10, 0.0, None).unwrap();
+    let first = hits.first().expect("hits");
+    assert!(first.text.contains("db-staging-7:6432"), "the new address first: {hits:#?}");
+    let old = hits.iter().find(|h| h.text.contains("db-staging-3") && !h.text.contains("db-staging-7")).expect("old");
+    assert!(
+        old.outdated.iter().any(|l| l.contains("db-staging-3.internal:5432, now db-staging-7:6432")),
+        "the old address says what replaced it: {old:?}"
+    );
+    let sections = rt.retrieve(&query("main", "Which host is the staging database on?"), 2_000).unwrap();
+    let recalled = sections.iter().map(|s| s.body.as_str()).collect::<Vec<_>>().join("\n");
+    let (new_at, old_at) = (recalled.find("db-staging-7"), recalled.find("db-staging-3"));
+    assert!(new_at.is_some(), "{recalled}");
+    if let Some(old_at) = old_at {
+        assert!(new_at < Some(old_at), "the new address before the old: {recalled}");
+        assert!(recalled.contains("now db-staging-7:6432"), "and the old one marked: {recalled}");
+    }
+}
