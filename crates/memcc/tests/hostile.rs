@@ -223,4 +223,56 @@ proptest! {
             }
         }
     }
+
+    /// Forget × supersession × summariser: settings stated and restated over sessions, some
+    /// forgotten again. A forgotten statement is on no read path; the newest statement of each
+    /// setting that is not forgotten is never labelled as replaced; the store stays whole.
+    #[test]
+    fn forgets_among_changed_values_leave_the_newest_current_and_the_forgotten_gone(
+        steps in prop::collection::vec((0usize..3, 0usize..4, any::<bool>()), 1..10),
+    ) {
+        const THINGS: [&str; 3] = ["staging database", "build server", "cache host"];
+        let dir = tempfile::tempdir().unwrap();
+        let memcc = open(&dir);
+        let rt = memcc.memory().unwrap();
+        let t0 = 1_767_261_600_000i64;
+        let mut forgotten: Vec<String> = Vec::new();
+        let mut newest: std::collections::HashMap<usize, (String, String)> = std::collections::HashMap::new();
+        for (i, (thing, value, forget)) in steps.iter().enumerate() {
+            let value = format!("{}-{value}.internal:54{value}", THINGS[*thing].split(' ').next().unwrap_or("x"));
+            let said = format!("Step {i}: the {} is now {value}.", THINGS[*thing]);
+            let session = SessionRef::new(&format!("s{i}"));
+            let at = t0 + i as i64 * 86_400_000;
+            memcc.context.ingest(&session, &AgentMessage::user(&said).with_timestamp(at)).unwrap();
+            memcc.context.flush(session, 4_000).unwrap();
+            if *forget {
+                let hits = rt.memory_search("main", &said, 50, 0.0, None).unwrap();
+                if let Some(hit) = hits.iter().find(|h| h.kind == memcc_memory::RecordKind::Verbatim && h.text.contains(&said)) {
+                    prop_assert!(rt.forget("main", &hit.id).unwrap());
+                    forgotten.push(said.clone());
+                    continue;
+                }
+            }
+            newest.insert(*thing, (said, value));
+        }
+        for thing in THINGS {
+            let hits = rt.memory_search("main", &format!("Which host is the {thing} on?"), 100, 0.0, None).unwrap();
+            for hit in &hits {
+                for gone in &forgotten {
+                    prop_assert!(!hit.text.contains(gone.as_str()), "forgotten {:?} in {:?}", gone, hit);
+                }
+            }
+        }
+        for (said, value) in newest.values() {
+            let hits = rt.memory_search("main", said, 100, 0.0, None).unwrap();
+            for hit in hits.iter().filter(|h| h.text.contains(said.as_str())) {
+                let replaced = format!("{value}, now");
+                prop_assert!(
+                    hit.outdated.iter().all(|l| !l.contains(&replaced)),
+                    "the newest value is labelled replaced: {:?}", hit
+                );
+            }
+        }
+        prop_assert_eq!(rt.store().integrity_check().unwrap(), "ok");
+    }
 }
