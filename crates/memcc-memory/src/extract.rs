@@ -312,15 +312,40 @@ const STARTS_A_PREDICATE: &[&str] =
 /// verbs ("take it all in").
 const DANGLING: &[&str] = &["at", "with", "for", "of", "to", "from", "about", "into", "by"];
 
+/// Objects that answer what the other speaker just said ("I like the idea of more variety",
+/// "I love the sound of that", "I like a lot of yours"): a reaction in the conversation, not
+/// something the person likes whatever is said — RealMem's essentials were full of them.
+const REACTION_STARTS: &[&str] = &[
+    "the idea",
+    "the sound",
+    "the direction",
+    "the approach",
+    "the suggestion",
+    "the plan",
+    "the focus",
+    "the way you",
+    "the structure",
+    "the breakdown",
+    "the format",
+    "the list",
+    "these",
+    "those",
+];
+
 /// Whether an English object says something of its own: it holds a word that is not a
-/// function word ("I love to." elides what is loved), starts no new predicate and leaves no
-/// preposition hanging.
+/// function word ("I love to." elides what is loved), starts no new predicate, leaves no
+/// preposition hanging, and is not a reaction to what the other speaker said (it names them,
+/// "your plan", or takes up their proposal, "the idea of…").
 fn says_something(object: &str) -> bool {
     let words: Vec<String> = object.split_whitespace().map(str::to_lowercase).collect();
     let (Some(first), Some(last)) = (words.first(), words.last()) else { return false };
-    words.iter().any(|w| !memcc_core::text::is_stop_word(w.trim_matches(|c: char| !c.is_alphanumeric())))
+    let bare = |w: &String| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string();
+    let lower = words.join(" ");
+    words.iter().any(|w| !memcc_core::text::is_stop_word(&bare(w)))
         && !STARTS_A_PREDICATE.contains(&first.as_str())
         && !DANGLING.contains(&last.as_str())
+        && !words.iter().any(|w| matches!(bare(w).as_str(), "you" | "your" | "yours" | "you've" | "you're"))
+        && !REACTION_STARTS.iter().any(|r| lower == *r || lower.starts_with(&format!("{r} ")))
 }
 
 /// Trim the captured object at the end of its clause and check CJK-aware length bounds.
@@ -802,6 +827,10 @@ mod tests {
             "Those are the friends I used to hang out with.", // … and so did this one
             "I love it too",                                  // vague once the filler is gone
             &format!("I love {}", "very ".repeat(30)),        // too long
+            "I like the idea of more variety.",               // a reaction to what was proposed
+            "I love the sound of that!",                      // … and this
+            "Honestly I like a lot of yours.",                // … and this: it names the other speaker
+            "I like your plan for the launch.",               // … and this
         ] {
             let found = preferences(text);
             assert!(found.is_empty(), "{text:?} gave {found:?}");
