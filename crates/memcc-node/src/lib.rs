@@ -28,6 +28,10 @@ use memcc::{Memcc, MemccConfig};
 
 type Work = Box<dyn FnOnce() -> std::result::Result<serde_json::Value, String> + Send>;
 
+/// What a panic caught at the boundary becomes in JavaScript: coded like every failure
+/// (`[internal]`), so the plugin branches on it as on any other.
+const PANICKED: &str = "memcc: [internal] internal error (panic); nothing was lost";
+
 /// One call, run off the JS thread.
 pub struct Job(Option<Work>);
 
@@ -40,7 +44,7 @@ impl Task for Job {
         match catch_unwind(AssertUnwindSafe(work)) {
             Ok(Ok(value)) => Ok(value.to_string()),
             Ok(Err(message)) => Err(Error::new(Status::GenericFailure, format!("memcc: {message}"))),
-            Err(_) => Err(Error::new(Status::GenericFailure, "memcc: internal error (panic); nothing was lost")),
+            Err(_) => Err(Error::new(Status::GenericFailure, PANICKED)),
         }
     }
 
@@ -72,9 +76,7 @@ fn on_own_thread<'e>(
                 deferred.resolve(Box::new(move |_| Ok(text)))
             }
             Ok(Err(message)) => deferred.reject(Error::new(Status::GenericFailure, format!("memcc: {message}"))),
-            Err(_) => {
-                deferred.reject(Error::new(Status::GenericFailure, "memcc: internal error (panic); nothing was lost"))
-            }
+            Err(_) => deferred.reject(Error::new(Status::GenericFailure, PANICKED)),
         })
         .map_err(|e| Error::new(Status::GenericFailure, format!("memcc: cannot start a thread: {e}")))?;
     Ok(promise)
@@ -249,7 +251,7 @@ impl MemccNative {
                 Ok(MemccNative { inner, pending })
             }
             Ok(Err(e)) => Err(Error::new(Status::InvalidArg, format!("memcc: {e}"))),
-            Err(_) => Err(Error::new(Status::GenericFailure, "memcc: internal error (panic) while opening")),
+            Err(_) => Err(Error::new(Status::GenericFailure, "memcc: [internal] internal error (panic) while opening")),
         }
     }
 
@@ -437,6 +439,15 @@ mod tests {
     fn ask(model: &Pausing<HostModel>) -> std::result::Result<String, LlmError> {
         let session = SessionRef { session_id: "s".into(), ..Default::default() };
         for_session(&session, || model.complete(&ChatRequest::simple("sys", "user", 10)))
+    }
+
+    #[test]
+    fn a_panic_reaches_javascript_as_an_internal_error() {
+        let mut panicking = Job(Some(Box::new(|| panic!("boom"))));
+        let err = panicking.compute().unwrap_err();
+        assert!(err.reason.starts_with("memcc: [internal] "), "{}", err.reason);
+        let mut failing = Job(Some(Box::new(|| Err(coded(memcc::core::ErrorCode::NotFound, "memory mem_9")))));
+        assert_eq!(failing.compute().unwrap_err().reason, "memcc: [not_found] memory mem_9");
     }
 
     #[test]
