@@ -258,7 +258,10 @@ pub fn run(
             engine.ingest_batch(&session, &batch)?;
             engine.compact("s", 8_000, false)?;
         }
-        let conv = engine.store().find_conversation("s")?.ok_or_else(|| BenchError::Input("no conversation".into()))?;
+        let conv = engine
+            .store()
+            .find_conversation("main", "s")?
+            .ok_or_else(|| BenchError::Input("no conversation".into()))?;
         let assemble = timed(samples, |_| engine.assemble("s", 8_000, None).map(|_| ()).map_err(Into::into))?;
         let baseline = timed(samples, |_| engine.store().context_items(conv.id).map(|_| ()).map_err(Into::into))?;
         let grep = timed(samples, |i| {

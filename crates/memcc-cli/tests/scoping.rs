@@ -75,9 +75,17 @@ fn another_agents_conversation_and_memory_are_out_of_reach() {
     }
     let expanded = bob(&["expand", "--query", "PIN"]);
     assert!(!String::from_utf8_lossy(&expanded.stdout).contains("4417"));
-    // Bob cannot write into Alice's session either.
-    let out = bob(&["ingest", "--session", "alice-s", file.to_str().unwrap()]);
-    assert!(!out.status.success());
+    // Bob cannot write into Alice's session either: a session id is its agent's own, so his
+    // "alice-s" is a session of his, and hers keeps her two messages.
+    let bobs = dir.path().join("bob.jsonl");
+    std::fs::write(&bobs, r#"{"role": "user", "content": "Bob's locker is number 12.", "timestamp": 1767261700000}"#)
+        .unwrap();
+    ok(bob(&["ingest", "--session", "alice-s", bobs.to_str().unwrap()]));
+    let his = ok(bob(&["assemble", "--session", "alice-s", "--budget", "2000"]));
+    assert!(his.contains("locker") && !his.contains("4417"), "{his}");
+    assert_eq!(count(run(&home, "alice", &["--json", "stats", "--session", "alice-s"])), 2);
+    let hers = ok(run(&home, "alice", &["assemble", "--session", "alice-s", "--budget", "2000"]));
+    assert!(!hers.contains("locker"), "{hers}");
     assert!(!ok(bob(&["memory", "search", "bank PIN"])).contains("4417"));
     let exported = ok(bob(&["memory", "export"]));
     assert!(!exported.contains("4417"), "Bob's export holds Bob's records only");

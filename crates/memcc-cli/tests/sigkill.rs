@@ -73,7 +73,7 @@ fn killed_compaction_loses_nothing_and_resumes() {
     // Every committed summary reached memory once the outbox drained (a kill between the
     // summary's commit and its hand-off used to lose it for memory).
     let context = memcc::lab::context::ContextStore::open(&db.join("context.db")).unwrap();
-    let conv = context.find_conversation("k").unwrap().unwrap();
+    let conv = context.find_conversation("main", "k").unwrap().unwrap();
     let memory = memcc::lab::memory::store::SqliteStore::open(&db.join("memory.db")).unwrap();
     let summaries = context.summaries(conv.id).unwrap();
     let missed: Vec<_> =

@@ -117,17 +117,14 @@ impl ContextEngine {
         session.agent_id.as_deref().unwrap_or(&self.config.agent_id)
     }
 
-    /// The conversation for `session`, created on first use. A session id another agent
-    /// already holds is refused, exactly as an unknown one would be.
+    /// The conversation for `session`, created on first use. A session id is its agent's own:
+    /// another agent's session of the same id is a different conversation.
     pub fn session(&self, session: &SessionRef) -> Result<Conversation> {
         if session.session_id.trim().is_empty() {
             return Err(ContextError::Input("session id must not be empty".into()));
         }
         let agent = self.agent_of(session);
         let mut c = self.store.conversation(&session.session_id, session.session_key.as_deref(), agent)?;
-        if c.agent_id != agent {
-            return Err(ContextError::UnknownSession(session.session_id.clone()));
-        }
         let new_project = session.project.as_ref().filter(|p| c.project.as_ref() != Some(*p));
         // Where it came from is said once (an import may have said it better already).
         let new_source = session.source.filter(|_| c.source.is_none());
@@ -163,7 +160,7 @@ impl ContextEngine {
             if listing.session_id == except || listing.messages == 0 {
                 continue;
             }
-            let Some(c) = self.store.find_conversation(&listing.session_id)? else { continue };
+            let Some(c) = self.store.find_conversation(agent, &listing.session_id)? else { continue };
             let user = self.store.last_words(c.id, "user")?;
             let assistant = self.store.last_words(c.id, "assistant")?;
             out.push(LeftOff { listing, user, assistant });
@@ -180,8 +177,7 @@ impl ContextEngine {
     /// A stored conversation of the session's agent; another agent's is "unknown".
     pub fn existing(&self, session: &SessionRef) -> Result<Conversation> {
         self.store
-            .find_conversation(&session.session_id)?
-            .filter(|c| c.agent_id == self.agent_of(session))
+            .find_conversation(self.agent_of(session), &session.session_id)?
             .ok_or_else(|| ContextError::UnknownSession(session.session_id.clone()))
     }
 
@@ -277,7 +273,9 @@ impl ContextEngine {
             source: meta.source.or(parsed.source()),
             branch: meta.branch.clone().or_else(|| said.branch.clone()),
         };
-        let outcome = if parsed.messages.is_empty() && self.store.find_conversation(&session_id)?.is_none() {
+        let outcome = if parsed.messages.is_empty()
+            && self.store.find_conversation(self.agent_of(session), &session_id)?.is_none()
+        {
             // Nothing said: no conversation is made of it.
             AppendOutcome::default()
         } else {
@@ -412,9 +410,8 @@ impl ContextEngine {
 
     /// The session's conversation as stored, or (not stored yet) the one its first turn creates.
     fn conversation_for(&self, session: &SessionRef) -> Result<Conversation> {
-        Ok(match self.store.find_conversation(&session.session_id)? {
-            Some(c) if c.agent_id == self.agent_of(session) => c,
-            Some(_) => return Err(ContextError::UnknownSession(session.session_id.clone())),
+        Ok(match self.store.find_conversation(self.agent_of(session), &session.session_id)? {
+            Some(c) => c,
             None => Conversation {
                 id: 0,
                 session_id: session.session_id.clone(),

@@ -6,10 +6,9 @@ use memcc_core::llm::LlmError;
 pub enum StoreError {
     #[error("{}", memcc_core::sqlite::describe(.0))]
     Sqlite(#[from] rusqlite::Error),
-    #[error("database schema v{found} is newer than this MemCC supports (v{supported}); upgrade MemCC")]
-    NewerSchema { found: i64, supported: i64 },
-    #[error("cannot create data directory {path}: {source}")]
-    DataDir { path: String, source: std::io::Error },
+    /// The file could not be opened or brought to this build's schema.
+    #[error(transparent)]
+    Open(memcc_core::sqlite::SqliteError),
     #[error("corrupt row: {0}")]
     Corrupt(String),
 }
@@ -19,8 +18,7 @@ impl From<memcc_core::sqlite::SqliteError> for StoreError {
         use memcc_core::sqlite::SqliteError as E;
         match e {
             E::Sqlite(e) => StoreError::Sqlite(e),
-            E::DataDir { path, source } => StoreError::DataDir { path, source },
-            E::NewerSchema { found, supported } => StoreError::NewerSchema { found, supported },
+            other => StoreError::Open(other),
         }
     }
 }

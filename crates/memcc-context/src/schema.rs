@@ -162,6 +162,33 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (agent_id, path)
     );
     "#,
+    // v5: a session id is the agent's own: two agents may each hold a session "s", and neither
+    // learns of the other's (it was unique across agents, so one agent could squat another's
+    // ids). SQLite changes a constraint by rebuilding the table; row ids are kept, so what
+    // refers to a conversation still does.
+    r#"
+    CREATE TABLE conversations_v5 (
+        id          INTEGER PRIMARY KEY,
+        session_id  TEXT NOT NULL,
+        session_key TEXT,
+        agent_id    TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL,
+        project     TEXT,
+        title       TEXT,
+        source      TEXT,
+        branch      TEXT,
+        uid         TEXT,
+        UNIQUE (agent_id, session_id)
+    );
+    INSERT INTO conversations_v5
+        (id, session_id, session_key, agent_id, created_at, updated_at, project, title, source, branch, uid)
+        SELECT id, session_id, session_key, agent_id, created_at, updated_at, project, title, source, branch, uid
+        FROM conversations;
+    DROP TABLE conversations;
+    ALTER TABLE conversations_v5 RENAME TO conversations;
+    CREATE INDEX conversations_recent ON conversations (agent_id, updated_at);
+    "#,
 ];
 
 /// The schema version this build writes.
@@ -180,4 +207,59 @@ pub fn refresh_full_text(conn: &mut Connection) -> Result<usize, StoreError> {
         FullTextTable { table: "summaries_fts", rows: "SELECT rid, content FROM summaries ORDER BY rid" },
     ];
     Ok(memcc_core::sqlite::refresh_full_text(conn, &tables)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::OptionalExtension;
+
+    /// A v4 file, its conversation referred to by a message, a summary and the outbox, comes
+    /// through the v5 rebuild whole: same row ids, nothing dangling, foreign keys still enforced,
+    /// and a session id is now unique per agent only.
+    #[test]
+    fn the_v5_rebuild_keeps_every_row_and_reference() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = memcc_core::sqlite::open_writer(&dir.path().join("context.db")).unwrap();
+        memcc_core::sqlite::migrate(&mut conn, &MIGRATIONS[..4]).unwrap();
+        conn.execute_batch(
+            "INSERT INTO conversations (id, session_id, agent_id, created_at, updated_at, project, uid)
+                 VALUES (7, 's', 'alice', 1, 2, '/repo', 'u7');
+             INSERT INTO messages (id, conversation_id, seq, role, content, raw, token_count, identity_hash, created_at)
+                 VALUES (1, 7, 0, 'user', 'hello', '{}', 1, 'h', 1);
+             INSERT INTO summaries (id, conversation_id, kind, depth, content, token_count, first_seq, last_seq,
+                                    descendant_messages, descendant_summaries, source_tokens, method, created_at)
+                 VALUES ('sum_1', 7, 'leaf', 0, 'said hello', 2, 0, 0, 1, 0, 1, 'test', 1);
+             INSERT INTO memory_outbox (summary_id, conversation_id, payload, next_attempt_at, created_at)
+                 VALUES ('sum_1', 7, '{}', 0, 1);",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let kept: (i64, String, String, String) = conn
+            .query_row("SELECT id, agent_id, project, uid FROM conversations WHERE session_id = 's'", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .unwrap();
+        assert_eq!(kept, (7, "alice".into(), "/repo".into(), "u7".into()));
+        let dangling: Option<String> = conn.query_row("PRAGMA foreign_key_check", [], |r| r.get(0)).optional().unwrap();
+        assert_eq!(dangling, None);
+        let enforced: bool = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
+        assert!(enforced, "foreign keys are on again after the migration");
+        assert!(
+            conn.execute("INSERT INTO messages (conversation_id, seq, role, content, raw, token_count, identity_hash, created_at)
+                          VALUES (99, 0, 'user', 'x', '{}', 1, 'h', 1)", []).is_err(),
+            "a message of no conversation is refused"
+        );
+        let insert = |agent: &str| {
+            conn.execute(
+                "INSERT INTO conversations (session_id, agent_id, created_at, updated_at, uid) VALUES ('s', ?1, 1, 1, ?1)",
+                [agent],
+            )
+        };
+        assert!(insert("bob").is_ok(), "another agent may hold session s");
+        assert!(insert("alice").is_err(), "alice holds it once");
+    }
 }

@@ -94,7 +94,7 @@ fn fifty_megabyte_tool_output_is_stored_once_behind_a_pointer() {
     assert!(expanded.truncated);
     assert!(expanded.items[0].text.starts_with("log line with some detail"));
     assert!(expanded.tokens <= 2_000);
-    let conv = engine.store().find_conversation("s").unwrap().unwrap();
+    let conv = engine.store().find_conversation("main", "s").unwrap().unwrap();
     let stored = engine.store().large_file(&expanded.items[0].id).unwrap().unwrap();
     assert_eq!(stored.content.len(), big.len(), "the whole blob is kept");
     assert_eq!(engine.store().message_count(conv.id).unwrap(), stats.messages as usize);
@@ -148,11 +148,11 @@ fn reopened_store_keeps_its_dag_and_continues() {
     let dir = tempfile::tempdir().unwrap();
     let (items, stats) = {
         let engine = seeded(&dir);
-        let conv = engine.store().find_conversation("s").unwrap().unwrap();
+        let conv = engine.store().find_conversation("main", "s").unwrap().unwrap();
         (engine.store().context_items(conv.id).unwrap(), engine.stats(None).unwrap())
     };
     let engine = engine_at(&dir);
-    let conv = engine.store().find_conversation("s").unwrap().unwrap();
+    let conv = engine.store().find_conversation("main", "s").unwrap().unwrap();
     assert_eq!(engine.store().context_items(conv.id).unwrap(), items);
     assert_eq!(engine.stats(None).unwrap(), stats);
     assert_eq!(engine.store().integrity_check().unwrap(), "ok");
@@ -213,7 +213,7 @@ fn flush_folds_everything_including_the_fresh_tail() {
     let engine = seeded(&dir);
     let out = engine.flush("s", 4_000).unwrap();
     assert!(out.compacted);
-    let conv = engine.store().find_conversation("s").unwrap().unwrap();
+    let conv = engine.store().find_conversation("main", "s").unwrap().unwrap();
     assert!(engine.store().context_items(conv.id).unwrap().iter().all(|i| !i.is_message()), "no raw message left");
     assert_lossless(&engine, "s");
     let a = engine.assemble("s", 4_000, None).unwrap();
@@ -240,7 +240,7 @@ fn a_short_reply_between_long_messages_never_stalls_compaction() {
             .unwrap();
         let out = engine.compact("s", budget, false).unwrap();
         assert!(!out.reason.starts_with("no progress"), "turn {i}: {}", out.reason);
-        let conv = engine.store().find_conversation("s").unwrap().unwrap();
+        let conv = engine.store().find_conversation("main", "s").unwrap().unwrap();
         let items = engine.store().context_items(conv.id).unwrap();
         let tail = memcc_context::compact::fresh_tail_start(&items, ContextConfig::default().fresh_tail_count);
         // What may stay outside the tail is too short to be worth a summary.
@@ -305,7 +305,7 @@ fn the_dag_stays_shallow_when_compacting_after_every_message_at_a_tiny_budget() 
         engine.ingest(&s, &AgentMessage::user(&text).with_timestamp(1_700_000_000_000 + i * 60_000)).unwrap();
         engine.compact("tiny", 200, false).unwrap();
     }
-    let conv = engine.store().find_conversation("tiny").unwrap().unwrap();
+    let conv = engine.store().find_conversation("main", "tiny").unwrap().unwrap();
     let summaries = engine.store().summaries(conv.id).unwrap();
     let leaves = summaries.iter().filter(|s| s.depth == 0).count();
     let depth = summaries.iter().map(|s| s.depth).max().unwrap();
@@ -422,7 +422,7 @@ fn summaries_memory_missed_are_delivered_from_the_outbox() {
         engine.ingest_batch(&SessionRef::new("o"), &turn(i, &mut rng, 1_700_000_000_000)).unwrap();
         engine.compact("o", 2_000, false).unwrap();
     }
-    let conv = engine.store().find_conversation("o").unwrap().unwrap();
+    let conv = engine.store().find_conversation("main", "o").unwrap().unwrap();
     let summaries = engine.store().summaries(conv.id).unwrap();
     assert!(!summaries.is_empty());
     assert!(bridge.got.lock().unwrap().is_empty());
@@ -542,7 +542,7 @@ fn a_hand_off_memory_keeps_refusing_is_parked_not_retried_forever() {
     }
     engine.compact("p", 2_000, false).unwrap();
     let store = engine.store();
-    let conv = store.find_conversation("p").unwrap().unwrap();
+    let conv = store.find_conversation("main", "p").unwrap().unwrap();
     let waiting = store.outbox_pending(Some(conv.id)).unwrap();
     assert!(waiting > 0);
     // Each hand-off fails as often as parking takes (as many compactions past their back-offs).
@@ -580,7 +580,7 @@ fn a_summary_row_of_an_unknown_kind_or_depth_is_an_error_not_a_guess() {
         engine.ingest_batch(&SessionRef::new("k"), &turn(i, &mut rng, 1_700_000_000_000)).unwrap();
     }
     engine.flush("k", 2_000).unwrap();
-    let conv = engine.store().find_conversation("k").unwrap().unwrap();
+    let conv = engine.store().find_conversation("main", "k").unwrap().unwrap();
     assert!(!engine.store().summaries(conv.id).unwrap().is_empty());
     let path = engine.store().path().unwrap().to_path_buf();
     let raw = rusqlite::Connection::open(&path).unwrap();

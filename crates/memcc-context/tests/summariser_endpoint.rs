@@ -41,7 +41,7 @@ fn run(engine: &ContextEngine) -> Vec<String> {
     assert_lossless(engine, "s");
     let a = engine.assemble("s", 4_000, None).unwrap();
     assert!(a.estimated_tokens <= 4_000);
-    let conv = engine.store().find_conversation("s").unwrap().unwrap();
+    let conv = engine.store().find_conversation("main", "s").unwrap().unwrap();
     engine.store().summaries(conv.id).unwrap().into_iter().map(|s| s.method).collect()
 }
 
@@ -59,7 +59,7 @@ fn working_endpoint_writes_the_summaries() {
     assert_eq!(first.body["model"], "mock-model");
     assert!(first.body["messages"][1]["content"].as_str().unwrap().contains("QX00000"), "the source is sent");
     // The model's text is kept and the footer added.
-    let conv = engine.store().find_conversation("s").unwrap().unwrap();
+    let conv = engine.store().find_conversation("main", "s").unwrap().unwrap();
     let leaf = engine.store().summaries(conv.id).unwrap().into_iter().find(|s| s.kind == SummaryKind::Leaf).unwrap();
     assert!(leaf.content.starts_with("- [2023-11-14] Alice flies"));
     assert!(leaf.content.contains("Expand for details about:"));

@@ -15,6 +15,8 @@ pub enum SqliteError {
     DataDir { path: String, source: std::io::Error },
     #[error("database schema v{found} is newer than this MemCC supports (v{supported}); upgrade MemCC")]
     NewerSchema { found: i64, supported: i64 },
+    #[error("schema migration to v{version} refused, nothing changed: {reason}")]
+    Migration { version: i64, reason: String },
 }
 
 /// Open (creating directories and the file as needed) a database for writing: WAL, so a crashed
@@ -164,6 +166,10 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
 /// Apply `migrations[user_version..]`, one transaction each; a newer file is refused untouched.
 /// Each step reads the version inside its own IMMEDIATE transaction, so processes opening a new
 /// file at once apply every migration exactly once (the others wait, then find it done).
+///
+/// Foreign keys are off while the steps run and checked before each commits, as SQLite's way to
+/// change a table's constraints asks: a step may rebuild a table others refer to (create the new
+/// one, copy, drop the old, rename), which a check row by row would refuse halfway.
 pub fn migrate(conn: &mut Connection, migrations: &[&str]) -> Result<(), SqliteError> {
     let supported = migrations.len() as i64;
     // The common case, a file already current, is a read: no write lock, and a file opened for
@@ -172,6 +178,18 @@ pub fn migrate(conn: &mut Connection, migrations: &[&str]) -> Result<(), SqliteE
     if current == supported {
         return Ok(());
     }
+    // (The pragma is a no-op inside a transaction, so it is set before any begins.)
+    let enforced: bool = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    let applied = apply(conn, migrations);
+    if enforced {
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+    }
+    applied
+}
+
+fn apply(conn: &mut Connection, migrations: &[&str]) -> Result<(), SqliteError> {
+    let supported = migrations.len() as i64;
     loop {
         retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
         let step = || -> Result<bool, SqliteError> {
@@ -181,6 +199,13 @@ pub fn migrate(conn: &mut Connection, migrations: &[&str]) -> Result<(), SqliteE
             }
             let Some(sql) = migrations.get(current as usize) else { return Ok(true) };
             conn.execute_batch(sql)?;
+            let dangling: Option<String> = conn.query_row("PRAGMA foreign_key_check", [], |r| r.get(0)).optional()?;
+            if let Some(table) = dangling {
+                return Err(SqliteError::Migration {
+                    version: current + 1,
+                    reason: format!("{table} would refer to rows that no longer exist"),
+                });
+            }
             conn.pragma_update(None, "user_version", current + 1)?;
             Ok(false)
         };

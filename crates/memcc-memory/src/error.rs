@@ -14,8 +14,9 @@ pub enum MemoryError {
     Unavailable(String),
     #[error("memory.db schema v{found} is newer than this MemCC supports (v{supported}); upgrade MemCC")]
     NewerSchema { found: i64, supported: i64 },
-    #[error("cannot create data directory {path}: {source}")]
-    DataDir { path: String, source: std::io::Error },
+    /// memory.db could not be opened or brought to this build's schema.
+    #[error(transparent)]
+    Open(memcc_core::sqlite::SqliteError),
     #[error("embedding: {0}")]
     Embed(#[from] EmbedError),
     #[error("invalid configuration: {0}")]
@@ -36,8 +37,8 @@ impl From<memcc_core::sqlite::SqliteError> for MemoryError {
         use memcc_core::sqlite::SqliteError as E;
         match e {
             E::Sqlite(e) => MemoryError::Sqlite(e),
-            E::DataDir { path, source } => MemoryError::DataDir { path, source },
             E::NewerSchema { found, supported } => MemoryError::NewerSchema { found, supported },
+            other => MemoryError::Open(other),
         }
     }
 }
@@ -49,10 +50,9 @@ impl MemoryError {
             // The store cannot be reached (a PostgreSQL server that is away): memory, not the
             // caller's data, is unavailable, and comes back by itself.
             MemoryError::Unavailable(_) => C::MemoryUnavailable,
-            MemoryError::Sqlite(_)
-            | MemoryError::NewerSchema { .. }
-            | MemoryError::DataDir { .. }
-            | MemoryError::Io(_) => C::Storage,
+            MemoryError::Sqlite(_) | MemoryError::NewerSchema { .. } | MemoryError::Open(_) | MemoryError::Io(_) => {
+                C::Storage
+            }
             #[cfg(feature = "postgres")]
             MemoryError::Postgres(_) => C::Storage,
             MemoryError::Embed(_) => C::Model,

@@ -126,7 +126,10 @@ fn a_new_sessions_first_assemble_recalls_from_the_pending_turn() {
     let memcc = Memcc::open(config(&dir)).unwrap();
     let pending = [AgentMessage::user("Which pier is the boat moored at?")];
     let a = memcc.context.assemble_for(&SessionRef::new("brand-new"), 8_000, None, &pending).unwrap();
-    assert!(memcc.context.store().find_conversation("brand-new").unwrap().is_none(), "assemble stays read-only");
+    assert!(
+        memcc.context.store().find_conversation("main", "brand-new").unwrap().is_none(),
+        "assemble stays read-only"
+    );
     let text: String = a.messages.iter().map(|m| AgentMessage::from_value(m.clone()).text()).collect();
     assert!(text.contains("<memcc-recall>") && text.contains("pier 19"), "{text}");
 }
@@ -167,7 +170,7 @@ fn a_flushed_short_exchange_keeps_its_words_in_the_summary_and_in_memory() {
     let reply = AgentMessage::assistant(vec![ContentPart::text("Sure, parcel code 7731.")]);
     memcc.context.ingest(&s, &reply.with_timestamp(1_767_261_660_000)).unwrap();
     assert!(memcc.context.flush("short", 4_000).unwrap().compacted);
-    let conv = memcc.context.store().find_conversation("short").unwrap().unwrap();
+    let conv = memcc.context.store().find_conversation("main", "short").unwrap().unwrap();
     let summaries = memcc.context.store().summaries(conv.id).unwrap();
     assert_eq!(summaries.len(), 1, "{summaries:?}");
     assert!(summaries[0].content.contains("Sure, parcel code 7731."), "{:?}", summaries[0].content);

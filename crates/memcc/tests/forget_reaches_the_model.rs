@@ -78,7 +78,7 @@ fn a_forgotten_fact_is_not_shown_to_the_model_that_condenses_the_conversation() 
         say(&memcc, &session, t0 + (i as i64 + 2) * 60_000, fact);
         memcc.context.flush("s", 4_000).unwrap();
     }
-    let conversation = memcc.context.store().find_conversation("s").unwrap().unwrap();
+    let conversation = memcc.context.store().find_conversation("main", "s").unwrap().unwrap();
     let summaries = memcc.context.store().summaries(conversation.id).unwrap();
     assert!(summaries.iter().any(|s| s.depth > 0), "a condensed summary was written: {summaries:?}");
 

@@ -103,15 +103,17 @@ pub struct SessionListing {
 }
 
 impl ContextStore {
-    pub fn find_conversation(&self, session_id: &str) -> Result<Option<Conversation>> {
+    /// `agent_id`'s conversation of `session_id` (a session id is its agent's own: another
+    /// agent's session of that id is not found).
+    pub fn find_conversation(&self, agent_id: &str, session_id: &str) -> Result<Option<Conversation>> {
         let conn = self.conn();
-        find_conversation(&conn, session_id)
+        find_conversation(&conn, agent_id, session_id)
     }
 
-    /// The conversation of `session_id`, created on first use.
+    /// `agent_id`'s conversation of `session_id`, created on first use.
     pub fn conversation(&self, session_id: &str, session_key: Option<&str>, agent_id: &str) -> Result<Conversation> {
         let conn = self.conn();
-        if let Some(c) = find_conversation(&conn, session_id)? {
+        if let Some(c) = find_conversation(&conn, agent_id, session_id)? {
             if session_key.is_some() && c.session_key.as_deref() != session_key {
                 conn.execute(
                     "UPDATE conversations SET session_key = ?1, updated_at = ?2 WHERE id = ?3",
@@ -129,7 +131,7 @@ impl ContextStore {
              VALUES (?1, ?2, ?3, ?4, ?4, lower(hex(randomblob(12))))",
             params![session_id, session_key, agent_id, now],
         )?;
-        find_conversation(&conn, session_id)?
+        find_conversation(&conn, agent_id, session_id)?
             .ok_or_else(|| StoreError::Corrupt(format!("conversation {session_id} vanished after its insert")))
     }
 
@@ -205,11 +207,11 @@ impl ContextStore {
     }
 }
 
-fn find_conversation(conn: &Connection, session_id: &str) -> Result<Option<Conversation>> {
+fn find_conversation(conn: &Connection, agent_id: &str, session_id: &str) -> Result<Option<Conversation>> {
     Ok(conn
         .query_row(
-            &format!("SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE session_id = ?1"),
-            [session_id],
+            &format!("SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE agent_id = ?1 AND session_id = ?2"),
+            [agent_id, session_id],
             conversation_from_row,
         )
         .optional()?)

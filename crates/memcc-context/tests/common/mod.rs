@@ -108,7 +108,7 @@ pub fn locomo_path() -> Option<PathBuf> {
 
 /// Depth histogram of a session's summaries.
 pub fn depths(engine: &ContextEngine, session: &str) -> HashMap<u32, usize> {
-    let conv = engine.store().find_conversation(session).unwrap().unwrap();
+    let conv = engine.store().find_conversation("main", session).unwrap().unwrap();
     let mut h = HashMap::new();
     for s in engine.store().summaries(conv.id).unwrap() {
         *h.entry(s.depth).or_default() += 1;
