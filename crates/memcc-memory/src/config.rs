@@ -16,7 +16,8 @@ pub struct MemoryConfig {
     pub agent_dir: Option<PathBuf>,
     /// Files of `agentDir` recalled verbatim as identity.
     pub identity_files: Vec<String>,
-    /// Smaller injections: L1 400 tokens, no L2, at most 5 lines in L3.
+    /// Smaller injections: L1 400 tokens, no L2, at most 5 lines in L3 (`tuning`'s
+    /// `essentialTokensCompact`, `compactLines`).
     pub context_optimization: bool,
     /// Rerank L3 with a chat model when one is configured.
     pub llm_rerank: bool,
@@ -142,17 +143,17 @@ impl MemoryConfig {
     }
 
     pub fn essential_budget(&self) -> usize {
-        if self.context_optimization { 400 } else { 800 }
+        if self.context_optimization { self.tuning.essential_tokens_compact } else { self.tuning.essential_tokens }
     }
 
     pub fn context_budget(&self) -> usize {
-        if self.context_optimization { 0 } else { 500 }
+        if self.context_optimization { 0 } else { self.tuning.on_demand_tokens }
     }
 
     /// Most L3 lines in one prompt: the budget and the value floor decide, except that
     /// `contextOptimization` keeps recall to a few lines.
     pub fn recall_line_limit(&self) -> usize {
-        if self.context_optimization { 5 } else { usize::MAX }
+        if self.context_optimization { self.tuning.compact_lines } else { usize::MAX }
     }
 }
 

@@ -36,11 +36,6 @@ const LINE_TOKENS: usize = 40;
 const L2_MATCHES: usize = 10;
 /// Tokens of a section's open and close tags.
 const SECTION_TAGS: usize = 12;
-/// The most candidates recall draws for a room of any size (twice as many found nothing more on
-/// LoCoMo), unless `tuning.minCandidates` asks for more.
-const MAX_POOL: usize = 200;
-/// Essential records read for L1, the weightiest first (more than any budget shows).
-const ESSENTIALS_READ: usize = 50;
 
 /// What L3 is asked: the question, the conversation's turns before it, and when.
 #[derive(Clone, Copy)]
@@ -161,7 +156,8 @@ impl Recall<'_> {
     /// L1: pinned and weighty records, within `budget` tokens (its tags included).
     fn essentials(&self, agents: &[String], shown: &mut Shown, budget: usize) -> Result<Vec<Line>> {
         let config = self.search.config;
-        let essentials = self.search.store.essentials(agents, config.essential_min_weight, ESSENTIALS_READ)?;
+        let essentials =
+            self.search.store.essentials(agents, config.essential_min_weight, config.tuning.essentials_read)?;
         Ok(lines(&essentials, shown, budget.saturating_sub(SECTION_TAGS), &[], &|r| {
             if r.pinned {
                 "essential: pinned".to_string()
@@ -203,8 +199,9 @@ impl Recall<'_> {
         }
         // About one candidate per line the room holds (twice as many found nothing more on LoCoMo).
         // (A configured minimum above the usual most raises the most: `clamp` would panic.)
-        let least = self.search.config.tuning.min_candidates;
-        let pool = (room / LINE_TOKENS).clamp(least, MAX_POOL.max(least));
+        let tuning = &self.search.config.tuning;
+        let least = tuning.min_candidates;
+        let pool = (room / LINE_TOKENS).clamp(least, tuning.max_candidates.max(least));
         let Found { mut hits, in_wing } = self.search.find(&Query {
             agents,
             question,

@@ -558,7 +558,7 @@ impl Search<'_> {
                 format!("{} — {} — {}{since}", t.subject, t.predicate.replace('_', " "), t.object)
             })
             .collect();
-        let best = hits.first().map_or(0.5, |h| h.score);
+        let best = hits.first().map_or(self.config.tuning.knowledge_graph_alone, |h| h.score);
         let position = hits.len().min(self.config.tuning.knowledge_graph_slot);
         hits.insert(
             position,

@@ -80,6 +80,26 @@ pub struct Tuning {
     /// own token setting).
     pub essential_percent: usize,
     pub on_demand_percent: usize,
+    /// The token caps of the essential (L1) and on-demand (L2) layers beside their percentages,
+    /// and L1's under `contextOptimization` (which gives L2 nothing). Measured as the limit they
+    /// could be: with both layers at 0 % (all to deep search) RealMem's new session at 1k / 2k went
+    /// 0.232 / 0.416 → 0.236 / 0.423 and BM25 over turns given those characters rose more; LoCoMo
+    /// with no essentials 0.635 / 0.683 / 0.717 → 0.632 / 0.683 / 0.729 at 1k / 2k / 8k: neutral.
+    pub essential_tokens: usize,
+    pub essential_tokens_compact: usize,
+    pub on_demand_tokens: usize,
+    /// The most deep-search lines under `contextOptimization` (otherwise the budget and
+    /// `valueFloor` decide): what "smaller injections" promises, not a measured optimum.
+    pub compact_lines: usize,
+    /// Essential records read for L1, the weightiest first: more than `essentialTokens` ever
+    /// shows (800 tokens hold about 50 of the shortest lines).
+    pub essentials_read: usize,
+    /// The most candidates recall draws for a room of any size (about one per 40 tokens of room
+    /// below it, at least `minCandidates`): twice as many found nothing more on LoCoMo.
+    pub max_candidates: usize,
+    /// A knowledge-graph line's score when search found nothing to rank it beside: it is then
+    /// recall's only line, shown whatever its score, so this is only the score it reports.
+    pub knowledge_graph_alone: f64,
 }
 
 impl Default for Tuning {
@@ -106,6 +126,13 @@ impl Default for Tuning {
             relevant_words: 15.0,
             essential_percent: 15,
             on_demand_percent: 10,
+            essential_tokens: 800,
+            essential_tokens_compact: 400,
+            on_demand_tokens: 500,
+            compact_lines: 5,
+            essentials_read: 50,
+            max_candidates: 200,
+            knowledge_graph_alone: 0.5,
         }
     }
 }
@@ -129,6 +156,7 @@ impl Tuning {
             ("sessionDecay", self.session_decay, 1.0),
             ("relevantMeaning", self.relevant_meaning, 1.0),
             ("relevantWords", self.relevant_words, 1000.0),
+            ("knowledgeGraphAlone", self.knowledge_graph_alone, 1.0),
         ];
         for (name, value, max) in weights {
             if !value.is_finite() || !(0.0..=max).contains(&value) {
@@ -138,9 +166,13 @@ impl Tuning {
         if self.lexical + self.semantic <= 0.0 {
             return Err("memory.tuning: lexical and semantic cannot both be 0".into());
         }
-        for (name, value) in
-            [("minCandidates", self.min_candidates), ("searchPool", self.search_pool), ("widePool", self.wide_pool)]
-        {
+        for (name, value) in [
+            ("minCandidates", self.min_candidates),
+            ("searchPool", self.search_pool),
+            ("widePool", self.wide_pool),
+            ("maxCandidates", self.max_candidates),
+            ("essentialsRead", self.essentials_read),
+        ] {
             if !(1..=10_000).contains(&value) {
                 return Err(format!("memory.tuning.{name} must be between 1 and 10000, not {value}"));
             }
@@ -149,6 +181,16 @@ impl Tuning {
         {
             if value > 100 {
                 return Err(format!("memory.tuning.{name} is a percentage (0–100), not {value}"));
+            }
+        }
+        for (name, value) in [
+            ("essentialTokens", self.essential_tokens),
+            ("essentialTokensCompact", self.essential_tokens_compact),
+            ("onDemandTokens", self.on_demand_tokens),
+            ("compactLines", self.compact_lines),
+        ] {
+            if value > 1_000_000 {
+                return Err(format!("memory.tuning.{name} must be at most 1000000, not {value}"));
             }
         }
         if self.wide_pool < self.search_pool {
