@@ -304,6 +304,9 @@ pub fn emit<T: serde::Serialize>(cli: &Cli, value: &T, human: impl FnOnce() -> S
 }
 
 #[cfg(test)]
+mod docs_check;
+
+#[cfg(test)]
 mod tests {
     use clap::CommandFactory;
 
