@@ -243,6 +243,9 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
         cli.open(with_memory)?
     };
     let engine = &memcc.context;
+    // The budget a command is given is a host's ask: within the configured `tokenBudget`, over
+    // the floor, as every host gets it (`MemccConfig::token_budget`).
+    let grant = |asked: usize| memcc.config.token_budget(Some(asked as f64));
     match command {
         ContextCommand::Import { file, session, strict, format, hook, flush, budget } => {
             let (file, session) = if *hook {
@@ -257,7 +260,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 (file.clone().unwrap_or_default(), session.clone())
             };
             if file.is_dir() {
-                return import_dir(cli, &memcc, &file, flush.then_some(*budget));
+                return import_dir(cli, &memcc, &file, flush.then(|| grant(*budget)));
             }
             let open = || -> Result<BufReader<std::fs::File>> {
                 Ok(BufReader::new(std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?))
@@ -296,8 +299,11 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             if let Some(w) = wanted.filter(|w| *w != found) {
                 bail!("{} reads as a {} transcript, not {} (nothing imported)", file.display(), found.name(), w.name());
             }
-            let options =
-                memcc::transcripts::ImportOptions { session, flush: flush.then_some(*budget), ..Default::default() };
+            let options = memcc::transcripts::ImportOptions {
+                session,
+                flush: flush.then(|| grant(*budget)),
+                ..Default::default()
+            };
             let (report, flushed) = match memcc.import_file(&cli.agent, &file, &options)? {
                 memcc::transcripts::FileImport::Imported { report, flushed } => (report, flushed),
                 memcc::transcripts::FileImport::Failed { error } => bail!(error),
@@ -342,7 +348,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             let (added, duplicates) = (out.inserted.len(), out.duplicates);
             let mut compactions = Vec::new();
             if let Some(b) = budget {
-                let c = engine.compact(session, *b, false)?;
+                let c = engine.compact(session, grant(*b), false)?;
                 if c.compacted {
                     compactions.push(c);
                 }
@@ -352,7 +358,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
         }
         ContextCommand::Compact { session, budget, force } => {
             let started = std::time::Instant::now();
-            let out = working(cli, "compacting", || engine.compact(session, *budget, *force))?;
+            let out = working(cli, "compacting", || engine.compact(session, grant(*budget), *force))?;
             emit(cli, &out, || {
                 format!(
                     "compacted: {} ({} leaf, {} condensed); tokens {} -> {} (threshold {}); {}; {:.1} s",
@@ -378,7 +384,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
         }
         ContextCommand::Flush { session, budget } => {
             let started = std::time::Instant::now();
-            let out = working(cli, "flushing", || engine.flush(session, *budget))?;
+            let out = working(cli, "flushing", || engine.flush(session, grant(*budget)))?;
             emit(cli, &out, || {
                 format!(
                     "flushed: {} leaf and {} condensed summaries; tokens {} -> {}; {:.1} s",
@@ -391,14 +397,15 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             })?;
         }
         ContextCommand::Assemble { session, budget, query } => {
+            let budget = grant(*budget);
             let out = match query {
                 Some(q) => memcc.assemble_for(
                     &SessionRef::new(session),
-                    *budget,
+                    budget,
                     None,
                     &[memcc::context::AgentMessage::user(q)],
                 )?,
-                None => engine.assemble(session, *budget, None).map_err(|e| match e {
+                None => engine.assemble(session, budget, None).map_err(|e| match e {
                     memcc::context::ContextError::UnknownSession(_) => {
                         anyhow::anyhow!("{e}: a new session has no messages yet; give its first message with --query")
                     }

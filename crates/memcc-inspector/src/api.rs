@@ -223,6 +223,8 @@ pub(crate) async fn assemble(State(state): State<AppState>, Query(q): Query<Asse
     blocking(&state, move |m| {
         let pending: Vec<AgentMessage> =
             q.pending.iter().filter(|p| !p.trim().is_empty()).map(|p| AgentMessage::user(p)).collect();
+        // Within the configured cap, as a host's ask is (`MemccConfig::token_budget`).
+        let budget = m.config.token_budget(Some(budget as f64));
         let a = m.assemble_for(&session, budget, None, &pending)?;
         if let Some(i) = q.part {
             let Some(message) = a.messages.get(i) else {

@@ -18,10 +18,16 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::start_capped(None)
+    }
+
+    /// A server whose settings cap every prompt at `token_budget` tokens.
+    fn start_capped(token_budget: Option<u32>) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let config = MemccConfig {
             data_dir: Some(dir.path().to_path_buf()),
             embedding_model: "hashing".into(),
+            token_budget,
             ..Default::default()
         };
         let memcc = Memcc::open(config).unwrap();
@@ -280,4 +286,16 @@ fn anyhow_like(e: &dyn std::error::Error) -> String {
         source = inner.source();
     }
     s
+}
+
+/// The page asks for a budget as a host does, and gets what a host would: no more than the
+/// configured `tokenBudget`.
+#[test]
+fn the_assembled_prompt_keeps_to_the_configured_cap() {
+    let server = Server::start_capped(Some(1_000));
+    let prompt = server.ok("/api/assemble?session=trip&budget=8000");
+    assert_eq!(prompt["budget"], 1_000, "{prompt}");
+    assert!(prompt["estimatedTokens"].as_u64().unwrap() <= 1_000, "{prompt}");
+    let asked_less = server.ok("/api/assemble?session=trip&budget=600");
+    assert_eq!(asked_less["budget"], 600, "below the cap, the ask stands");
 }
