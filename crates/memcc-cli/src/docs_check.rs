@@ -148,7 +148,11 @@ fn the_docs_and_the_binary_name_the_same_commands_flags_and_values() {
     let mut named: BTreeSet<String> = BTreeSet::new();
     for w in &lines {
         for (path, words) in &w.segments {
-            let top = path.split(' ').next().unwrap_or("");
+            let top = if path.is_empty() {
+                words.first().map_or("", String::as_str)
+            } else {
+                path.split(' ').next().unwrap_or("")
+            };
             if top == "bench" && !binary.commands.contains_key("bench") {
                 continue; // documented for a `--features bench` build, which this is not
             }
