@@ -275,4 +275,55 @@ proptest! {
         }
         prop_assert_eq!(rt.store().integrity_check().unwrap(), "ok");
     }
+
+    /// Purge × re-import, across agents: transcripts imported, purged and imported again, by two
+    /// agents that use the same session ids. After every step each agent's memory holds the
+    /// words of exactly its sessions that are imported and not purged — a purge takes them all,
+    /// a re-import brings them back (it gave 0 records once), and one agent's purge or import
+    /// never touches the other's session of the same id.
+    #[test]
+    fn purges_and_reimports_leave_each_agent_exactly_its_imported_sessions(
+        steps in prop::collection::vec((0usize..2, 0usize..3, any::<bool>()), 1..12),
+    ) {
+        const AGENTS: [&str; 2] = ["ada", "bob"];
+        let dir = tempfile::tempdir().unwrap();
+        let memcc = open(&dir);
+        let rt = memcc.memory().unwrap();
+        let word = |a: usize, s: usize| format!("zq{a}x{s}k");
+        let transcript = |a: usize, s: usize| {
+            let w = word(a, s);
+            format!(
+                "{}\n{}\n",
+                json!({"role": "user", "content": format!("Remember the code word {w} for the locker.")}),
+                json!({"role": "assistant", "content": format!("Noted: the code word is {w}.")})
+            )
+        };
+        let mut present = std::collections::BTreeSet::new();
+        for (a, s, purge) in steps {
+            let session = SessionRef { agent_id: Some(AGENTS[a].into()), ..SessionRef::new(&format!("s{s}")) };
+            if purge {
+                let purged = memcc.purge_session(&session);
+                prop_assert_eq!(purged.is_ok(), present.remove(&(a, s)), "{:?}", purged);
+            } else {
+                let report = memcc
+                    .context
+                    .import_transcript_as(&session, &Default::default(), transcript(a, s).as_bytes())
+                    .unwrap();
+                let again = !present.insert((a, s));
+                prop_assert_eq!(report.added, if again { 0 } else { 2 }, "{:?}", report);
+                memcc.context.flush(&session, 4_000).unwrap();
+            }
+            for (a, agent) in AGENTS.iter().enumerate() {
+                for s in 0..3 {
+                    let w = word(a, s);
+                    let hits = rt.memory_search(agent, &format!("code word {w}"), 20, 0.0, None).unwrap();
+                    let found = hits.iter().any(|h| h.text.contains(&w));
+                    prop_assert_eq!(found, present.contains(&(a, s)), "{} {} in {:?}", agent, w, hits);
+                    let other = word(1 - a, s);
+                    prop_assert!(hits.iter().all(|h| !h.text.contains(&other)), "{} sees {}", agent, other);
+                }
+            }
+        }
+        prop_assert_eq!(rt.store().integrity_check().unwrap(), "ok");
+    }
 }
