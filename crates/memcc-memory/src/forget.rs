@@ -40,8 +40,9 @@ pub(crate) trait ForgetTx {
     /// Hide (soft) or delete (purge) record `id`. A purge deletes its full-text row, vectors
     /// and triples, and makes current again what it (or its triples) superseded.
     fn remove(&mut self, id: i64, how: Forget) -> Result<()>;
-    /// Ids of every record of `agent` made from session `session_id`.
-    fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>>;
+    /// Ids of every record of `agent` made from session `session_id` — of those, with
+    /// `summaries`, only the ones made from one of these summaries (or from none).
+    fn session_records(&mut self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>>;
     /// Remember that `agent` forgot these sentences ([`memcc_core::said::said_key`]s) of these
     /// conversations (none named: of every conversation).
     fn tombstone(&mut self, agent: &str, sessions: &[String], said: &[String]) -> Result<()>;
@@ -155,10 +156,17 @@ fn without_lines(r: &MemoryRecord, said: &HashSet<i64>) -> Option<(String, Vec<i
     Some((text, kept.iter().map(|(_, id)| *id).collect(), dropped))
 }
 
-/// Delete every record of `agent` made from session `session_id`, with all that hangs on them
-/// (a purged conversation leaves nothing in memory). Returns the ids removed.
-pub(crate) fn purge_session(tx: &mut dyn ForgetTx, agent: &str, session_id: &str) -> Result<Vec<i64>> {
-    let ids = tx.session_records(agent, session_id)?;
+/// Delete every record of `agent` made from session `session_id` (with `summaries`, from that
+/// conversation's summaries: two stores sharing one memory may each hold a session of the same
+/// id, and one's purge must not take the other's), with all that hangs on them (a purged
+/// conversation leaves nothing in memory). Returns the ids removed.
+pub(crate) fn purge_session(
+    tx: &mut dyn ForgetTx,
+    agent: &str,
+    session_id: &str,
+    summaries: Option<&[String]>,
+) -> Result<Vec<i64>> {
+    let ids = tx.session_records(agent, session_id, summaries)?;
     for &id in &ids {
         tx.remove(id, Forget::Purge)?;
     }

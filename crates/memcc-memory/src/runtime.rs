@@ -479,8 +479,8 @@ impl MemoryRuntime {
     }
 
     /// Delete every memory `agent` made from session `session_id`; how many records went.
-    pub fn purge_session(&self, agent: &str, session_id: &str) -> Result<usize> {
-        let ids = self.store.purge_session(agent, session_id)?;
+    pub fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<usize> {
+        let ids = self.store.purge_session(agent, session_id, summaries)?;
         for id in &ids {
             self.index.remove(*id);
         }

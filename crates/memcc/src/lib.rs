@@ -543,9 +543,13 @@ impl Memcc {
     /// every memory made from it. Memory goes first, so a failure leaves the conversation to
     /// purge again rather than memories of a conversation that is gone.
     pub fn purge_session(&self, session: &memcc_context::SessionRef) -> Result<memcc_context::PurgeReport, MemccError> {
-        let agent = self.context.existing(session)?.agent_id;
+        let conversation = self.context.existing(session)?;
+        // The records this conversation's summaries made, not those of another store's session
+        // of the same id that shares this memory.
+        let summaries: Vec<String> =
+            self.context.store().summaries(conversation.id)?.into_iter().map(|s| s.id).collect();
         let memory_records = match &self.memory {
-            Some(slot) => slot.get()?.purge_session(&agent, &session.session_id)?,
+            Some(slot) => slot.get()?.purge_session(&conversation.agent_id, &session.session_id, Some(&summaries))?,
             None => 0,
         };
         let mut report = self.context.purge(session)?;

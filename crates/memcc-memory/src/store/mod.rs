@@ -170,8 +170,9 @@ pub trait MemoryStore: Send + Sync {
     /// Forget record `id` of `agent` and what was derived from the same words, in one
     /// transaction ([`crate::forget::forget`]).
     fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>>;
-    /// Delete every record of `agent` made from `session_id`; the ids removed.
-    fn purge_session(&self, agent: &str, session_id: &str) -> Result<Vec<i64>>;
+    /// Delete every record of `agent` made from `session_id` (with `summaries`, from those of
+    /// its conversation: [`crate::forget::purge_session`]); the ids removed.
+    fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>>;
 
     /// Every agent with records, and how many current records each has.
     fn agents(&self) -> Result<Vec<(String, i64)>>;

@@ -1525,7 +1525,7 @@ fn no_read_path_shows_what_was_forgotten_or_purged() {
     assert!(rt.store().get(wifi.id).unwrap().is_none());
 
     // A session's purge: every memory made from it.
-    assert!(rt.purge_session("main", "session-3").unwrap() > 0);
+    assert!(rt.purge_session("main", "session-3", None).unwrap() > 0);
     assert!(!texts(&rt, "locker code gym").contains("4417"));
     assert!(!export(&rt).contains("4417"));
     assert_eq!(rt.store().integrity_check().unwrap(), "ok");

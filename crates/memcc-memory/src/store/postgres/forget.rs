@@ -91,10 +91,13 @@ impl ForgetTx for PgTx<'_, '_> {
         Ok(())
     }
 
-    fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
+    fn session_records(&mut self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>> {
         let rows = self.0.query(
-            "SELECT id FROM records WHERE agent_id = $1 AND source_session_ids ? $2 ORDER BY id",
-            &[&agent, &session_id],
+            "SELECT id FROM records WHERE agent_id = $1 AND source_session_ids ? $2
+               AND ($3::text[] IS NULL OR jsonb_array_length(source_summary_ids) = 0
+                    OR source_summary_ids ?| $3::text[])
+             ORDER BY id",
+            &[&agent, &session_id, &summaries],
         )?;
         rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
     }

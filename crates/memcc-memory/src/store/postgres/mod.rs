@@ -533,8 +533,8 @@ impl MemoryStore for PgStore {
         self.pool.write(|tx| crate::forget::forget(&mut PgTx(tx), agent, id, how))
     }
 
-    fn purge_session(&self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
-        self.pool.write(|tx| crate::forget::purge_session(&mut PgTx(tx), agent, session_id))
+    fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>> {
+        self.pool.write(|tx| crate::forget::purge_session(&mut PgTx(tx), agent, session_id, summaries))
     }
 
     fn agents(&self) -> Result<Vec<(String, i64)>> {

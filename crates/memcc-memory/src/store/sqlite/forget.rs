@@ -83,12 +83,19 @@ impl ForgetTx for SqliteTx<'_> {
         Ok(())
     }
 
-    fn session_records(&mut self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
+    fn session_records(&mut self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>> {
         let mut stmt = self.0.prepare_cached(
             "SELECT id FROM records WHERE agent_id = ?1
-               AND EXISTS (SELECT 1 FROM json_each(records.source_session_ids) s WHERE s.value = ?2)",
+               AND EXISTS (SELECT 1 FROM json_each(records.source_session_ids) s WHERE s.value = ?2)
+               AND (?3 IS NULL OR json_array_length(records.source_summary_ids) = 0
+                    OR EXISTS (SELECT 1 FROM json_each(records.source_summary_ids) x
+                               WHERE x.value IN (SELECT value FROM json_each(?3))))",
         )?;
-        let rows = stmt.query_map(params![agent, session_id], |r| r.get(0))?;
+        let summaries = summaries
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| crate::error::MemoryError::Internal(format!("summary ids as JSON: {e}")))?;
+        let rows = stmt.query_map(params![agent, session_id, summaries], |r| r.get(0))?;
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 

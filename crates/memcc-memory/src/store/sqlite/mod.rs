@@ -532,8 +532,8 @@ impl MemoryStore for SqliteStore {
         self.write(|tx| crate::forget::forget(&mut SqliteTx(tx), agent, id, how))
     }
 
-    fn purge_session(&self, agent: &str, session_id: &str) -> Result<Vec<i64>> {
-        self.write(|tx| crate::forget::purge_session(&mut SqliteTx(tx), agent, session_id))
+    fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>> {
+        self.write(|tx| crate::forget::purge_session(&mut SqliteTx(tx), agent, session_id, summaries))
     }
 
     fn agents(&self) -> Result<Vec<(String, i64)>> {
