@@ -26,8 +26,14 @@ use memcc_core::text::excerpt;
 use memcc_core::framing::escape_in_section as escape;
 
 /// Longest recalled line of one message, in characters, before it is cut (at sentence
-/// boundaries, around the query's words). `memory_get` returns a record whole.
+/// boundaries, around the query's words), unless its place among the lines gives it more (see
+/// `deep`). `memory_get` returns a record whole.
 const MESSAGE_CHARS: usize = 800;
+
+/// About how many characters `tokens` tokens hold (`estimate_tokens`' ratio).
+fn room_chars(tokens: usize) -> usize {
+    tokens.saturating_mul(4)
+}
 /// Longest excerpt of a summary shown in recall.
 const SUMMARY_CHARS: usize = 600;
 /// Rough tokens of one recalled line, for sizing the candidate pool.
@@ -233,7 +239,11 @@ impl Recall<'_> {
                 break;
             }
             let h = hits.swap_remove(best);
-            let Some(line) = shown.render_hit(&h, &question.needles) else { continue };
+            // A message is cut to a halving share of the room — the best line up to all of it,
+            // the next half, … — and never below MESSAGE_CHARS: an answer is often one long
+            // message said whole, and each line after the best is a little less likely to hold it.
+            let cap = MESSAGE_CHARS.max(room_chars(room) >> out.len().min(16));
+            let Some(line) = shown.render_hit(&h, &question.needles, cap) else { continue };
             let t = estimate_tokens(&line) + 1;
             if used + t > room {
                 shown.forget_last();
@@ -308,7 +318,7 @@ impl Shown {
     }
 
     /// One recall line for `h`, or `None` when it would only repeat what is shown.
-    fn render_hit(&mut self, h: &SearchHit, needles: &[String]) -> Option<String> {
+    fn render_hit(&mut self, h: &SearchHit, needles: &[String], message_chars: usize) -> Option<String> {
         self.last.clear();
         if self.records.contains(&h.id) {
             return None;
@@ -332,7 +342,7 @@ impl Shown {
                 }
             }
         }
-        let Some(body) = self.body(r, needles) else {
+        let Some(body) = self.body(r, needles, message_chars) else {
             // Nothing new to say: the record is not shown, so it covers nothing either.
             self.forget_last();
             return None;
@@ -346,7 +356,7 @@ impl Shown {
     /// A record's text as shown: a verbatim window's messages not shown yet, a summary's best
     /// sentences among its lines that say something not shown, anything else whole — each
     /// unless it only says what is shown.
-    fn body(&mut self, r: &MemoryRecord, needles: &[String]) -> Option<String> {
+    fn body(&mut self, r: &MemoryRecord, needles: &[String], message_chars: usize) -> Option<String> {
         let text = strip_date_header(&r.text);
         let body = match r.kind {
             RecordKind::Verbatim => {
@@ -356,7 +366,7 @@ impl Shown {
                         self.last.push(Added::Line(l.to_string()));
                         if !self.all_said(l) {
                             let new = unshown(l, &self.said);
-                            fresh.push(excerpt(new.as_deref().unwrap_or(l), needles, MESSAGE_CHARS));
+                            fresh.push(excerpt(new.as_deref().unwrap_or(l), needles, message_chars));
                         }
                     }
                 }
@@ -366,7 +376,7 @@ impl Shown {
                 let fresh: Vec<&str> = text.lines().filter(|l| !self.all_said(l)).collect();
                 excerpt(&fresh.join(" "), needles, SUMMARY_CHARS)
             }
-            _ => excerpt(&text.replace('\n', " / "), needles, MESSAGE_CHARS),
+            _ => excerpt(&text.replace('\n', " / "), needles, message_chars),
         };
         let keys = said_keys(&body);
         if body.trim().is_empty() || self.all_shown(&keys) {
@@ -439,7 +449,7 @@ fn lines(
             record: Some(r.clone()),
             parts: Default::default(),
         };
-        let Some(line) = shown.render_hit(&hit, needles) else { continue };
+        let Some(line) = shown.render_hit(&hit, needles, MESSAGE_CHARS) else { continue };
         let t = estimate_tokens(&line) + 1;
         if used + t > cap {
             shown.forget_last();

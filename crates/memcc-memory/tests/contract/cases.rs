@@ -1569,3 +1569,33 @@ fn a_changed_address_supersedes_the_old_one() {
         assert!(recalled.contains("now db-staging-7:6432"), "and the old one marked: {recalled}");
     }
 }
+
+/// An answer is often one long message said whole (a plan, a protocol step by step): recall's
+/// best line shows it at length, up to the room, where the lines after it are cut shorter — a
+/// halving share each. (At 800 characters a line, its last steps were cut away.)
+#[test]
+fn the_best_recalled_message_is_shown_at_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let steps: String = (1..=18)
+        .map(|i| format!("Step {i} of the logging protocol: record the metric number {i} in the sheet before bed. "))
+        .collect();
+    assert!(steps.chars().count() > 1_200);
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_protocol",
+        3,
+        &[("user", "What is the streamlined logging protocol?"), ("assistant", steps.as_str())],
+    ))
+    .unwrap();
+    for day in 4..12 {
+        let other = format!("Day {day}: the logging sheet has a column for pain, and the protocol has reminders. ");
+        rt.ingest_summary(&payload("main", &format!("sum_{day}"), day, &[("user", &other.repeat(12))])).unwrap();
+    }
+    let sections = rt.retrieve(&query("main", "the streamlined logging protocol steps"), 1_500).unwrap();
+    let recall = sections.iter().find(|s| s.name == Layer::Recall).expect("recall");
+    let lead = recall.body.lines().nth(1).expect("a first line");
+    assert!(lead.contains("Step 1 of") && lead.contains("Step 18 of"), "the whole protocol: {lead}");
+    let rest: Vec<&str> = recall.body.lines().skip(2).filter(|l| l.starts_with("- ")).collect();
+    assert!(rest.iter().all(|l| l.chars().count() < lead.chars().count()), "{}", recall.body);
+}
