@@ -355,6 +355,10 @@ pub struct QuestionLine {
     /// (system, strict, loose)
     pub results: Vec<(System, bool, bool)>,
     pub memcc_chars: usize,
+    /// RealMem Dynamic Updating with older versions: the systems whose text showed an older
+    /// version of a gold point without the point itself ([`Score::shown_superseded`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shown_superseded: Vec<System>,
     /// MemCC's prompt without the question (with `--prompts`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memcc_prompt: Option<String>,
@@ -497,14 +501,23 @@ impl Run<'_> {
         let versions = Versions::of(q);
         let stale = |text: &str| versions.as_ref().map(|v| v.shown_as_current(text));
         let mut results = Vec::with_capacity(texts.len() + 1);
+        let mut shown_superseded = Vec::new();
         let found = gold.in_text(prompt);
         results.push((System::Memcc, found.strict, found.loose));
-        self.tally(scenario, memory, System::Memcc, &q.category, found, &memcc, stale(prompt));
+        let memcc_stale = stale(prompt);
+        if memcc_stale == Some(true) {
+            shown_superseded.push(System::Memcc);
+        }
+        self.tally(scenario, memory, System::Memcc, &q.category, found, &memcc, memcc_stale);
         for (system, text) in &texts {
             let found = gold.in_text(text);
             let m = measure(text, None);
             results.push((*system, found.strict, found.loose));
-            self.tally(scenario, memory, *system, &q.category, found, &m, stale(text));
+            let shown = stale(text);
+            if shown == Some(true) {
+                shown_superseded.push(*system);
+            }
+            self.tally(scenario, memory, *system, &q.category, found, &m, shown);
         }
         self.lines.push(QuestionLine {
             id: q.id.clone(),
@@ -516,6 +529,7 @@ impl Run<'_> {
             memory_tokens: memory,
             results,
             memcc_chars: chars,
+            shown_superseded,
             memcc_prompt: self.keep_prompts.then(|| prompt.to_string()),
         });
         Ok(())
