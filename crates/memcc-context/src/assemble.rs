@@ -161,7 +161,7 @@ impl Assembler<'_> {
         let mut remaining = budget;
         let mut system_prompt_addition = None;
         let hint_tokens = estimate_tokens(COMPACTION_HINT);
-        if has_summaries && hint_tokens <= remaining / 4 {
+        if has_summaries && memcc_core::budget::hint_fits(hint_tokens, remaining) {
             system_prompt_addition = Some(COMPACTION_HINT.to_string());
             remaining -= hint_tokens;
         }

@@ -81,7 +81,7 @@ impl ContextConfig {
 
     /// The tokens recalled memory may use when `remaining` tokens of the budget are left.
     pub fn memory_budget(&self, remaining: usize) -> usize {
-        ((remaining as f64 * self.memory_budget_fraction) as usize).min(self.memory_max_tokens)
+        memcc_core::budget::memory_share(remaining, self.memory_budget_fraction, self.memory_max_tokens)
     }
 
     /// Summary sizes are also capped at a quarter of the threshold (and leaf chunks at half), so

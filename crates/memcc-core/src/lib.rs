@@ -9,6 +9,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod bridge;
+pub mod budget;
 pub mod errors;
 pub mod framing;
 pub mod llm;

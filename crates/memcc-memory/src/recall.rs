@@ -19,6 +19,7 @@ use crate::question::Question;
 use crate::record::{MemoryRecord, RecordKind};
 use crate::search::{Found, Query, Search, SearchHit, SearchMode};
 use memcc_core::bridge::{Layer, RecallQuery, RecallSection, RecalledItem};
+use memcc_core::budget::layer_share;
 use memcc_core::estimate_tokens;
 use memcc_core::said::said_keys;
 use memcc_core::text::excerpt;
@@ -64,8 +65,8 @@ impl Recall<'_> {
         let (query, context, as_of) = (asked.text.as_str(), asked.context.as_str(), asked.as_of);
         let config = self.search.config;
         let (wing, _) = self.classifier.classify(query);
-        let essential_budget = config.essential_budget().min(budget * config.tuning.essential_percent / 100);
-        let context_budget = config.context_budget().min(budget * config.tuning.on_demand_percent / 100);
+        let essential_budget = layer_share(budget, config.tuning.essential_percent, config.essential_budget());
+        let context_budget = layer_share(budget, config.tuning.on_demand_percent, config.context_budget());
         let identity = self.identity();
         let identity_tokens = identity.as_ref().map_or(0, |t| estimate_tokens(t) + SECTION_TAGS);
         let mut shown = Shown::default();

@@ -182,21 +182,17 @@ impl Default for MemccConfig {
     }
 }
 
-/// The budget of a host that names none (OpenClaw's default context window).
-pub const DEFAULT_TOKEN_BUDGET: usize = 128_000;
-/// The least budget a prompt is assembled in: below it not even the fresh tail fits, and a host's
-/// nonsense value (0, negative) must not empty the prompt.
-pub const MIN_TOKEN_BUDGET: usize = 256;
+/// The budget of a host that names none ([`memcc_core::budget::Budget::UNSAID`]).
+pub const DEFAULT_TOKEN_BUDGET: usize = memcc_core::budget::Budget::UNSAID;
+/// The least budget a prompt is assembled in ([`memcc_core::budget::Budget::FLOOR`]).
+pub const MIN_TOKEN_BUDGET: usize = memcc_core::budget::Budget::FLOOR;
 
 impl MemccConfig {
     /// The token budget to compact and assemble in when the host asks for `asked`: the host's
     /// value (else [`DEFAULT_TOKEN_BUDGET`]), no more than the configured `tokenBudget`, and no
     /// less than [`MIN_TOKEN_BUDGET`]. A value that is not a finite number counts as not asked.
     pub fn token_budget(&self, asked: Option<f64>) -> usize {
-        let host = asked.filter(|b| b.is_finite()).map_or(DEFAULT_TOKEN_BUDGET as f64, f64::floor);
-        let capped = self.token_budget.map_or(host, |cap| host.min(f64::from(cap)));
-        // In range for the cast: at least the floor, at most a u32 or the default.
-        capped.max(MIN_TOKEN_BUDGET as f64).min(u32::MAX as f64) as usize
+        memcc_core::budget::Budget::grant(asked, self.token_budget).tokens()
     }
 
     pub fn data_dir(&self) -> PathBuf {
