@@ -158,7 +158,7 @@ pub fn run_qa(
                 // Asked in its own session, after that session's earlier turns (RealMem).
                 Some(at) => memcc.assemble_for(
                     &SessionRef::new(&session_id(h, at.session)),
-                    options.budget,
+                    memcc.budget(Some(options.budget as f64)),
                     q.as_of,
                     &[AgentMessage::user(&q.text)],
                 )?,

@@ -244,8 +244,8 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
     };
     let engine = &memcc.context;
     // The budget a command is given is a host's ask: within the configured `tokenBudget`, over
-    // the floor, as every host gets it (`MemccConfig::token_budget`).
-    let grant = |asked: usize| memcc.config.token_budget(Some(asked as f64));
+    // the floor, as every host gets it (`Memcc::budget`).
+    let grant = |asked: usize| memcc.budget(Some(asked as f64));
     match command {
         ContextCommand::Import { file, session, strict, format, hook, flush, budget } => {
             let (file, session) = if *hook {
@@ -348,7 +348,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
             let (added, duplicates) = (out.inserted.len(), out.duplicates);
             let mut compactions = Vec::new();
             if let Some(b) = budget {
-                let c = engine.compact(session, grant(*b), false)?;
+                let c = memcc.compact(&SessionRef::new(session), grant(*b), false)?;
                 if c.compacted {
                     compactions.push(c);
                 }
@@ -358,7 +358,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
         }
         ContextCommand::Compact { session, budget, force } => {
             let started = std::time::Instant::now();
-            let out = working(cli, "compacting", || engine.compact(session, grant(*budget), *force))?;
+            let out = working(cli, "compacting", || memcc.compact(&SessionRef::new(session), grant(*budget), *force))?;
             emit(cli, &out, || {
                 format!(
                     "compacted: {} ({} leaf, {} condensed); tokens {} -> {} (threshold {}); {}; {:.1} s",
@@ -384,7 +384,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
         }
         ContextCommand::Flush { session, budget } => {
             let started = std::time::Instant::now();
-            let out = working(cli, "flushing", || engine.flush(session, grant(*budget)))?;
+            let out = working(cli, "flushing", || memcc.flush(&SessionRef::new(session), grant(*budget)))?;
             emit(cli, &out, || {
                 format!(
                     "flushed: {} leaf and {} condensed summaries; tokens {} -> {}; {:.1} s",
@@ -405,8 +405,8 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                     None,
                     &[memcc::context::AgentMessage::user(q)],
                 )?,
-                None => engine.assemble(session, budget, None).map_err(|e| match e {
-                    memcc::context::ContextError::UnknownSession(_) => {
+                None => memcc.assemble(&SessionRef::new(session), budget, None).map_err(|e| match e {
+                    memcc::MemccError::Context(memcc::context::ContextError::UnknownSession(_)) => {
                         anyhow::anyhow!("{e}: a new session has no messages yet; give its first message with --query")
                     }
                     e => e.into(),
@@ -423,7 +423,11 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 }
                 s.push_str(&format!(
                     "\n~{} tokens of {}; {} summaries, {} raw messages, {} items dropped",
-                    out.estimated_tokens, budget, out.summaries_included, out.raw_messages_included, out.items_dropped
+                    out.estimated_tokens,
+                    budget.tokens(),
+                    out.summaries_included,
+                    out.raw_messages_included,
+                    out.items_dropped
                 ));
                 s
             })?;
@@ -631,7 +635,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
 /// `memcc import DIR`: every transcript under it (a backfill of `~/.claude/projects/` or
 /// `~/.codex/sessions/`), with a bar at a terminal; those unchanged since their import are passed
 /// over.
-fn import_dir(cli: &Cli, memcc: &memcc::Memcc, dir: &std::path::Path, flush: Option<usize>) -> Result<()> {
+fn import_dir(cli: &Cli, memcc: &memcc::Memcc, dir: &std::path::Path, flush: Option<memcc::Budget>) -> Result<()> {
     use memcc::transcripts::FileImport;
     let show = !cli.json && cli.verbose == 0 && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let bar = show.then(|| {

@@ -95,7 +95,7 @@ pub fn run(cli: &crate::Cli, home: Option<PathBuf>) -> Result<()> {
     let mut compactions = 0;
     for turn in conversation() {
         engine.ingest_batch(&session, &turn)?;
-        if engine.compact(&session.session_id, BUDGET, false)?.compacted {
+        if memcc.compact(&session, memcc.budget(Some(BUDGET as f64)), false)?.compacted {
             compactions += 1;
         }
         bar.inc(1);
@@ -122,7 +122,7 @@ pub fn run(cli: &crate::Cli, home: Option<PathBuf>) -> Result<()> {
     );
 
     println!("2. The prompt for the next model call");
-    let assembled = engine.assemble(&session.session_id, BUDGET, None)?;
+    let assembled = memcc.assemble(&session, memcc.budget(Some(BUDGET as f64)), None)?;
     println!(
         "   {} messages, ~{} tokens of {BUDGET}: {} summaries + {} raw messages; system prompt addition: {}",
         assembled.messages.len(),
@@ -164,7 +164,7 @@ pub fn run(cli: &crate::Cli, home: Option<PathBuf>) -> Result<()> {
     let next = SessionRef::new("demo-trip-2");
     let question = "We're booking dinner for the family tonight. Anything I should keep in mind for Lina?";
     memcc.context.ingest(&next, &AgentMessage::user(question).with_timestamp(1_767_348_000_000))?;
-    let assembled = memcc.context.assemble(&next.session_id, BUDGET, None)?;
+    let assembled = memcc.assemble(&next, memcc.budget(Some(BUDGET as f64)), None)?;
     println!("   user: {question}");
     println!(
         "   the prompt now carries {} ({} tokens of memory):",

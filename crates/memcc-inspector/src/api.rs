@@ -223,8 +223,8 @@ pub(crate) async fn assemble(State(state): State<AppState>, Query(q): Query<Asse
     blocking(&state, move |m| {
         let pending: Vec<AgentMessage> =
             q.pending.iter().filter(|p| !p.trim().is_empty()).map(|p| AgentMessage::user(p)).collect();
-        // Within the configured cap, as a host's ask is (`MemccConfig::token_budget`).
-        let budget = m.config.token_budget(Some(budget as f64));
+        // Within the configured cap, as a host's ask is.
+        let budget = m.budget(Some(budget as f64));
         let a = m.assemble_for(&session, budget, None, &pending)?;
         if let Some(i) = q.part {
             let Some(message) = a.messages.get(i) else {
@@ -282,7 +282,7 @@ pub(crate) async fn assemble(State(state): State<AppState>, Query(q): Query<Asse
         let system_tokens = a.estimated_tokens.saturating_sub(a.parts.iter().map(|p| p.tokens).sum::<usize>());
         let memory_part = a.parts.iter().find(|p| matches!(p.source, PromptSource::Memory)).map(|p| p.tokens);
         Ok(json!({
-            "budget": budget,
+            "budget": budget.tokens(),
             "estimatedTokens": a.estimated_tokens,
             "systemPromptAddition": a.system_prompt_addition,
             "systemTokens": system_tokens,

@@ -42,7 +42,7 @@ impl Compactions {
         &self,
         memcc: Arc<Memcc>,
         session: SessionRef,
-        budget: usize,
+        budget: memcc::Budget,
         client: Peer<RoleServer>,
     ) -> Started {
         let key = (session.agent_id.clone().unwrap_or_default(), session.session_id.clone());
@@ -60,7 +60,7 @@ impl Compactions {
             let mut first = Some(tx);
             loop {
                 let outcome = sampling::for_client(Some(client.clone()), || {
-                    memcc.context.compact(&session, budget, false).map_err(|e| e.to_string())
+                    memcc.compact(&session, budget, false).map_err(|e| e.to_string())
                 });
                 if let Err(e) = &outcome {
                     tracing::warn!(session = %session.session_id, error = %e, "a background compaction failed");

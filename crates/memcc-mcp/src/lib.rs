@@ -181,10 +181,10 @@ impl MemccMcp {
     }
 
     /// The budget a call asked for (else the server's), within the configured cap and over the
-    /// floor every host applies (`MemccConfig::token_budget`): a model's `budget: 1` does not
-    /// fold the whole conversation.
-    fn budget(&self, asked: Option<u32>) -> usize {
-        self.memcc.config.token_budget(Some(asked.map_or(self.defaults.budget as f64, f64::from)))
+    /// floor every host applies (`Memcc::budget`): a model's `budget: 1` does not fold the whole
+    /// conversation.
+    fn budget(&self, asked: Option<u32>) -> memcc::Budget {
+        self.memcc.budget(Some(asked.map_or(self.defaults.budget as f64, f64::from)))
     }
 
     fn session(&self, given: &Option<String>) -> Result<String, ErrorData> {

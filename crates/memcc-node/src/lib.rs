@@ -305,8 +305,7 @@ impl MemccNative {
         let m = self.inner.clone();
         job(move || {
             let s: Session = parse("session", &session_json)?;
-            let budget = m.config.token_budget(budget);
-            to_json(m.context.assemble(SessionRef::from(s), budget, as_of.map(|t| t as i64)).map_err(fail)?)
+            to_json(m.assemble(&SessionRef::from(s), m.budget(budget), as_of.map(|t| t as i64)).map_err(fail)?)
         })
     }
 
@@ -323,8 +322,7 @@ impl MemccNative {
         job(move || {
             let s: Session = parse("session", &session_json)?;
             let pending = messages(&pending_json)?;
-            let budget = m.config.token_budget(budget);
-            to_json(m.assemble_for(&s.into(), budget, as_of.map(|t| t as i64), &pending).map_err(fail)?)
+            to_json(m.assemble_for(&s.into(), m.budget(budget), as_of.map(|t| t as i64), &pending).map_err(fail)?)
         })
     }
 
@@ -340,8 +338,8 @@ impl MemccNative {
         let m = self.inner.clone();
         on_own_thread(env, "compact", move || {
             let s = SessionRef::from(parse::<Session>("session", &session_json)?);
-            let budget = m.config.token_budget(budget);
-            to_json(for_session(&s, || m.context.compact(&s, budget, force)).map_err(fail)?)
+            let budget = m.budget(budget);
+            to_json(for_session(&s, || m.compact(&s, budget, force)).map_err(fail)?)
         })
     }
 
@@ -350,8 +348,8 @@ impl MemccNative {
         let m = self.inner.clone();
         on_own_thread(env, "flush", move || {
             let s = SessionRef::from(parse::<Session>("session", &session_json)?);
-            let budget = m.config.token_budget(budget);
-            to_json(for_session(&s, || m.context.flush(&s, budget)).map_err(fail)?)
+            let budget = m.budget(budget);
+            to_json(for_session(&s, || m.flush(&s, budget)).map_err(fail)?)
         })
     }
 

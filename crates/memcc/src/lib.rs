@@ -73,6 +73,7 @@ pub mod hooks;
 mod slot;
 pub mod tools;
 pub mod transcripts;
+pub use memcc_core::budget::Budget;
 pub use slot::MemorySlot;
 
 /// When the memory runtime opens, and what its failure means.
@@ -553,18 +554,55 @@ impl Memcc {
         Ok(report)
     }
 
+    /// The budget a host's ask gets ([`MemccConfig::token_budget`]): what [`Self::compact`],
+    /// [`Self::flush`], [`Self::assemble`] and [`Self::assemble_for`] take, so a host cannot
+    /// hand the engine a number that skipped the configured cap or the floor.
+    pub fn budget(&self, asked: Option<f64>) -> Budget {
+        Budget::grant(asked, self.config.token_budget)
+    }
+
+    /// Compact `session` (when over its threshold, always with `force`) within `budget`.
+    pub fn compact(
+        &self,
+        session: &memcc_context::SessionRef,
+        budget: Budget,
+        force: bool,
+    ) -> Result<memcc_context::CompactionOutcome, MemccError> {
+        Ok(self.context.compact(session, budget.tokens(), force)?)
+    }
+
+    /// End `session`: everything, the fresh tail too, folded and handed to memory, within `budget`.
+    pub fn flush(
+        &self,
+        session: &memcc_context::SessionRef,
+        budget: Budget,
+    ) -> Result<memcc_context::CompactionOutcome, MemccError> {
+        Ok(self.context.flush(session, budget.tokens())?)
+    }
+
+    /// The next prompt of a stored session, within `budget`.
+    pub fn assemble(
+        &self,
+        session: &memcc_context::SessionRef,
+        budget: Budget,
+        as_of: Option<i64>,
+    ) -> Result<memcc_context::Assembled, MemccError> {
+        Ok(self.context.assemble(session, budget.tokens(), as_of)?)
+    }
+
     /// The prompt a host sends mid-turn ([`ContextEngine::assemble_for`]) with [`MEMORY_PROMPT`]
     /// added to the system-prompt addition when memory is on, all within `budget`.
     pub fn assemble_for(
         &self,
         session: &memcc_context::SessionRef,
-        budget: usize,
+        budget: Budget,
         as_of: Option<i64>,
         pending: &[memcc_context::AgentMessage],
     ) -> Result<memcc_context::Assembled, MemccError> {
+        let budget = budget.tokens();
         let prompt = self.memory_enabled().then_some(MEMORY_PROMPT);
         let reserved = prompt.map_or(0, |p| memcc_core::estimate_tokens(p) + 2);
-        if reserved > budget / 4 {
+        if !memcc_core::budget::hint_fits(reserved, budget) {
             return Ok(self.context.assemble_for(session, budget, as_of, pending)?);
         }
         let mut a = self.context.assemble_for(session, budget - reserved, as_of, pending)?;

@@ -38,7 +38,7 @@ pub struct ImportOptions {
     /// What the session is, over what the transcript says (a hook's project).
     pub meta: ConversationMeta,
     /// Flush the session afterwards, within this token budget (a session that has ended).
-    pub flush: Option<usize>,
+    pub flush: Option<crate::Budget>,
     /// Pass over a file imported whole before and unchanged since (a backfill).
     pub skip_unchanged: bool,
 }
@@ -76,7 +76,7 @@ impl Memcc {
         };
         let session = SessionRef { agent_id: Some(agent.to_string()), ..SessionRef::new(&session_id) };
         let report = self.context.import_parsed_as(&session, &options.meta, parsed)?;
-        let flushed = options.flush.map(|budget| self.context.flush(session, budget)).transpose()?;
+        let flushed = options.flush.map(|budget| self.flush(&session, budget)).transpose()?;
         self.context.store().note_file_imported(agent, &shown, size, modified, &report.session_id)?;
         Ok(FileImport::Imported { report, flushed })
     }
@@ -88,7 +88,7 @@ impl Memcc {
         &self,
         agent: &str,
         dir: &Path,
-        flush: Option<usize>,
+        flush: Option<crate::Budget>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Vec<(PathBuf, FileImport)>, MemccError> {
         let mut files = Vec::new();
@@ -149,7 +149,7 @@ impl Memcc {
         let options = ImportOptions {
             session: Some(job.session_id.clone()),
             meta: ConversationMeta { project: job.project.clone(), ..ConversationMeta::default() },
-            flush: job.flush.then(|| self.config.token_budget(None)),
+            flush: job.flush.then(|| self.budget(None)),
             skip_unchanged: false,
         };
         match self.import_file(&job.agent_id, Path::new(&job.path), &options)? {

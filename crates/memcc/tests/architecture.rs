@@ -270,6 +270,29 @@ fn hosts_name_only_what_the_facade_exports() {
     }
 }
 
+/// Hosts compact, flush and assemble through the facade (`Memcc::compact`, …), which takes a
+/// `Budget` only `Memcc::budget` grants: none hands the engine a bare number that skipped the
+/// configured cap and the floor (the CLI and the inspector once did).
+#[test]
+fn hosts_reach_compaction_and_assembly_through_the_granted_budget() {
+    for host in HOSTS {
+        for file in rust_files(&crates_dir().join(host).join("src")) {
+            let text = std::fs::read_to_string(&file).expect("read source");
+            for (i, line) in code_lines(&text).iter().enumerate() {
+                let calls = ["compact(", "flush(", "assemble(", "assemble_for("];
+                for call in calls.iter().flat_map(|c| [format!("context.{c}"), format!("engine.{c}")]) {
+                    assert!(
+                        !line.contains(call.as_str()),
+                        "{}:{}: calls {call}…): hosts go through the facade and its Budget",
+                        file.display(),
+                        i + 1
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn no_crate_has_a_module_cycle() {
     let mut checked = 0;
