@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::BenchError;
 use crate::speed::{WORDS, bench_records, word};
-use memcc::lab::memory::store::{Insert, MemoryStore, SqliteStore};
+use memcc::lab::memory::store::{Insert, Records, SqliteStore};
 
 /// Latency over the samples, in milliseconds.
 #[derive(Debug, Clone, Copy, Serialize)]

@@ -15,7 +15,7 @@ use memcc::lab::core::bridge::{BridgeMessage, RecallQuery, SummaryKind, SummaryP
 use memcc::lab::memory::browse::RecordFilter;
 use memcc::lab::memory::embed::Embedder;
 use memcc::lab::memory::record::{NewRecord, RecordKind};
-use memcc::lab::memory::store::{Insert, MemoryStore, SqliteStore};
+use memcc::lab::memory::store::{Insert, Records, SqliteStore};
 use memcc::lab::memory::vector::{FlatScan, VectorStore};
 use memcc::lab::memory::{MemoryConfig, MemoryRuntime};
 

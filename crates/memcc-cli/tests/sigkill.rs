@@ -2,7 +2,7 @@
 //! `PRAGMA integrity_check`, loses no ingested message, keeps the DAG lossless, and
 //! compaction then continues to completion.
 
-use memcc::lab::memory::store::MemoryStore as _;
+use memcc::lab::memory::store::{Inspection as _, Records as _};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! Reading memory page by page, for inspection (`memcc ui`): the shapes of the pages (records by
-//! filter, facets). Each backend answers them ([`crate::store::MemoryStore::list_records`] and
+//! filter, facets). Each backend answers them ([`crate::store::Inspection::list_records`] and
 //! its neighbours); recall never uses them.
 
 use serde::{Deserialize, Serialize};

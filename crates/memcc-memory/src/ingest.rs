@@ -301,7 +301,7 @@ fn quoted_first(messages: &[BridgeMessage], summary: &str) -> Vec<i64> {
 }
 
 /// `batch` without what its agents forgot: the sentences a tombstone of a record's
-/// conversations names ([`MemoryStore::tombstones`]) are taken out of it (a summary condensing
+/// conversations names ([`crate::store::Records::tombstones`]) are taken out of it (a summary condensing
 /// forgotten ones may quote them), with the triples whose object only they stated, and a
 /// record left with nothing to say is not stored. For what memory derives (bridged summaries, imports); a
 /// person saying it again (`add`) is a new statement and is stored as said.

@@ -218,7 +218,7 @@ pub(crate) struct Query<'a> {
 }
 
 /// The full-text terms of a query, and how many records each matches when that was counted
-/// ([`crate::store::MemoryStore::document_frequencies`]).
+/// ([`crate::store::Records::document_frequencies`]).
 pub struct Lexical {
     pub terms: Vec<Term>,
     pub frequencies: Option<Vec<usize>>,

@@ -4,7 +4,7 @@
 use memcc::{Memcc, MemccConfig};
 use memcc_context::SessionRef;
 use memcc_context::message::{AgentMessage, ContentPart};
-use memcc_memory::store::MemoryStore as _;
+use memcc_memory::store::{Records as _, Vectors as _};
 
 fn config(dir: &tempfile::TempDir) -> MemccConfig {
     MemccConfig { data_dir: Some(dir.path().to_path_buf()), embedding_model: "hashing".into(), ..Default::default() }

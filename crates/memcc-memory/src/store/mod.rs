@@ -47,7 +47,7 @@ pub struct MemoryStats {
     pub agents: Vec<String>,
 }
 
-/// Receives each vector [`MemoryStore::for_each_vector_after`] reads: record id, agent, vector.
+/// Receives each vector [`Vectors::for_each_vector_after`] reads: record id, agent, vector.
 pub type VectorVisitor<'a> = &'a mut dyn FnMut(i64, &str, Vec<f32>);
 
 /// A full-text search: any of `terms` among the current records of `agents` (stemmed
@@ -61,7 +61,7 @@ pub struct FullText<'a> {
     pub during: Option<Period>,
     pub limit: usize,
     /// The terms' document frequencies, when the caller counted them already
-    /// ([`MemoryStore::document_frequencies`], one per term): a backend that weighs terms by
+    /// ([`Records::document_frequencies`], one per term): a backend that weighs terms by
     /// them itself (PostgreSQL) does not count again.
     pub frequencies: Option<&'a [usize]>,
 }
@@ -73,52 +73,36 @@ pub(crate) fn sql_int(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// What stores memory. Object-safe: the runtime holds an `Arc<dyn MemoryStore>`.
-pub trait MemoryStore: Send + Sync {
-    /// `sqlite` or `postgres`.
-    fn backend(&self) -> &'static str;
-    /// The backend's own consistency check: "ok", or what is wrong.
-    fn integrity_check(&self) -> Result<String>;
+/// What stores memory: one trait per part a reader needs — [`Records`], [`Vectors`],
+/// [`Statements`], [`Forgetting`], [`Inspection`] — each backend implementing all five (in
+/// its `mod.rs`, a block per trait). Object-safe: the runtime holds an `Arc<dyn MemoryStore>`,
+/// and every part's methods are called on it.
+pub trait MemoryStore: Records + Vectors + Statements + Forgetting + Inspection + Send + Sync {}
 
+impl<T: Records + Vectors + Statements + Forgetting + Inspection + Send + Sync> MemoryStore for T {}
+
+/// Records: storing them (with what they say and where they came from), reading them back, and finding them by words.
+pub trait Records {
     /// Insert records in one transaction (see [`Insert`]); a text the agent already has is
     /// not stored twice ([`Inserted::duplicate`]).
     fn insert_many(&self, items: &[Insert<'_>]) -> Result<Vec<Inserted>>;
-    /// [`MemoryStore::insert_many`], marking summary `summary_id` of `agent` as ingested in the
+
+    /// [`Records::insert_many`], marking summary `summary_id` of `agent` as ingested in the
     /// same transaction.
     fn insert_summary(&self, agent: &str, summary_id: &str, items: &[Insert<'_>]) -> Result<Vec<Inserted>>;
+
     /// Whether the bridge already delivered summary `summary_id` of `agent`.
     fn summary_ingested(&self, agent: &str, summary_id: &str) -> Result<bool>;
 
-    /// Attach a vector to a pending record (queue processing).
-    fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()>;
-    fn mark_embed_error(&self, ids: &[i64], error: &str) -> Result<()>;
-    /// Records waiting for an embedding: (id, text), oldest first.
-    fn pending(&self, limit: usize) -> Result<Vec<(i64, String)>>;
-    fn pending_count(&self) -> Result<usize>;
-    /// Make embedding statuses follow `model` (of `dim` dimensions): a record is embedded when
-    /// it has a vector of `model`, pending otherwise. Vectors of other models are kept
-    /// (switching back finds them). Returns how many records wait.
-    fn use_model(&self, model: &str, dim: usize) -> Result<usize>;
-    /// Models with vectors in this store, and how many each.
-    fn vector_models(&self) -> Result<Vec<(String, i64)>>;
-    /// Visit the current vectors of `model` with a record id above `after`, in id order.
-    fn for_each_vector_after(&self, model: &str, after: i64, visit: VectorVisitor<'_>) -> Result<()>;
-    /// The highest record id that has a vector (any model).
-    fn last_vector_id(&self) -> Result<i64>;
-    /// How many current vectors of `model` there are.
-    fn vector_count(&self, model: &str) -> Result<usize>;
-    /// Exact vectors of `ids` (those that have one of `model`).
-    fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>>;
-    /// A vector index the backend keeps itself (pgvector), searched where the data is; `None`
-    /// when the runtime should keep one in memory (SQLite).
-    fn native_index(&self, model: &str, dim: usize) -> Result<Option<Arc<dyn VectorStore>>>;
-
     fn get(&self, id: i64) -> Result<Option<MemoryRecord>>;
+
     /// The records of `ids` that exist, in `ids` order.
     fn get_many(&self, ids: &[i64]) -> Result<Vec<MemoryRecord>>;
+
     /// Full-text search (see [`FullText`]): (id, score), higher = better; scores compare within
     /// one result list only.
     fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>>;
+
     /// [`Self::fts`]'s best `q.limit` and, beside them, the best `q.limit` dated within
     /// `period` — what was said then, however common its words are elsewhere — in one list (an
     /// id in both may be there twice, with the same score; `q.during` is not read). Scores
@@ -129,14 +113,18 @@ pub trait MemoryStore: Send + Sync {
         found.extend(self.fts(&FullText { during: Some(period), ..*q })?);
         Ok(found)
     }
+
     /// For each term, how many current records of `agents` match it, counted up to `cap + 1`
     /// (`cap + 1` reads "more than `cap`"). Where it is cheaper a backend may answer a count
     /// over every agent while that is within `cap` (SQLite): an upper bound, exact above `cap`.
     fn document_frequencies(&self, terms: &[Term], agents: &[String], cap: usize) -> Result<Vec<usize>>;
+
     /// About how many records exist (an upper bound once records were purged), cheaply.
     fn record_count(&self) -> Result<i64>;
+
     /// Pinned or high-weight current records of `agents`, heaviest and newest first.
     fn essentials(&self, agents: &[String], min_weight: f64, limit: usize) -> Result<Vec<MemoryRecord>>;
+
     /// The newest current records of one wing.
     fn recent_in_wing(
         &self,
@@ -145,52 +133,117 @@ pub trait MemoryStore: Send + Sync {
         kinds: &[RecordKind],
         limit: usize,
     ) -> Result<Vec<MemoryRecord>>;
-    /// Current triples of `agents` whose subject or object is one of `entities`
-    /// (case-insensitive), those of forgotten records left out.
-    fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>>;
+
     /// The sentences `agent` forgot ([`memcc_core::said::said_key`]s) in any of `sessions` or
     /// everywhere, which no later record made from those conversations may hold.
     fn tombstones(&self, agent: &str, sessions: &[String]) -> Result<std::collections::HashSet<String>>;
-    /// All triples of an agent about `subject`, current and superseded (history).
-    fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>>;
-    /// The superseded triples stated by `records` (their `source_record`), with the triple that
-    /// superseded each: (old, new). What a hit that says something since changed is marked with.
-    fn superseded_statements(&self, records: &[i64]) -> Result<Vec<(Triple, Triple)>>;
-    /// The triples `record`'s statements superseded, with the one that did: (old, new). A
-    /// record's history: what it replaced.
-    fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>>;
+
     /// Pin (always recall, at the most weight) or unpin `agent`'s current record `id` (unpinned,
     /// it keeps weight `weight`); whether there was such a record.
     fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool>;
+
     /// Visit every record of `agent` (all agents when `None`), in id order.
     fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()>;
-    /// Counts of `agent`'s records, vectors and triples; of the whole store with `None`.
-    fn stats(&self, agent: Option<&str>) -> Result<MemoryStats>;
 
-    /// Forget record `id` of `agent` and what was derived from the same words, in one
-    /// transaction ([`crate::forget::forget`]).
-    fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>>;
-    /// Delete every record of `agent` made from `session_id` (with `summaries`, from those of
-    /// its conversation: [`crate::forget::purge_session`]); the ids removed.
-    fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>>;
-
-    /// Every agent with records, and how many current records each has.
-    fn agents(&self) -> Result<Vec<(String, i64)>>;
-    /// The wings, rooms and kinds of `agent`'s current records.
-    fn facets(&self, agent: &str) -> Result<Facets>;
-    /// Records matching `filter`, newest first.
-    fn list_records(&self, filter: &RecordFilter, offset: usize, limit: usize) -> Result<Page<MemoryRecord>>;
-    /// Every statement of `agent` about the same subject and predicate as record `id`, oldest
-    /// first. Just the record when it states none.
-    fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>>;
-    /// Knowledge-graph triples of `agent`, newest first, those of forgotten records left out.
-    fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>>;
-
-    /// One record (see [`MemoryStore::insert_many`]).
+    /// One record (see [`Records::insert_many`]).
     fn insert(&self, item: Insert<'_>) -> Result<Inserted> {
         let mut out = self.insert_many(std::slice::from_ref(&item))?;
         out.pop().ok_or_else(|| crate::error::MemoryError::Input("nothing was inserted".into()))
     }
+}
+
+/// Records' vectors: the embedding queue, the model they follow, and the rows an in-memory index is built from.
+pub trait Vectors {
+    /// Attach a vector to a pending record (queue processing).
+    fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()>;
+
+    fn mark_embed_error(&self, ids: &[i64], error: &str) -> Result<()>;
+
+    /// Records waiting for an embedding: (id, text), oldest first.
+    fn pending(&self, limit: usize) -> Result<Vec<(i64, String)>>;
+
+    fn pending_count(&self) -> Result<usize>;
+
+    /// Make embedding statuses follow `model` (of `dim` dimensions): a record is embedded when
+    /// it has a vector of `model`, pending otherwise. Vectors of other models are kept
+    /// (switching back finds them). Returns how many records wait.
+    fn use_model(&self, model: &str, dim: usize) -> Result<usize>;
+
+    /// Models with vectors in this store, and how many each.
+    fn vector_models(&self) -> Result<Vec<(String, i64)>>;
+
+    /// Visit the current vectors of `model` with a record id above `after`, in id order.
+    fn for_each_vector_after(&self, model: &str, after: i64, visit: VectorVisitor<'_>) -> Result<()>;
+
+    /// The highest record id that has a vector (any model).
+    fn last_vector_id(&self) -> Result<i64>;
+
+    /// How many current vectors of `model` there are.
+    fn vector_count(&self, model: &str) -> Result<usize>;
+
+    /// Exact vectors of `ids` (those that have one of `model`).
+    fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>>;
+
+    /// A vector index the backend keeps itself (pgvector), searched where the data is; `None`
+    /// when the runtime should keep one in memory (SQLite).
+    fn native_index(&self, model: &str, dim: usize) -> Result<Option<Arc<dyn VectorStore>>>;
+}
+
+/// The knowledge graph: the statements (triples) records make, and which replaced which.
+pub trait Statements {
+    /// Current triples of `agents` whose subject or object is one of `entities`
+    /// (case-insensitive), those of forgotten records left out.
+    fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>>;
+
+    /// All triples of an agent about `subject`, current and superseded (history).
+    fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>>;
+
+    /// The superseded triples stated by `records` (their `source_record`), with the triple that
+    /// superseded each: (old, new). What a hit that says something since changed is marked with.
+    fn superseded_statements(&self, records: &[i64]) -> Result<Vec<(Triple, Triple)>>;
+
+    /// The triples `record`'s statements superseded, with the one that did: (old, new). A
+    /// record's history: what it replaced.
+    fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>>;
+
+    /// Every statement of `agent` about the same subject and predicate as record `id`, oldest
+    /// first. Just the record when it states none.
+    fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>>;
+
+    /// Knowledge-graph triples of `agent`, newest first, those of forgotten records left out.
+    fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>>;
+}
+
+/// Forgetting: a record and what was made from the same words, or every record of a conversation.
+pub trait Forgetting {
+    /// Forget record `id` of `agent` and what was derived from the same words, in one
+    /// transaction ([`crate::forget::forget`]).
+    fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>>;
+
+    /// Delete every record of `agent` made from `session_id` (with `summaries`, from those of
+    /// its conversation: [`crate::forget::purge_session`]); the ids removed.
+    fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>>;
+}
+
+/// What the store is and holds, for people and checks: its backend, counts, agents, facets, pages.
+pub trait Inspection {
+    /// `sqlite` or `postgres`.
+    fn backend(&self) -> &'static str;
+
+    /// The backend's own consistency check: "ok", or what is wrong.
+    fn integrity_check(&self) -> Result<String>;
+
+    /// Counts of `agent`'s records, vectors and triples; of the whole store with `None`.
+    fn stats(&self, agent: Option<&str>) -> Result<MemoryStats>;
+
+    /// Every agent with records, and how many current records each has.
+    fn agents(&self) -> Result<Vec<(String, i64)>>;
+
+    /// The wings, rooms and kinds of `agent`'s current records.
+    fn facets(&self, agent: &str) -> Result<Facets>;
+
+    /// Records matching `filter`, newest first.
+    fn list_records(&self, filter: &RecordFilter, offset: usize, limit: usize) -> Result<Page<MemoryRecord>>;
 }
 
 /// The store `config` selects: `memory.db` at `path`, or the PostgreSQL database it names.

@@ -65,7 +65,7 @@ const MATCHING: &str = "FROM records r, unnest($2::text[], $3::float8[]) AS w(q,
        AND r.forgotten_at IS NULL AND ($6::text IS NULL OR r.wing = $6)";
 
 impl PgStore {
-    /// [`MemoryStore::fts`] (`beside` none) and [`MemoryStore::fts_also_during`] (`beside` the
+    /// [`Records::fts`] (`beside` none) and [`Records::fts_also_during`] (`beside` the
     /// period) in one: every match is scored once, and the best of the period are ranked among
     /// themselves beside the best overall.
     pub(super) fn full_text(&self, q: &FullText<'_>, beside: Option<Period>) -> Result<Vec<(i64, f64)>> {

@@ -33,7 +33,10 @@ use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::insert::InsertTx;
 use crate::period::Period;
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple, content_hash};
-use crate::store::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json, sql_int};
+use crate::store::{
+    Forgetting, FullText, Insert, Inserted, Inspection, MemoryStats, Records, Statements, VectorVisitor, Vectors, json,
+    sql_int,
+};
 use crate::vector::{VectorHit, VectorRow, VectorStore};
 use forget::PgTx;
 use fts::{document_frequencies, term_tsquery};
@@ -133,30 +136,7 @@ fn count(client: &mut impl GenericClient, sql: &str, params: &[&(dyn ToSql + Syn
     Ok(client.query_one(sql, params)?.try_get(0)?)
 }
 
-impl MemoryStore for PgStore {
-    fn backend(&self) -> &'static str {
-        "postgres"
-    }
-
-    fn integrity_check(&self) -> Result<String> {
-        self.pool.run(|c| {
-            let version = count(c, "SELECT COALESCE(MAX(version), 0) FROM memcc_schema", &[])?;
-            let dangling = count(
-                c,
-                "SELECT COUNT(*) FROM records r WHERE r.superseded_by IS NOT NULL
-                   AND NOT EXISTS (SELECT 1 FROM records s WHERE s.id = r.superseded_by)",
-                &[],
-            )?;
-            Ok(if version != PG_SCHEMA_VERSION {
-                format!("schema v{version}, expected v{PG_SCHEMA_VERSION}")
-            } else if dangling > 0 {
-                format!("{dangling} records superseded by a missing record")
-            } else {
-                "ok".into()
-            })
-        })
-    }
-
+impl Records for PgStore {
     fn insert_many(&self, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
         self.pool.write(|tx| insert_all(tx, items))
     }
@@ -182,6 +162,115 @@ impl MemoryStore for PgStore {
         })
     }
 
+    fn get(&self, id: i64) -> Result<Option<MemoryRecord>> {
+        self.pool.run(|c| {
+            c.query_opt(&format!("{RECORD_SELECT} WHERE id = $1"), &[&id])?.as_ref().map(record_from_row).transpose()
+        })
+    }
+
+    fn get_many(&self, ids: &[i64]) -> Result<Vec<MemoryRecord>> {
+        let found = self.pool.run(|c| records(c.query(&format!("{RECORD_SELECT} WHERE id = ANY($1)"), &[&ids])?))?;
+        let mut by_id: HashMap<i64, MemoryRecord> = found.into_iter().map(|r| (r.id, r)).collect();
+        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+    }
+
+    fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>> {
+        self.full_text(q, None)
+    }
+
+    fn fts_also_during(&self, q: &FullText<'_>, period: Period) -> Result<Vec<(i64, f64)>> {
+        self.full_text(&FullText { during: None, ..*q }, Some(period))
+    }
+
+    fn document_frequencies(&self, terms: &[Term], agents: &[String], cap: usize) -> Result<Vec<usize>> {
+        let parts: Vec<String> = terms.iter().map(term_tsquery).collect();
+        let limit = cap as i64 + 1;
+        self.pool.run(|c| document_frequencies(c, &parts, agents, limit))
+    }
+
+    fn record_count(&self) -> Result<i64> {
+        self.pool.run(|c| count(c, MAX_RECORD_ID, &[]))
+    }
+
+    fn essentials(&self, agents: &[String], min_weight: f64, limit: usize) -> Result<Vec<MemoryRecord>> {
+        let limit = limit as i64;
+        self.pool.run(|c| {
+            records(c.query(
+                &format!(
+                    "{RECORD_SELECT} WHERE agent_id = ANY($1) AND (pinned OR weight >= $2) AND {CURRENT_RECORD}
+                     ORDER BY pinned DESC, weight DESC, COALESCE(event_time, created_at) DESC LIMIT $3"
+                ),
+                &[&agents, &min_weight, &limit],
+            )?)
+        })
+    }
+
+    fn recent_in_wing(
+        &self,
+        agents: &[String],
+        wing: &str,
+        kinds: &[RecordKind],
+        limit: usize,
+    ) -> Result<Vec<MemoryRecord>> {
+        let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+        let limit = limit as i64;
+        self.pool.run(|c| {
+            records(c.query(
+                &format!(
+                    "{RECORD_SELECT} WHERE agent_id = ANY($1) AND wing = $2 AND kind = ANY($3) AND {CURRENT_RECORD}
+                     ORDER BY event_time DESC NULLS LAST LIMIT $4"
+                ),
+                &[&agents, &wing, &kinds, &limit],
+            )?)
+        })
+    }
+
+    fn tombstones(&self, agent: &str, sessions: &[String]) -> Result<std::collections::HashSet<String>> {
+        self.pool.run(|c| {
+            let rows = c.query(
+                "SELECT said FROM tombstones WHERE agent_id = $1 AND (session_id = '' OR session_id = ANY($2))",
+                &[&agent, &sessions],
+            )?;
+            rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+        })
+    }
+
+    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool> {
+        self.pool.run(|c| {
+            let n = c.execute(
+                &format!(
+                    "UPDATE records SET pinned = $3, weight = $4 WHERE id = $1 AND agent_id = $2 AND {CURRENT_RECORD}"
+                ),
+                &[&id, &agent, &pinned, &weight],
+            )?;
+            Ok(n > 0)
+        })
+    }
+
+    fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()> {
+        let mut last = i64::MIN;
+        loop {
+            let page = self.pool.run(|c| {
+                records(c.query(
+                    &format!(
+                        "{RECORD_SELECT} WHERE ($1::text IS NULL OR agent_id = $1) AND id > $2 ORDER BY id LIMIT $3"
+                    ),
+                    &[&agent, &last, &PAGE],
+                )?)
+            })?;
+            let n = page.len() as i64;
+            for r in page {
+                last = r.id;
+                visit(r)?;
+            }
+            if n < PAGE {
+                return Ok(());
+            }
+        }
+    }
+}
+
+impl Vectors for PgStore {
     fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()> {
         let v = Vector::from(vector.to_vec());
         self.pool.write(|tx| {
@@ -309,70 +398,9 @@ impl MemoryStore for PgStore {
     fn native_index(&self, model: &str, dim: usize) -> Result<Option<Arc<dyn VectorStore>>> {
         Ok(Some(Arc::new(PgVectors { pool: self.pool.clone(), model: model.to_string(), dim })))
     }
+}
 
-    fn get(&self, id: i64) -> Result<Option<MemoryRecord>> {
-        self.pool.run(|c| {
-            c.query_opt(&format!("{RECORD_SELECT} WHERE id = $1"), &[&id])?.as_ref().map(record_from_row).transpose()
-        })
-    }
-
-    fn get_many(&self, ids: &[i64]) -> Result<Vec<MemoryRecord>> {
-        let found = self.pool.run(|c| records(c.query(&format!("{RECORD_SELECT} WHERE id = ANY($1)"), &[&ids])?))?;
-        let mut by_id: HashMap<i64, MemoryRecord> = found.into_iter().map(|r| (r.id, r)).collect();
-        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
-    }
-
-    fn fts(&self, q: &FullText<'_>) -> Result<Vec<(i64, f64)>> {
-        self.full_text(q, None)
-    }
-
-    fn fts_also_during(&self, q: &FullText<'_>, period: Period) -> Result<Vec<(i64, f64)>> {
-        self.full_text(&FullText { during: None, ..*q }, Some(period))
-    }
-
-    fn document_frequencies(&self, terms: &[Term], agents: &[String], cap: usize) -> Result<Vec<usize>> {
-        let parts: Vec<String> = terms.iter().map(term_tsquery).collect();
-        let limit = cap as i64 + 1;
-        self.pool.run(|c| document_frequencies(c, &parts, agents, limit))
-    }
-
-    fn record_count(&self) -> Result<i64> {
-        self.pool.run(|c| count(c, MAX_RECORD_ID, &[]))
-    }
-
-    fn essentials(&self, agents: &[String], min_weight: f64, limit: usize) -> Result<Vec<MemoryRecord>> {
-        let limit = limit as i64;
-        self.pool.run(|c| {
-            records(c.query(
-                &format!(
-                    "{RECORD_SELECT} WHERE agent_id = ANY($1) AND (pinned OR weight >= $2) AND {CURRENT_RECORD}
-                     ORDER BY pinned DESC, weight DESC, COALESCE(event_time, created_at) DESC LIMIT $3"
-                ),
-                &[&agents, &min_weight, &limit],
-            )?)
-        })
-    }
-
-    fn recent_in_wing(
-        &self,
-        agents: &[String],
-        wing: &str,
-        kinds: &[RecordKind],
-        limit: usize,
-    ) -> Result<Vec<MemoryRecord>> {
-        let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
-        let limit = limit as i64;
-        self.pool.run(|c| {
-            records(c.query(
-                &format!(
-                    "{RECORD_SELECT} WHERE agent_id = ANY($1) AND wing = $2 AND kind = ANY($3) AND {CURRENT_RECORD}
-                     ORDER BY event_time DESC NULLS LAST LIMIT $4"
-                ),
-                &[&agents, &wing, &kinds, &limit],
-            )?)
-        })
-    }
-
+impl Statements for PgStore {
     fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>> {
         if entities.is_empty() {
             return Ok(Vec::new());
@@ -406,16 +434,6 @@ impl MemoryStore for PgStore {
         })
     }
 
-    fn tombstones(&self, agent: &str, sessions: &[String]) -> Result<std::collections::HashSet<String>> {
-        self.pool.run(|c| {
-            let rows = c.query(
-                "SELECT said FROM tombstones WHERE agent_id = $1 AND (session_id = '' OR session_id = ANY($2))",
-                &[&agent, &sessions],
-            )?;
-            rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
-        })
-    }
-
     fn superseded_statements(&self, records: &[i64]) -> Result<Vec<(Triple, Triple)>> {
         self.pool.run(|c| {
             let old = triples(c.query(
@@ -439,18 +457,6 @@ impl MemoryStore for PgStore {
         })
     }
 
-    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool> {
-        self.pool.run(|c| {
-            let n = c.execute(
-                &format!(
-                    "UPDATE records SET pinned = $3, weight = $4 WHERE id = $1 AND agent_id = $2 AND {CURRENT_RECORD}"
-                ),
-                &[&id, &agent, &pinned, &weight],
-            )?;
-            Ok(n > 0)
-        })
-    }
-
     fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>> {
         self.pool.run(|c| {
             let old = triples(c.query(
@@ -471,26 +477,70 @@ impl MemoryStore for PgStore {
         })
     }
 
-    fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()> {
-        let mut last = i64::MIN;
-        loop {
-            let page = self.pool.run(|c| {
-                records(c.query(
-                    &format!(
-                        "{RECORD_SELECT} WHERE ($1::text IS NULL OR agent_id = $1) AND id > $2 ORDER BY id LIMIT $3"
-                    ),
-                    &[&agent, &last, &PAGE],
-                )?)
-            })?;
-            let n = page.len() as i64;
-            for r in page {
-                last = r.id;
-                visit(r)?;
-            }
-            if n < PAGE {
-                return Ok(());
-            }
-        }
+    fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>> {
+        self.pool.run(|c| {
+            records(c.query(
+                &format!(
+                    "WITH RECURSIVE older(id) AS (SELECT $2::bigint UNION SELECT r.id FROM records r JOIN older o ON r.superseded_by = o.id),
+                                    newer(id) AS (SELECT $2::bigint UNION SELECT r.superseded_by FROM records r JOIN newer n ON r.id = n.id
+                                                  WHERE r.superseded_by IS NOT NULL)
+                     {RECORD_SELECT} WHERE agent_id = $1 AND (id IN (SELECT id FROM older) OR id IN (SELECT id FROM newer)
+                       OR (subject IS NOT NULL AND predicate IS NOT NULL
+                           AND (lower(subject), predicate) = (SELECT lower(subject), predicate FROM records WHERE id = $2)))
+                     ORDER BY COALESCE(event_time, created_at), id"
+                ),
+                &[&agent, &id],
+            )?)
+        })
+    }
+
+    fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>> {
+        let clause = "WHERE agent_id = $1 AND NOT EXISTS
+               (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)";
+        let (limit, offset_i) = (sql_int(limit), sql_int(offset));
+        self.pool.run(|c| {
+            let total = count(c, &format!("SELECT COUNT(*) FROM triples {clause}"), &[&agent])?;
+            let items = triples(c.query(
+                &format!("{TRIPLE_SELECT} {clause} ORDER BY id DESC LIMIT $2 OFFSET $3"),
+                &[&agent, &limit, &offset_i],
+            )?)?;
+            Ok(Page { items, total, offset })
+        })
+    }
+}
+
+impl Forgetting for PgStore {
+    fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>> {
+        self.pool.write(|tx| crate::forget::forget(&mut PgTx(tx), agent, id, how))
+    }
+
+    fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>> {
+        self.pool.write(|tx| crate::forget::purge_session(&mut PgTx(tx), agent, session_id, summaries))
+    }
+}
+
+impl Inspection for PgStore {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn integrity_check(&self) -> Result<String> {
+        self.pool.run(|c| {
+            let version = count(c, "SELECT COALESCE(MAX(version), 0) FROM memcc_schema", &[])?;
+            let dangling = count(
+                c,
+                "SELECT COUNT(*) FROM records r WHERE r.superseded_by IS NOT NULL
+                   AND NOT EXISTS (SELECT 1 FROM records s WHERE s.id = r.superseded_by)",
+                &[],
+            )?;
+            Ok(if version != PG_SCHEMA_VERSION {
+                format!("schema v{version}, expected v{PG_SCHEMA_VERSION}")
+            } else if dangling > 0 {
+                format!("{dangling} records superseded by a missing record")
+            } else {
+                "ok".into()
+            })
+        })
     }
 
     fn stats(&self, agent: Option<&str>) -> Result<MemoryStats> {
@@ -527,14 +577,6 @@ impl MemoryStore for PgStore {
                 agents: agents.into_iter().map(|(a, _)| a).collect(),
             })
         })
-    }
-
-    fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>> {
-        self.pool.write(|tx| crate::forget::forget(&mut PgTx(tx), agent, id, how))
-    }
-
-    fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>> {
-        self.pool.write(|tx| crate::forget::purge_session(&mut PgTx(tx), agent, session_id, summaries))
     }
 
     fn agents(&self) -> Result<Vec<(String, i64)>> {
@@ -576,37 +618,6 @@ impl MemoryStore for PgStore {
             let items = records(c.query(
                 &format!("{RECORD_SELECT} {clause} ORDER BY id DESC LIMIT $6 OFFSET $7"),
                 &[&f.agent_id, &f.wing, &f.room, &f.kind, &f.include_forgotten, &limit, &offset_i],
-            )?)?;
-            Ok(Page { items, total, offset })
-        })
-    }
-
-    fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>> {
-        self.pool.run(|c| {
-            records(c.query(
-                &format!(
-                    "WITH RECURSIVE older(id) AS (SELECT $2::bigint UNION SELECT r.id FROM records r JOIN older o ON r.superseded_by = o.id),
-                                    newer(id) AS (SELECT $2::bigint UNION SELECT r.superseded_by FROM records r JOIN newer n ON r.id = n.id
-                                                  WHERE r.superseded_by IS NOT NULL)
-                     {RECORD_SELECT} WHERE agent_id = $1 AND (id IN (SELECT id FROM older) OR id IN (SELECT id FROM newer)
-                       OR (subject IS NOT NULL AND predicate IS NOT NULL
-                           AND (lower(subject), predicate) = (SELECT lower(subject), predicate FROM records WHERE id = $2)))
-                     ORDER BY COALESCE(event_time, created_at), id"
-                ),
-                &[&agent, &id],
-            )?)
-        })
-    }
-
-    fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>> {
-        let clause = "WHERE agent_id = $1 AND NOT EXISTS
-               (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)";
-        let (limit, offset_i) = (sql_int(limit), sql_int(offset));
-        self.pool.run(|c| {
-            let total = count(c, &format!("SELECT COUNT(*) FROM triples {clause}"), &[&agent])?;
-            let items = triples(c.query(
-                &format!("{TRIPLE_SELECT} {clause} ORDER BY id DESC LIMIT $2 OFFSET $3"),
-                &[&agent, &limit, &offset_i],
             )?)?;
             Ok(Page { items, total, offset })
         })

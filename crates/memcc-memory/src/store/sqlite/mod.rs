@@ -18,7 +18,10 @@ use crate::period::Period;
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple, content_hash};
 use crate::store::rows::CURRENT_RECORD;
 pub(crate) use crate::store::rows::TRIPLE_SELECT;
-use crate::store::{FullText, Insert, Inserted, MemoryStats, MemoryStore, VectorVisitor, json, sql_int};
+use crate::store::{
+    Forgetting, FullText, Insert, Inserted, Inspection, MemoryStats, Records, Statements, VectorVisitor, Vectors, json,
+    sql_int,
+};
 use crate::vector::VectorStore;
 use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};
 use memcc_core::time::now_ms;
@@ -83,21 +86,13 @@ impl SqliteStore {
     }
 }
 
-impl MemoryStore for SqliteStore {
-    fn backend(&self) -> &'static str {
-        "sqlite"
-    }
-
-    fn integrity_check(&self) -> Result<String> {
-        Ok(self.writer().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
-    }
-
+impl Records for SqliteStore {
     /// Insert records in one transaction (see [`Insert`]).
     fn insert_many(&self, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
         self.write(|tx| items.iter().map(|item| insert_in(tx, item)).collect())
     }
 
-    /// [`MemoryStore::insert_many`], marking summary `summary_id` of `agent` as ingested in the
+    /// [`Records::insert_many`], marking summary `summary_id` of `agent` as ingested in the
     /// same transaction.
     fn insert_summary(&self, agent: &str, summary_id: &str, items: &[Insert<'_>]) -> Result<Vec<Inserted>> {
         self.write(|tx| {
@@ -120,136 +115,6 @@ impl MemoryStore for SqliteStore {
             )
             .optional()?
             .is_some())
-    }
-
-    /// Attach a vector to a pending record (queue processing).
-    fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()> {
-        self.write(|tx| {
-            tx.execute(
-                "INSERT OR REPLACE INTO vectors (record_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
-                params![id, model, vector.len() as i64, vector_to_blob(vector)],
-            )?;
-            tx.execute("UPDATE records SET embed_status = 'embedded', embed_error = NULL WHERE id = ?1", [id])?;
-            Ok(())
-        })
-    }
-
-    fn mark_embed_error(&self, ids: &[i64], error: &str) -> Result<()> {
-        let conn = self.writer();
-        let mut stmt = conn.prepare_cached("UPDATE records SET embed_error = ?2 WHERE id = ?1")?;
-        for id in ids {
-            stmt.execute(params![id, error])?;
-        }
-        Ok(())
-    }
-
-    /// Records waiting for an embedding: (id, text).
-    fn pending(&self, limit: usize) -> Result<Vec<(i64, String)>> {
-        let conn = self.reader();
-        let mut stmt = conn.prepare_cached(
-            "SELECT id, text FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL ORDER BY id LIMIT ?1",
-        )?;
-        let rows = stmt.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
-    }
-
-    fn pending_count(&self) -> Result<usize> {
-        let conn = self.reader();
-        let n: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(n as usize)
-    }
-
-    /// Make embedding statuses follow `model`: a record is embedded when it has a vector of
-    /// `model`, pending otherwise. Vectors of other models are kept (switching back finds them).
-    /// Only does work when the model changed since the last open; returns how many records wait.
-    fn use_model(&self, model: &str, _dim: usize) -> Result<usize> {
-        const PENDING: &str = "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL";
-        // The common case, the model of last time, is a read: nothing to change, and a store
-        // opened for reading only is served.
-        {
-            let conn = self.reader();
-            let last: Option<String> =
-                conn.query_row("SELECT value FROM meta WHERE key = 'model'", [], |r| r.get(0)).optional()?;
-            if last.as_deref() == Some(model) {
-                return Ok(conn.query_row(PENDING, [], |r| r.get::<_, i64>(0))? as usize);
-            }
-        }
-        self.write(|tx| {
-            let last: Option<String> =
-                tx.query_row("SELECT value FROM meta WHERE key = 'model'", [], |r| r.get(0)).optional()?;
-            let others: i64 =
-                tx.query_row("SELECT COUNT(*) FROM (SELECT 1 FROM vectors WHERE model <> ?1 LIMIT 1)", [model], |r| {
-                    r.get(0)
-                })?;
-            if last.as_deref() != Some(model) && (last.is_some() || others > 0) {
-                tx.execute(
-                    "UPDATE records SET embed_status = CASE WHEN EXISTS
-                       (SELECT 1 FROM vectors v WHERE v.record_id = records.id AND v.model = ?1)
-                       THEN 'embedded' ELSE 'pending' END",
-                    [model],
-                )?;
-            }
-            tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('model', ?1)", [model])?;
-            let pending: i64 = tx.query_row(PENDING, [], |r| r.get(0))?;
-            Ok(pending as usize)
-        })
-    }
-
-    /// Models with vectors in this store, and how many each.
-    fn vector_models(&self) -> Result<Vec<(String, i64)>> {
-        let conn = self.reader();
-        let mut stmt = conn.prepare("SELECT model, COUNT(*) FROM vectors GROUP BY model ORDER BY model")?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
-    }
-
-    /// Like [`MemoryStore::for_each_vector`], for records with an id above `after` only.
-    fn for_each_vector_after(&self, model: &str, after: i64, visit: VectorVisitor<'_>) -> Result<()> {
-        let conn = self.reader();
-        let mut stmt = conn.prepare_cached(
-            "SELECT v.record_id, r.agent_id, v.data FROM vectors v JOIN records r ON r.id = v.record_id
-             WHERE v.model = ?1 AND r.forgotten_at IS NULL AND v.record_id > ?2 ORDER BY v.record_id",
-        )?;
-        let mut rows = stmt.query(params![model, after])?;
-        while let Some(row) = rows.next()? {
-            let id: i64 = row.get(0)?;
-            let agent: String = row.get(1)?;
-            let blob: Vec<u8> = row.get(2)?;
-            visit(id, &agent, blob_to_vector(&blob));
-        }
-        Ok(())
-    }
-
-    /// The highest record id that has a vector (any model): how far the index must have read.
-    fn last_vector_id(&self) -> Result<i64> {
-        Ok(self.reader().query_row("SELECT COALESCE(MAX(record_id), 0) FROM vectors", [], |r| r.get(0))?)
-    }
-
-    /// How many vectors `for_each_vector` visits for `model`.
-    fn vector_count(&self, model: &str) -> Result<usize> {
-        let n: i64 = self.reader().query_row(
-            "SELECT COUNT(*) FROM vectors v JOIN records r ON r.id = v.record_id
-             WHERE v.model = ?1 AND r.forgotten_at IS NULL",
-            [model],
-            |r| r.get(0),
-        )?;
-        Ok(usize::try_from(n).unwrap_or(0))
-    }
-
-    /// Exact vectors of `ids` (those that have one of `model`), in one query.
-    fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
-        let conn = self.reader();
-        let ids_json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
-        let mut stmt = conn.prepare_cached(
-            "SELECT record_id, data FROM vectors WHERE model = ?2 AND record_id IN (SELECT value FROM json_each(?1))",
-        )?;
-        let rows =
-            stmt.query_map(params![ids_json, model], |r| Ok((r.get(0)?, blob_to_vector(&r.get::<_, Vec<u8>>(1)?))))?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
     fn get(&self, id: i64) -> Result<Option<MemoryRecord>> {
@@ -392,6 +257,176 @@ impl MemoryStore for SqliteStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
+    fn tombstones(&self, agent: &str, sessions: &[String]) -> Result<std::collections::HashSet<String>> {
+        let conn = self.reader();
+        let sessions = serde_json::to_string(sessions).unwrap_or_else(|_| "[]".into());
+        let mut stmt = conn.prepare_cached(
+            "SELECT said FROM tombstones
+              WHERE agent_id = ?1 AND (session_id = '' OR session_id IN (SELECT value FROM json_each(?2)))",
+        )?;
+        let rows = stmt.query_map(params![agent, sessions], |r| r.get(0))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool> {
+        let conn = self.writer();
+        let n = conn.execute(
+            &format!(
+                "UPDATE records SET pinned = ?3, weight = ?4 WHERE id = ?1 AND agent_id = ?2 AND {CURRENT_RECORD}"
+            ),
+            params![id, agent, pinned, weight],
+        )?;
+        Ok(n > 0)
+    }
+
+    /// Visit every record of `agent` (all agents when `None`), in id order.
+    fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare(&format!("{RECORD_SELECT} WHERE ?1 IS NULL OR agent_id = ?1 ORDER BY id"))?;
+        let mut rows = stmt.query([agent])?;
+        while let Some(row) = rows.next()? {
+            visit(record_from_row(row)?)?;
+        }
+        Ok(())
+    }
+}
+
+impl Vectors for SqliteStore {
+    /// Attach a vector to a pending record (queue processing).
+    fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT OR REPLACE INTO vectors (record_id, model, dim, data) VALUES (?1, ?2, ?3, ?4)",
+                params![id, model, vector.len() as i64, vector_to_blob(vector)],
+            )?;
+            tx.execute("UPDATE records SET embed_status = 'embedded', embed_error = NULL WHERE id = ?1", [id])?;
+            Ok(())
+        })
+    }
+
+    fn mark_embed_error(&self, ids: &[i64], error: &str) -> Result<()> {
+        let conn = self.writer();
+        let mut stmt = conn.prepare_cached("UPDATE records SET embed_error = ?2 WHERE id = ?1")?;
+        for id in ids {
+            stmt.execute(params![id, error])?;
+        }
+        Ok(())
+    }
+
+    /// Records waiting for an embedding: (id, text).
+    fn pending(&self, limit: usize) -> Result<Vec<(i64, String)>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, text FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL ORDER BY id LIMIT ?1",
+        )?;
+        let rows = stmt.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn pending_count(&self) -> Result<usize> {
+        let conn = self.reader();
+        let n: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
+
+    /// Make embedding statuses follow `model`: a record is embedded when it has a vector of
+    /// `model`, pending otherwise. Vectors of other models are kept (switching back finds them).
+    /// Only does work when the model changed since the last open; returns how many records wait.
+    fn use_model(&self, model: &str, _dim: usize) -> Result<usize> {
+        const PENDING: &str = "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL";
+        // The common case, the model of last time, is a read: nothing to change, and a store
+        // opened for reading only is served.
+        {
+            let conn = self.reader();
+            let last: Option<String> =
+                conn.query_row("SELECT value FROM meta WHERE key = 'model'", [], |r| r.get(0)).optional()?;
+            if last.as_deref() == Some(model) {
+                return Ok(conn.query_row(PENDING, [], |r| r.get::<_, i64>(0))? as usize);
+            }
+        }
+        self.write(|tx| {
+            let last: Option<String> =
+                tx.query_row("SELECT value FROM meta WHERE key = 'model'", [], |r| r.get(0)).optional()?;
+            let others: i64 =
+                tx.query_row("SELECT COUNT(*) FROM (SELECT 1 FROM vectors WHERE model <> ?1 LIMIT 1)", [model], |r| {
+                    r.get(0)
+                })?;
+            if last.as_deref() != Some(model) && (last.is_some() || others > 0) {
+                tx.execute(
+                    "UPDATE records SET embed_status = CASE WHEN EXISTS
+                       (SELECT 1 FROM vectors v WHERE v.record_id = records.id AND v.model = ?1)
+                       THEN 'embedded' ELSE 'pending' END",
+                    [model],
+                )?;
+            }
+            tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('model', ?1)", [model])?;
+            let pending: i64 = tx.query_row(PENDING, [], |r| r.get(0))?;
+            Ok(pending as usize)
+        })
+    }
+
+    /// Models with vectors in this store, and how many each.
+    fn vector_models(&self) -> Result<Vec<(String, i64)>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare("SELECT model, COUNT(*) FROM vectors GROUP BY model ORDER BY model")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// Like [`Vectors::for_each_vector`], for records with an id above `after` only.
+    fn for_each_vector_after(&self, model: &str, after: i64, visit: VectorVisitor<'_>) -> Result<()> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(
+            "SELECT v.record_id, r.agent_id, v.data FROM vectors v JOIN records r ON r.id = v.record_id
+             WHERE v.model = ?1 AND r.forgotten_at IS NULL AND v.record_id > ?2 ORDER BY v.record_id",
+        )?;
+        let mut rows = stmt.query(params![model, after])?;
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            let agent: String = row.get(1)?;
+            let blob: Vec<u8> = row.get(2)?;
+            visit(id, &agent, blob_to_vector(&blob));
+        }
+        Ok(())
+    }
+
+    /// The highest record id that has a vector (any model): how far the index must have read.
+    fn last_vector_id(&self) -> Result<i64> {
+        Ok(self.reader().query_row("SELECT COALESCE(MAX(record_id), 0) FROM vectors", [], |r| r.get(0))?)
+    }
+
+    /// How many vectors `for_each_vector` visits for `model`.
+    fn vector_count(&self, model: &str) -> Result<usize> {
+        let n: i64 = self.reader().query_row(
+            "SELECT COUNT(*) FROM vectors v JOIN records r ON r.id = v.record_id
+             WHERE v.model = ?1 AND r.forgotten_at IS NULL",
+            [model],
+            |r| r.get(0),
+        )?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// Exact vectors of `ids` (those that have one of `model`), in one query.
+    fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
+        let conn = self.reader();
+        let ids_json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+        let mut stmt = conn.prepare_cached(
+            "SELECT record_id, data FROM vectors WHERE model = ?2 AND record_id IN (SELECT value FROM json_each(?1))",
+        )?;
+        let rows =
+            stmt.query_map(params![ids_json, model], |r| Ok((r.get(0)?, blob_to_vector(&r.get::<_, Vec<u8>>(1)?))))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+    fn native_index(&self, _model: &str, _dim: usize) -> Result<Option<Arc<dyn VectorStore>>> {
+        Ok(None)
+    }
+}
+
+impl Statements for SqliteStore {
     /// Current triples of `agents` whose subject or object is one of `entities` (case-insensitive).
     fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>> {
         if entities.is_empty() {
@@ -423,17 +458,6 @@ impl MemoryStore for SqliteStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    fn tombstones(&self, agent: &str, sessions: &[String]) -> Result<std::collections::HashSet<String>> {
-        let conn = self.reader();
-        let sessions = serde_json::to_string(sessions).unwrap_or_else(|_| "[]".into());
-        let mut stmt = conn.prepare_cached(
-            "SELECT said FROM tombstones
-              WHERE agent_id = ?1 AND (session_id = '' OR session_id IN (SELECT value FROM json_each(?2)))",
-        )?;
-        let rows = stmt.query_map(params![agent, sessions], |r| r.get(0))?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
-    }
-
     fn superseded_statements(&self, records: &[i64]) -> Result<Vec<(Triple, Triple)>> {
         let conn = self.reader();
         let ids_json = serde_json::to_string(records).unwrap_or_else(|_| "[]".into());
@@ -455,17 +479,6 @@ impl MemoryStore for SqliteStore {
         Ok(out)
     }
 
-    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool> {
-        let conn = self.writer();
-        let n = conn.execute(
-            &format!(
-                "UPDATE records SET pinned = ?3, weight = ?4 WHERE id = ?1 AND agent_id = ?2 AND {CURRENT_RECORD}"
-            ),
-            params![id, agent, pinned, weight],
-        )?;
-        Ok(n > 0)
-    }
-
     fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>> {
         let conn = self.reader();
         let mut stmt = conn.prepare_cached(&format!(
@@ -483,15 +496,50 @@ impl MemoryStore for SqliteStore {
         Ok(out)
     }
 
-    /// Visit every record of `agent` (all agents when `None`), in id order.
-    fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()> {
+    fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>> {
         let conn = self.reader();
-        let mut stmt = conn.prepare(&format!("{RECORD_SELECT} WHERE ?1 IS NULL OR agent_id = ?1 ORDER BY id"))?;
-        let mut rows = stmt.query([agent])?;
-        while let Some(row) = rows.next()? {
-            visit(record_from_row(row)?)?;
-        }
-        Ok(())
+        // The statements of its subject and predicate, and the chain of edits it is part of.
+        let mut stmt = conn.prepare(&format!(
+            "WITH RECURSIVE older(id) AS (SELECT ?2 UNION SELECT r.id FROM records r JOIN older o ON r.superseded_by = o.id),
+                            newer(id) AS (SELECT ?2 UNION SELECT r.superseded_by FROM records r JOIN newer n ON r.id = n.id
+                                          WHERE r.superseded_by IS NOT NULL)
+             {RECORD_SELECT} WHERE agent_id = ?1 AND (id IN (SELECT id FROM older) OR id IN (SELECT id FROM newer)
+               OR (subject IS NOT NULL AND predicate IS NOT NULL
+                   AND (lower(subject), predicate) = (SELECT lower(subject), predicate FROM records WHERE id = ?2)))
+             ORDER BY COALESCE(event_time, created_at), id"
+        ))?;
+        let rows = stmt.query_map(params![agent, id], record_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>> {
+        let conn = self.reader();
+        let clause = "WHERE agent_id = ?1
+               AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)";
+        let total: i64 = conn.query_row(&format!("SELECT COUNT(*) FROM triples {clause}"), [agent], |r| r.get(0))?;
+        let mut stmt = conn.prepare(&format!("{TRIPLE_SELECT} {clause} ORDER BY id DESC LIMIT ?2 OFFSET ?3"))?;
+        let rows = stmt.query_map(params![agent, sql_int(limit), sql_int(offset)], triple_from_row)?;
+        Ok(Page { items: rows.collect::<std::result::Result<_, _>>()?, total, offset })
+    }
+}
+
+impl Forgetting for SqliteStore {
+    fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>> {
+        self.write(|tx| crate::forget::forget(&mut SqliteTx(tx), agent, id, how))
+    }
+
+    fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>> {
+        self.write(|tx| crate::forget::purge_session(&mut SqliteTx(tx), agent, session_id, summaries))
+    }
+}
+
+impl Inspection for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn integrity_check(&self) -> Result<String> {
+        Ok(self.writer().query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
     }
 
     fn stats(&self, agent: Option<&str>) -> Result<MemoryStats> {
@@ -523,17 +571,6 @@ impl MemoryStore for SqliteStore {
             triples: one(&format!("SELECT COUNT(*) FROM triples WHERE {OF}"))?,
             agents: agents.into_iter().map(|(a, _)| a).collect(),
         })
-    }
-    fn native_index(&self, _model: &str, _dim: usize) -> Result<Option<Arc<dyn VectorStore>>> {
-        Ok(None)
-    }
-
-    fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>> {
-        self.write(|tx| crate::forget::forget(&mut SqliteTx(tx), agent, id, how))
-    }
-
-    fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>> {
-        self.write(|tx| crate::forget::purge_session(&mut SqliteTx(tx), agent, session_id, summaries))
     }
 
     fn agents(&self) -> Result<Vec<(String, i64)>> {
@@ -573,32 +610,6 @@ impl MemoryStore for SqliteStore {
             params![f.agent_id, f.wing, f.room, f.kind, f.include_forgotten, sql_int(limit), sql_int(offset)],
             record_from_row,
         )?;
-        Ok(Page { items: rows.collect::<std::result::Result<_, _>>()?, total, offset })
-    }
-
-    fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>> {
-        let conn = self.reader();
-        // The statements of its subject and predicate, and the chain of edits it is part of.
-        let mut stmt = conn.prepare(&format!(
-            "WITH RECURSIVE older(id) AS (SELECT ?2 UNION SELECT r.id FROM records r JOIN older o ON r.superseded_by = o.id),
-                            newer(id) AS (SELECT ?2 UNION SELECT r.superseded_by FROM records r JOIN newer n ON r.id = n.id
-                                          WHERE r.superseded_by IS NOT NULL)
-             {RECORD_SELECT} WHERE agent_id = ?1 AND (id IN (SELECT id FROM older) OR id IN (SELECT id FROM newer)
-               OR (subject IS NOT NULL AND predicate IS NOT NULL
-                   AND (lower(subject), predicate) = (SELECT lower(subject), predicate FROM records WHERE id = ?2)))
-             ORDER BY COALESCE(event_time, created_at), id"
-        ))?;
-        let rows = stmt.query_map(params![agent, id], record_from_row)?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
-    }
-
-    fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>> {
-        let conn = self.reader();
-        let clause = "WHERE agent_id = ?1
-               AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)";
-        let total: i64 = conn.query_row(&format!("SELECT COUNT(*) FROM triples {clause}"), [agent], |r| r.get(0))?;
-        let mut stmt = conn.prepare(&format!("{TRIPLE_SELECT} {clause} ORDER BY id DESC LIMIT ?2 OFFSET ?3"))?;
-        let rows = stmt.query_map(params![agent, sql_int(limit), sql_int(offset)], triple_from_row)?;
         Ok(Page { items: rows.collect::<std::result::Result<_, _>>()?, total, offset })
     }
 }
