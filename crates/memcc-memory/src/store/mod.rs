@@ -73,6 +73,20 @@ pub(crate) fn sql_int(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
+/// The statements that delete the triples `condition` selects, in their order: first a triple
+/// they superseded is current again (as a record is when the record that superseded it is
+/// purged), so no reference dangles; then they go. Both backends run these (only their
+/// parameters' syntax differs).
+pub(crate) fn delete_triples_sql(condition: &str) -> [String; 2] {
+    [
+        format!(
+            "UPDATE triples SET superseded_by = NULL, valid_until = NULL
+              WHERE superseded_by IN (SELECT id FROM triples WHERE {condition})"
+        ),
+        format!("DELETE FROM triples WHERE {condition}"),
+    ]
+}
+
 /// What stores memory: one trait per part a reader needs — [`Records`], [`Vectors`],
 /// [`Statements`], [`Forgetting`], [`Inspection`] — each backend implementing all five (in
 /// its `mod.rs`, a block per trait). Object-safe: the runtime holds an `Arc<dyn MemoryStore>`,

@@ -117,15 +117,10 @@ impl ForgetTx for PgTx<'_, '_> {
     }
 }
 
-/// Delete the triples `condition` selects; a triple they superseded is current again.
+/// Delete the triples `condition` selects ([`crate::store::delete_triples_sql`]).
 fn delete_triples(tx: &mut Transaction<'_>, condition: &str, params: &[&(dyn ToSql + Sync)]) -> Result<()> {
-    tx.execute(
-        &format!(
-            "UPDATE triples SET superseded_by = NULL, valid_until = NULL
-              WHERE superseded_by IN (SELECT id FROM triples WHERE {condition})"
-        ),
-        params,
-    )?;
-    tx.execute(&format!("DELETE FROM triples WHERE {condition}"), params)?;
+    for sql in crate::store::delete_triples_sql(condition) {
+        tx.execute(&sql, params)?;
+    }
     Ok(())
 }

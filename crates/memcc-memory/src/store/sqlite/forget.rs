@@ -115,16 +115,10 @@ impl ForgetTx for SqliteTx<'_> {
     }
 }
 
-/// Delete the triples `condition` selects. A triple they superseded is current again (as a
-/// record is when the record that superseded it is purged), so no reference dangles.
+/// Delete the triples `condition` selects ([`crate::store::delete_triples_sql`]).
 fn delete_triples(tx: &Transaction<'_>, condition: &str, params: &[&dyn rusqlite::ToSql]) -> Result<()> {
-    tx.execute(
-        &format!(
-            "UPDATE triples SET superseded_by = NULL, valid_until = NULL
-              WHERE superseded_by IN (SELECT id FROM triples WHERE {condition})"
-        ),
-        params,
-    )?;
-    tx.execute(&format!("DELETE FROM triples WHERE {condition}"), params)?;
+    for sql in crate::store::delete_triples_sql(condition) {
+        tx.execute(&sql, params)?;
+    }
     Ok(())
 }
