@@ -198,12 +198,15 @@ fn apply(conn: &mut Connection, migrations: &[&str]) -> Result<(), SqliteError> 
                 return Err(SqliteError::NewerSchema { found: current, supported });
             }
             let Some(sql) = migrations.get(current as usize) else { return Ok(true) };
+            // What the step leaves dangling is its fault; what dangled before it (a file an old
+            // build wrote) is not, and must not make the file unopenable.
+            let before = dangling(conn)?;
             conn.execute_batch(sql)?;
-            let dangling: Option<String> = conn.query_row("PRAGMA foreign_key_check", [], |r| r.get(0)).optional()?;
-            if let Some(table) = dangling {
+            let after = dangling(conn)?;
+            if after > before {
                 return Err(SqliteError::Migration {
                     version: current + 1,
-                    reason: format!("{table} would refer to rows that no longer exist"),
+                    reason: format!("{} rows would refer to rows that no longer exist", after - before),
                 });
             }
             conn.pragma_update(None, "user_version", current + 1)?;
@@ -222,6 +225,17 @@ fn apply(conn: &mut Connection, migrations: &[&str]) -> Result<(), SqliteError> 
             }
         }
     }
+}
+
+/// How many rows refer to a row that does not exist (`PRAGMA foreign_key_check`).
+fn dangling(conn: &Connection) -> rusqlite::Result<usize> {
+    let mut stmt = conn.prepare("PRAGMA foreign_key_check")?;
+    let mut rows = stmt.query([])?;
+    let mut n = 0;
+    while rows.next()?.is_some() {
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// A full-text table and what it indexes: `rows` selects `(rowid, text)`, each row stored as
@@ -284,5 +298,56 @@ pub fn refresh_full_text(conn: &mut Connection, tables: &[FullTextTable<'_>]) ->
             let _ = conn.execute_batch("ROLLBACK");
             Err(e)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PARENT_AND_CHILD: &str = "CREATE TABLE parent (id INTEGER PRIMARY KEY);
+         CREATE TABLE child (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parent(id));
+         INSERT INTO parent VALUES (1); INSERT INTO child VALUES (10, 1);";
+
+    fn version(conn: &Connection) -> i64 {
+        conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap()
+    }
+
+    /// A step may rebuild a table others refer to; one that leaves a reference dangling is
+    /// refused whole, and the file stays at the version before it.
+    #[test]
+    fn a_step_that_leaves_a_reference_dangling_is_refused_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = open_writer(&dir.path().join("t.db")).unwrap();
+        let rebuild = "CREATE TABLE parent_new (id INTEGER PRIMARY KEY, name TEXT);
+             INSERT INTO parent_new (id) SELECT id FROM parent;
+             DROP TABLE parent; ALTER TABLE parent_new RENAME TO parent;";
+        migrate(&mut conn, &[PARENT_AND_CHILD, rebuild]).unwrap();
+        assert_eq!(version(&conn), 2);
+        let child: i64 = conn.query_row("SELECT parent FROM child", [], |r| r.get(0)).unwrap();
+        assert_eq!(child, 1, "the rebuild kept the row the child refers to");
+
+        let loses_the_parent = "DELETE FROM parent;";
+        let err = migrate(&mut conn, &[PARENT_AND_CHILD, rebuild, loses_the_parent]).unwrap_err();
+        assert!(err.to_string().contains("refused, nothing changed"), "{err}");
+        assert_eq!(version(&conn), 2);
+        let parents: i64 = conn.query_row("SELECT COUNT(*) FROM parent", [], |r| r.get(0)).unwrap();
+        assert_eq!(parents, 1, "rolled back");
+        let enforced: bool = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
+        assert!(enforced, "foreign keys are on again");
+    }
+
+    /// A reference that dangled before a step (a file an old build wrote) is not the step's
+    /// doing: the migration goes on.
+    #[test]
+    fn references_that_dangled_before_do_not_block_a_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = open_writer(&dir.path().join("t.db")).unwrap();
+        migrate(&mut conn, &[PARENT_AND_CHILD]).unwrap();
+        conn.pragma_update(None, "foreign_keys", "OFF").unwrap();
+        conn.execute("INSERT INTO child VALUES (11, 99)", []).unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        migrate(&mut conn, &[PARENT_AND_CHILD, "CREATE TABLE other (id INTEGER PRIMARY KEY);"]).unwrap();
+        assert_eq!(version(&conn), 2);
     }
 }
