@@ -96,10 +96,7 @@ fn written(binary: &Binary, doc: &str, text: &str) -> Vec<Written> {
                 };
                 // Flags every command takes may come first (`memcc --agent A hook …`).
                 while let Some(flag) = rest.first().and_then(|w| flag_of(w)).filter(|f| binary.global.contains(f)) {
-                    let takes_value = binary.commands[""]
-                        .get_arguments()
-                        .find(|a| a.get_long() == Some(&flag[2..]))
-                        .is_some_and(|a| a.get_action().takes_values());
+                    let takes_value = binary.flag("", &flag).is_some_and(|a| a.get_action().takes_values());
                     rest = &rest[if takes_value { 2 } else { 1 }.min(rest.len())..];
                 }
                 if i > 0 && binary.child(&path, rest.first().map_or("", String::as_str)).is_none() {

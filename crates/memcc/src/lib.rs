@@ -192,8 +192,8 @@ impl MemccConfig {
     /// The token budget to compact and assemble in when the host asks for `asked`: the host's
     /// value (else [`DEFAULT_TOKEN_BUDGET`]), no more than the configured `tokenBudget`, and no
     /// less than [`MIN_TOKEN_BUDGET`]. A value that is not a finite number counts as not asked.
-    pub fn token_budget(&self, asked: Option<f64>) -> usize {
-        memcc_core::budget::Budget::grant(asked, self.token_budget).tokens()
+    pub fn token_budget(&self, asked: Option<f64>) -> Budget {
+        Budget::grant(asked, self.token_budget)
     }
 
     pub fn data_dir(&self) -> PathBuf {
@@ -558,7 +558,7 @@ impl Memcc {
     /// [`Self::flush`], [`Self::assemble`] and [`Self::assemble_for`] take, so a host cannot
     /// hand the engine a number that skipped the configured cap or the floor.
     pub fn budget(&self, asked: Option<f64>) -> Budget {
-        Budget::grant(asked, self.config.token_budget)
+        self.config.token_budget(asked)
     }
 
     /// Compact `session` (when over its threshold, always with `force`) within `budget`.
@@ -635,16 +635,16 @@ mod tests {
     #[test]
     fn the_token_budget_is_the_host_s_within_the_configured_cap_and_the_floor() {
         let plain = MemccConfig::default();
-        assert_eq!(plain.token_budget(None), DEFAULT_TOKEN_BUDGET);
-        assert_eq!(plain.token_budget(Some(9000.7)), 9000);
-        assert_eq!(plain.token_budget(Some(f64::NAN)), DEFAULT_TOKEN_BUDGET);
-        assert_eq!(plain.token_budget(Some(-5.0)), MIN_TOKEN_BUDGET);
-        assert_eq!(plain.token_budget(Some(1e30)), u32::MAX as usize);
+        assert_eq!(plain.token_budget(None).tokens(), DEFAULT_TOKEN_BUDGET);
+        assert_eq!(plain.token_budget(Some(9000.7)).tokens(), 9000);
+        assert_eq!(plain.token_budget(Some(f64::NAN)).tokens(), DEFAULT_TOKEN_BUDGET);
+        assert_eq!(plain.token_budget(Some(-5.0)).tokens(), MIN_TOKEN_BUDGET);
+        assert_eq!(plain.token_budget(Some(1e30)).tokens(), u32::MAX as usize);
         let capped: MemccConfig = serde_json::from_str(r#"{"tokenBudget": 1500}"#).unwrap();
-        assert_eq!(capped.token_budget(None), 1500);
-        assert_eq!(capped.token_budget(Some(100_000.0)), 1500);
-        assert_eq!(capped.token_budget(Some(900.0)), 900);
-        assert_eq!(capped.token_budget(Some(10.0)), MIN_TOKEN_BUDGET);
+        assert_eq!(capped.token_budget(None).tokens(), 1500);
+        assert_eq!(capped.token_budget(Some(100_000.0)).tokens(), 1500);
+        assert_eq!(capped.token_budget(Some(900.0)).tokens(), 900);
+        assert_eq!(capped.token_budget(Some(10.0)).tokens(), MIN_TOKEN_BUDGET);
         assert!(serde_json::from_str::<MemccConfig>(r#"{"tokenBudget": "lots"}"#).is_err());
     }
 

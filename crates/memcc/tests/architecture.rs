@@ -247,22 +247,28 @@ fn find_cycle(graph: &ModuleGraph) -> Option<Vec<String>> {
 /// whole, which only the benchmark harness enables.
 const HOSTS: [&str; 4] = ["memcc-cli", "memcc-mcp", "memcc-inspector", "memcc-node"];
 
-#[test]
-fn hosts_name_only_what_the_facade_exports() {
+/// Every code line of the hosts' sources ([`code_lines`]), as "file:line" and its text.
+fn host_code_lines() -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for host in HOSTS {
         for file in rust_files(&crates_dir().join(host).join("src")) {
             let text = std::fs::read_to_string(&file).expect("read source");
-            for (i, line) in code_lines(&text).iter().enumerate() {
-                for around in ["memcc::lab", "memcc_context", "memcc_memory", "memcc_core"] {
-                    assert!(
-                        !line.contains(around),
-                        "{}:{}: names {around}: hosts use what the `memcc` facade exports",
-                        file.display(),
-                        i + 1
-                    );
-                }
+            for (i, line) in code_lines(&text).into_iter().enumerate() {
+                out.push((format!("{}:{}", file.display(), i + 1), line));
             }
         }
+    }
+    out
+}
+
+#[test]
+fn hosts_name_only_what_the_facade_exports() {
+    for (at, line) in host_code_lines() {
+        for around in ["memcc::lab", "memcc_context", "memcc_memory", "memcc_core"] {
+            assert!(!line.contains(around), "{at}: names {around}: hosts use what the `memcc` facade exports");
+        }
+    }
+    for host in HOSTS {
         // Nor may a host build the facade with `lab` (then the installed binary would carry it).
         let manifest = std::fs::read_to_string(crates_dir().join(host).join("Cargo.toml")).expect("manifest");
         let normal = manifest.split("[dev-dependencies]").next().unwrap_or_default();
@@ -275,20 +281,10 @@ fn hosts_name_only_what_the_facade_exports() {
 /// configured cap and the floor (the CLI and the inspector once did).
 #[test]
 fn hosts_reach_compaction_and_assembly_through_the_granted_budget() {
-    for host in HOSTS {
-        for file in rust_files(&crates_dir().join(host).join("src")) {
-            let text = std::fs::read_to_string(&file).expect("read source");
-            for (i, line) in code_lines(&text).iter().enumerate() {
-                let calls = ["compact(", "flush(", "assemble(", "assemble_for("];
-                for call in calls.iter().flat_map(|c| [format!("context.{c}"), format!("engine.{c}")]) {
-                    assert!(
-                        !line.contains(call.as_str()),
-                        "{}:{}: calls {call}…): hosts go through the facade and its Budget",
-                        file.display(),
-                        i + 1
-                    );
-                }
-            }
+    let calls = ["compact(", "flush(", "assemble(", "assemble_for("];
+    for (at, line) in host_code_lines() {
+        for call in calls.iter().flat_map(|c| [format!("context.{c}"), format!("engine.{c}")]) {
+            assert!(!line.contains(call.as_str()), "{at}: calls {call}…): hosts go through the facade and its Budget");
         }
     }
 }
