@@ -12,6 +12,7 @@ use crate::store::SummaryKind;
 use memcc_core::estimate_tokens;
 use memcc_core::llm::{ChatModel, ChatRequest, LlmError};
 use memcc_core::text::is_stop_word;
+use memcc_core::tokens::latin_chars;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SummaryMode {
@@ -622,9 +623,9 @@ pub fn truncate_summary(source: &str, max_tokens: usize) -> String {
     // Room for the footer and the omission marker; ~4 chars per token for Latin (CJK is denser,
     // so the loop shrinks until it fits). A head alone needs no marker's room.
     let reserved = foot.as_ref().map_or(0, |_| foot_tokens) + 12;
-    let roomy = max_tokens.saturating_sub(reserved) * 4;
+    let roomy = latin_chars(max_tokens.saturating_sub(reserved));
     let chars: Vec<char> = source.chars().collect();
-    let mut keep = if roomy >= HEAD_AND_TAIL_MIN_CHARS { roomy } else { max_tokens * 4 }.min(chars.len());
+    let mut keep = if roomy >= HEAD_AND_TAIL_MIN_CHARS { roomy } else { latin_chars(max_tokens) }.min(chars.len());
     loop {
         let text = truncated(&chars, keep, foot.as_deref());
         if estimate_tokens(&text) <= max_tokens || keep == 0 {

@@ -20,6 +20,12 @@ pub fn is_cjk(c: char) -> bool {
     )
 }
 
+/// About how many characters of Latin text `tokens` tokens hold ([`estimate_tokens`]' four to
+/// a token; CJK is denser, so a text cut to this many characters may still need shortening).
+pub fn latin_chars(tokens: usize) -> usize {
+    tokens.saturating_mul(4)
+}
+
 /// Estimated token count of `text`.
 pub fn estimate_tokens(text: &str) -> usize {
     let (mut cjk, mut other) = (0usize, 0usize);

@@ -31,10 +31,6 @@ use memcc_core::framing::escape_in_section as escape;
 /// `deep`). `memory_get` returns a record whole.
 const MESSAGE_CHARS: usize = 800;
 
-/// About how many characters `tokens` tokens hold (`estimate_tokens`' ratio).
-fn room_chars(tokens: usize) -> usize {
-    tokens.saturating_mul(4)
-}
 /// Longest excerpt of a summary shown in recall.
 const SUMMARY_CHARS: usize = 600;
 /// Rough tokens of one recalled line, for sizing the candidate pool.
@@ -243,7 +239,7 @@ impl Recall<'_> {
             // A message is cut to a halving share of the room — the best line up to all of it,
             // the next half, … — and never below MESSAGE_CHARS: an answer is often one long
             // message said whole, and each line after the best is a little less likely to hold it.
-            let cap = MESSAGE_CHARS.max(room_chars(room) >> out.len().min(16));
+            let cap = MESSAGE_CHARS.max(memcc_core::tokens::latin_chars(room) >> out.len().min(16));
             let Some(line) = shown.render_hit(&h, &question.needles, cap) else { continue };
             let t = estimate_tokens(&line) + 1;
             if used + t > room {
