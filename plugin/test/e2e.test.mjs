@@ -144,8 +144,17 @@ test("MemCC in a real OpenClaw", { timeout: 900_000 }, async (t) => {
     };
     config.tools = { toolSearch: false };
     // Nested settings pass through to the engine (which refuses unknown keys, so a wrong name fails to load).
-    config.plugins.entries.memcc.config = { embeddingModel: "hashing", tokenBudget: 1500, context: { freshTailCount: 4 }, memory: { chunkTokens: 300 } };
+    // The manifest's configSchema is generated from MemccConfig, nested settings key by key: OpenClaw's
+    // own validator refuses a wrong type deep inside before the engine is ever asked.
+    config.plugins.entries.memcc.config = { embeddingModel: "hashing", memory: { tuning: { lexical: "high" } } };
     fs.writeFileSync(env.OPENCLAW_CONFIG_PATH, JSON.stringify(config, null, 1));
+    const refused = run(["config", "validate"]);
+    assert.notEqual(refused.code, 0, "a string where memory.tuning.lexical takes a number is refused");
+    assert.match(refused.out + refused.err, /memory\.tuning\.lexical/, refused.out + refused.err);
+    config.plugins.entries.memcc.config = { embeddingModel: "hashing", tokenBudget: 1500, context: { freshTailCount: 4 }, memory: { chunkTokens: 300, vectorBackend: "exact" } };
+    fs.writeFileSync(env.OPENCLAW_CONFIG_PATH, JSON.stringify(config, null, 1));
+    const valid = run(["config", "validate"]);
+    assert.equal(valid.code, 0, valid.out + valid.err);
     const inspect = run(["plugins", "inspect", "memcc", "--runtime", "--json"]);
     assert.equal(inspect.code, 0, inspect.err);
     const info = JSON.parse(inspect.out);

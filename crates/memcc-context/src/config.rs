@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ContextError;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ContextConfig {
     /// Compact once the context holds more than this fraction of the token budget.
@@ -13,7 +13,9 @@ pub struct ContextConfig {
     pub fresh_tail_count: usize,
     /// Upper bound on the raw tokens one leaf summary covers.
     pub leaf_chunk_tokens: usize,
+    /// The length a leaf summary (of raw messages) aims at, in tokens.
     pub leaf_target_tokens: usize,
+    /// The length a condensed summary (of summaries) aims at, in tokens.
     pub condensed_target_tokens: usize,
     /// Contiguous same-depth summaries that trigger a condensed summary.
     pub leaf_min_fanout: usize,

@@ -9,7 +9,7 @@ use crate::tuning::Tuning;
 
 pub const DEFAULT_DEDUP_THRESHOLD: f64 = 0.95;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct MemoryConfig {
     /// The agent's directory; its identity files are layer L0.
@@ -21,9 +21,12 @@ pub struct MemoryConfig {
     pub context_optimization: bool,
     /// Rerank L3 with a chat model when one is configured.
     pub llm_rerank: bool,
+    /// The chat model that reranks (on the configured OpenAI-compatible endpoint).
     pub rerank_model: String,
     /// Skip a new record whose vector is this close to a stored one of the same agent.
     pub vector_dedup_enabled: bool,
+    /// The cosine at or above which a new record counts as a stored one (`vectorDedupEnabled`);
+    /// outside [0, 1] or not a number: 0.95, with a warning.
     pub vector_dedup_threshold: f64,
     /// Agents whose records every agent may read (isolation is the default).
     pub shared_agents: Vec<String>,
@@ -53,7 +56,7 @@ pub struct MemoryConfig {
 }
 
 /// The [`crate::store::MemoryStore`] records live in.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StoreBackend {
     #[default]
@@ -78,6 +81,23 @@ pub enum VectorBackend {
     /// A LanceDB table beside `memory.db`, rebuilt from it when out of step; needs a build
     /// with `--features lancedb`.
     Lancedb,
+}
+
+/// Written by hand: the derived schema would refuse `"exact"`, the name serde still reads.
+impl schemars::JsonSchema for VectorBackend {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "VectorBackend".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "enum": ["flat", "lancedb", "exact"],
+            "description": "`flat`: an int8 scan of in-memory copies of the vectors (shortlisted by sign bits above \
+                20k) and an f32 rerank; `lancedb`: a LanceDB table beside memory.db (a build with the `lancedb` \
+                feature); `exact`: flat's former name."
+        })
+    }
 }
 
 impl Default for MemoryConfig {

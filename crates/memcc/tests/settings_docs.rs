@@ -1,40 +1,19 @@
 //! One definition of the settings, `MemccConfig`, and the places that repeat it agree with it:
-//! docs/cli.md's settings paragraph names every key, no key that is not one, and the default
-//! it gives each is the default; the OpenClaw plugin's manifest (`configSchema`) and the keys
-//! its `index.js` hands to the engine are MemccConfig's, less what a host cannot set and plus
-//! what only the plugin reads.
+//! the OpenClaw plugin manifest's `configSchema` and docs/settings.md are generated from it
+//! (`UPDATE_GOLDEN=1` rewrites them), the keys the plugin's `index.js` hands to the engine are
+//! its keys, and docs/cli.md's settings paragraph names no key that is not one.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 
+use memcc::settings;
 use serde_json::Value;
 
-/// MemccConfig keys OpenClaw does not take: the context database's own path (the data dir
-/// decides) and the settings of Claude Code's and Codex's hooks.
-const NOT_FOR_OPENCLAW: &[&str] = &["contextDb", "hooks"];
-/// What only the plugin reads (host plumbing: which model summarises, whether a deleted session
-/// is remembered).
-const PLUGIN_ONLY: &[&str] = &["hostModelSummaries", "flushDeletedSessions"];
 /// camelCase words the settings paragraph may use that are not keys.
-const NOT_KEYS: &[&str] = &["camelCase"];
+const NOT_KEYS: &[&str] = &["camelCase", "configSchema"];
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-/// Every key of the default settings, by name: the defaults it has wherever it appears.
-fn keys() -> BTreeMap<String, Vec<Value>> {
-    fn walk(v: &Value, out: &mut BTreeMap<String, Vec<Value>>) {
-        if let Value::Object(map) = v {
-            for (k, v) in map {
-                out.entry(k.clone()).or_default().push(v.clone());
-                walk(v, out);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(&serde_json::to_value(memcc::MemccConfig::default()).unwrap(), &mut out);
-    out
 }
 
 fn top_level() -> BTreeSet<String> {
@@ -42,6 +21,21 @@ fn top_level() -> BTreeSet<String> {
         Value::Object(map) => map.keys().cloned().collect(),
         other => panic!("settings are an object, not {other}"),
     }
+}
+
+/// Every key of the settings, at any depth.
+fn all_keys() -> BTreeSet<String> {
+    fn walk(v: &Value, out: &mut BTreeSet<String>) {
+        if let Value::Object(map) = v {
+            for (k, v) in map {
+                out.insert(k.clone());
+                walk(v, out);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(&serde_json::to_value(memcc::MemccConfig::default()).unwrap(), &mut out);
+    out
 }
 
 /// docs/cli.md's paragraph that begins "Settings:".
@@ -59,63 +53,94 @@ fn is_camel_key(word: &str) -> bool {
         && word.chars().any(|c| c.is_ascii_uppercase())
 }
 
-fn words(text: &str) -> Vec<&str> {
-    text.split(|c: char| !c.is_ascii_alphanumeric() && c != '.').filter(|w| !w.is_empty()).collect()
+/// `generated` is what `path` must hold; under `UPDATE_GOLDEN=1` it is written there.
+fn generated_file(path: &str, generated: &str) {
+    let path = root().join(path);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, generated).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        on_disk == generated,
+        "{} is not what MemccConfig generates; run `UPDATE_GOLDEN=1 cargo test -p memcc --test settings_docs` and \
+         review the diff",
+        path.display()
+    );
 }
 
 #[test]
-fn the_settings_paragraph_names_every_key_and_its_default() {
-    let keys = keys();
+fn the_plugin_manifest_schema_is_generated_from_memcc_config() {
+    let path = root().join("plugin/openclaw.plugin.json");
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let text = settings::manifest_with_generated_config_schema(&manifest);
+    let reread: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(reread["configSchema"], settings::openclaw_config_schema());
+    for key in ["id", "name", "kind", "contracts"] {
+        assert_eq!(reread[key], manifest[key], "the manifest's own `{key}` is kept");
+    }
+    generated_file("plugin/openclaw.plugin.json", &text);
+}
+
+#[test]
+fn docs_settings_md_is_generated_from_memcc_config() {
+    generated_file("docs/settings.md", &settings::markdown());
+}
+
+#[test]
+fn every_setting_says_what_it_does() {
+    fn walk(schema: &Value, path: &str, missing: &mut Vec<String>) {
+        let Some(props) = schema.get("properties").and_then(Value::as_object) else { return };
+        for (key, prop) in props {
+            let name = format!("{path}{key}");
+            match prop.get("description").and_then(Value::as_str) {
+                None | Some("") => missing.push(name.clone()),
+                // A reader of the docs or OpenClaw's settings is no reader of Rust paths.
+                Some(text) if text.contains("::") => missing.push(format!("{name} (says a Rust path: {text})")),
+                Some(_) => {}
+            }
+            walk(prop, &format!("{name}."), missing);
+        }
+    }
+    let mut missing = Vec::new();
+    walk(&settings::openclaw_config_schema(), "", &mut missing);
+    walk(&settings::schema(), "", &mut missing);
+    assert!(missing.is_empty(), "settings without a doc comment (the schema's description): {missing:?}");
+}
+
+/// OpenClaw fills in a schema's defaults before the plugin sees its config: what it fills in must
+/// be the settings MemCC would have had without them.
+#[test]
+fn the_schema_defaults_a_host_fills_in_are_the_defaults() {
+    let schema = settings::schema();
+    let props = schema["properties"].as_object().unwrap();
+    let filled: serde_json::Map<String, Value> =
+        props.iter().filter_map(|(k, p)| p.get("default").map(|d| (k.clone(), d.clone()))).collect();
+    assert_eq!(filled.len(), props.len(), "every setting has a default");
+    let config: memcc::MemccConfig = serde_json::from_value(Value::Object(filled)).unwrap();
+    assert_eq!(config, memcc::MemccConfig::default());
+    let plugin = settings::openclaw_config_schema();
+    let types: Vec<&str> =
+        ["context", "memory"].iter().map(|k| plugin["properties"][k]["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["object", "object"], "nested settings are described, key by key, not as any object");
+    assert_eq!(plugin["properties"]["memory"]["properties"]["tuning"]["additionalProperties"], Value::Bool(false));
+}
+
+#[test]
+fn the_settings_paragraph_names_only_settings() {
+    let keys = all_keys();
     let paragraph = settings_paragraph();
-    let said: BTreeSet<&str> = words(&paragraph).into_iter().collect();
-    let mut wrong = Vec::new();
-    for name in keys.keys() {
-        if !said.contains(name.as_str()) {
-            wrong.push(format!("docs/cli.md's settings do not name `{name}`"));
-        }
-    }
-    for word in &said {
-        if is_camel_key(word) && !keys.contains_key(*word) && !NOT_KEYS.contains(word) {
-            wrong.push(format!("docs/cli.md's settings name `{word}`, which is no setting"));
-        }
-    }
-    // "`lexical` 0.65", "freshTailCount 4", "warm true": the default as written.
-    let ws = words(&paragraph);
-    for pair in ws.windows(2) {
-        let (name, value) = (pair[0], pair[1].trim_end_matches('.'));
-        let Some(defaults) = keys.get(name) else { continue };
-        let written: Option<Value> = match value {
-            "true" => Some(Value::Bool(true)),
-            "false" => Some(Value::Bool(false)),
-            v => v.parse::<f64>().ok().map(Value::from),
-        };
-        let Some(written) = written else { continue };
-        let same = |d: &Value| match (d.as_f64(), written.as_f64()) {
-            (Some(a), Some(b)) => (a - b).abs() < 1e-9,
-            _ => d == &written,
-        };
-        if !defaults.iter().any(same) {
-            wrong.push(format!("docs/cli.md says `{name}` {value}; its default is {defaults:?}"));
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(paragraph.contains("settings.md"), "docs/cli.md's settings paragraph points at docs/settings.md");
+    let wrong: Vec<&str> = paragraph
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| is_camel_key(w) && !keys.contains(*w) && !NOT_KEYS.contains(w))
+        .collect();
+    assert!(wrong.is_empty(), "docs/cli.md's settings name what is no setting: {wrong:?}");
 }
 
 #[test]
 fn the_plugin_takes_the_settings_memcc_config_has() {
     let expected: BTreeSet<String> =
-        top_level().into_iter().filter(|k| !NOT_FOR_OPENCLAW.contains(&k.as_str())).collect();
-
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(root().join("plugin/openclaw.plugin.json")).unwrap()).unwrap();
-    let schema: BTreeSet<String> = manifest["configSchema"]["properties"]
-        .as_object()
-        .expect("the manifest's configSchema has properties")
-        .keys()
-        .filter(|k| !PLUGIN_ONLY.contains(&k.as_str()))
-        .cloned()
-        .collect();
-    assert_eq!(schema, expected, "plugin/openclaw.plugin.json's configSchema against MemccConfig");
+        top_level().into_iter().filter(|k| !settings::NOT_FOR_OPENCLAW.contains(&k.as_str())).collect();
 
     // index.js hands the engine these keys: `for (const key of ["dataDir", …])`.
     let index = std::fs::read_to_string(root().join("plugin/index.js")).unwrap();
