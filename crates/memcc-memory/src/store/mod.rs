@@ -27,6 +27,7 @@ use memcc_core::text::Term;
 pub mod postgres;
 pub(crate) mod rows;
 pub mod sqlite;
+pub(crate) mod supersession;
 
 pub use crate::insert::{Insert, Inserted};
 pub use sqlite::SqliteStore;

@@ -1,6 +1,7 @@
 //! Forgetting's steps ([`crate::forget::ForgetTx`]) as SQL on one PostgreSQL transaction.
 
 use super::*;
+use crate::store::supersession;
 
 /// Forgetting's steps as SQL on one PostgreSQL transaction.
 pub(super) struct PgTx<'a, 'b>(pub(super) &'a mut Transaction<'b>);
@@ -67,24 +68,13 @@ impl ForgetTx for PgTx<'_, '_> {
                     "UPDATE records SET forgotten_at = COALESCE(forgotten_at, $2) WHERE id = $1",
                     &[&id, &now_ms()],
                 )?;
-                // What it replaced holds again (see the SQLite store).
-                tx.execute(
-                    "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = $1",
-                    &[&id],
-                )?;
-                tx.execute(
-                    "UPDATE triples SET superseded_by = NULL, valid_until = NULL
-                      WHERE superseded_by IN (SELECT id FROM triples WHERE source_record = $1)",
-                    &[&id],
-                )?;
+                tx.execute(&supersession::postgres(supersession::UNDO_RECORDS), &[&id])?;
+                tx.execute(&supersession::postgres(supersession::UNDO_TRIPLES), &[&id])?;
             }
             Forget::Purge => {
                 delete_triples(tx, "source_record = $1", &[&id])?;
                 tx.execute("DELETE FROM vectors WHERE record_id = $1", &[&id])?;
-                tx.execute(
-                    "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = $1",
-                    &[&id],
-                )?;
+                tx.execute(&supersession::postgres(supersession::UNDO_RECORDS), &[&id])?;
                 tx.execute("DELETE FROM records WHERE id = $1", &[&id])?;
             }
         }

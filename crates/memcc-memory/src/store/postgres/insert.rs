@@ -1,6 +1,7 @@
 //! Inserting's steps ([`crate::insert::InsertTx`]) as SQL on one PostgreSQL transaction.
 
 use super::*;
+use crate::store::supersession;
 
 /// The statements every insert runs, prepared once per transaction (a statement given as text is
 /// prepared on each call: a second round trip).
@@ -76,19 +77,14 @@ impl InsertTx for PgInsert<'_, '_> {
 
     fn supersede_records(&mut self, id: i64, agent: &str, subject: &str, predicate: &str, at: i64) -> Result<()> {
         self.tx.execute(
-            "UPDATE records SET superseded_by = $1, valid_until = $2
-             WHERE agent_id = $3 AND lower(subject) = lower($4) AND predicate = $5 AND id <> $1
-               AND superseded_by IS NULL AND COALESCE(event_time, 0) <= $2",
+            &supersession::postgres(supersession::RECORDS_OF_STATEMENT),
             &[&id, &at, &agent, &subject, &predicate],
         )?;
         Ok(())
     }
 
     fn supersede_record(&mut self, old: i64, id: i64, agent: &str, at: i64) -> Result<()> {
-        self.tx.execute(
-            "UPDATE records SET superseded_by = $2, valid_until = $4 WHERE id = $1 AND agent_id = $3 AND id <> $2",
-            &[&old, &id, &agent, &at],
-        )?;
+        self.tx.execute(&supersession::postgres(supersession::RECORD), &[&old, &id, &agent, &at])?;
         Ok(())
     }
 
@@ -112,9 +108,7 @@ impl InsertTx for PgInsert<'_, '_> {
 
     fn supersede_triples(&mut self, id: i64, agent: &str, t: &NewTriple, at: i64) -> Result<()> {
         self.tx.execute(
-            "UPDATE triples SET superseded_by = $1, valid_until = $2
-             WHERE agent_id = $3 AND lower(subject) = lower($4) AND predicate = $5 AND lower(object) <> lower($6)
-               AND id <> $1 AND superseded_by IS NULL",
+            &supersession::postgres(supersession::TRIPLES),
             &[&id, &at, &agent, &t.subject, &t.predicate, &t.object],
         )?;
         Ok(())

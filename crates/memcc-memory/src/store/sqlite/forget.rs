@@ -1,6 +1,7 @@
 //! Forgetting's steps ([`crate::forget::ForgetTx`]) as SQL on one SQLite transaction.
 
 use super::*;
+use crate::store::supersession;
 
 impl ForgetTx for SqliteTx<'_> {
     fn target(&mut self, agent: &str, id: i64) -> Result<Option<MemoryRecord>> {
@@ -57,26 +58,14 @@ impl ForgetTx for SqliteTx<'_> {
                     "UPDATE records SET forgotten_at = COALESCE(forgotten_at, ?2) WHERE id = ?1",
                     params![id, now_ms()],
                 )?;
-                // What it replaced holds again: a forgotten "I live in Lisbon now" leaves Boston
-                // current, not superseded by something nobody may read.
-                tx.execute(
-                    "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = ?1",
-                    [id],
-                )?;
-                tx.execute(
-                    "UPDATE triples SET superseded_by = NULL, valid_until = NULL
-                      WHERE superseded_by IN (SELECT id FROM triples WHERE source_record = ?1)",
-                    [id],
-                )?;
+                tx.execute(supersession::UNDO_RECORDS, [id])?;
+                tx.execute(supersession::UNDO_TRIPLES, [id])?;
             }
             Forget::Purge => {
                 delete_triples(tx, "source_record = ?1", params![id])?;
                 tx.execute("DELETE FROM vectors WHERE record_id = ?1", [id])?;
                 tx.execute("DELETE FROM records_fts WHERE rowid = ?1", [id])?;
-                tx.execute(
-                    "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = ?1",
-                    [id],
-                )?;
+                tx.execute(supersession::UNDO_RECORDS, [id])?;
                 tx.execute("DELETE FROM records WHERE id = ?1", [id])?;
             }
         }

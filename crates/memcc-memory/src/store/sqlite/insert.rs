@@ -1,6 +1,7 @@
 //! Inserting's steps ([`crate::insert::InsertTx`]) as SQL on one SQLite transaction.
 
 use super::*;
+use crate::store::supersession;
 
 /// One insert: [`crate::insert::insert`] over [`SqliteTx`].
 pub(crate) fn insert_in(tx: &Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
@@ -60,21 +61,13 @@ impl InsertTx for SqliteTx<'_> {
 
     fn supersede_records(&mut self, id: i64, agent: &str, subject: &str, predicate: &str, at: i64) -> Result<()> {
         self.0
-            .prepare_cached(
-                "UPDATE records SET superseded_by = ?1, valid_until = ?2
-                 WHERE agent_id = ?3 AND lower(subject) = lower(?4) AND predicate = ?5 AND id <> ?1
-                   AND superseded_by IS NULL AND COALESCE(event_time, 0) <= ?2",
-            )?
+            .prepare_cached(supersession::RECORDS_OF_STATEMENT)?
             .execute(params![id, at, agent, subject, predicate])?;
         Ok(())
     }
 
     fn supersede_record(&mut self, old: i64, id: i64, agent: &str, at: i64) -> Result<()> {
-        self.0
-            .prepare_cached(
-                "UPDATE records SET superseded_by = ?2, valid_until = ?4 WHERE id = ?1 AND agent_id = ?3 AND id <> ?2",
-            )?
-            .execute(params![old, id, agent, at])?;
+        self.0.prepare_cached(supersession::RECORD)?.execute(params![old, id, agent, at])?;
         Ok(())
     }
 
@@ -96,13 +89,14 @@ impl InsertTx for SqliteTx<'_> {
     }
 
     fn supersede_triples(&mut self, id: i64, agent: &str, t: &NewTriple, at: i64) -> Result<()> {
-        self.0
-            .prepare_cached(
-                "UPDATE triples SET superseded_by = ?1, valid_until = ?2
-                 WHERE agent_id = ?3 AND lower(subject) = lower(?4) AND predicate = ?5 AND lower(object) <> lower(?6)
-                   AND id <> ?1 AND superseded_by IS NULL",
-            )?
-            .execute(params![id, at, agent, t.subject, t.predicate, t.object])?;
+        self.0.prepare_cached(supersession::TRIPLES)?.execute(params![
+            id,
+            at,
+            agent,
+            t.subject,
+            t.predicate,
+            t.object
+        ])?;
         Ok(())
     }
 }
