@@ -186,7 +186,7 @@ fn drain_alone(cli: &Cli) -> Result<()> {
     let memcc = Memcc::open_context_first(cli.settings()?).context("opening MemCC")?;
     // The only worker: what others claimed, they left when they died.
     memcc.context.store().release_claims(&|_| true)?;
-    memcc.context.hand_off_all()?;
+    memcc.deliver_waiting();
     let report = memcc.drain_transcripts()?;
     tracing::info!(?report, "drained the transcript queue");
     Ok(())
@@ -235,9 +235,7 @@ fn spawn_worker(memcc: Arc<Memcc>, wake: Arc<(Mutex<bool>, Condvar)>, run_dir: P
                         Ok(n) => tracing::info!(n, "took over transcripts a worker that died had claimed"),
                         Err(e) => tracing::warn!(error = %e, "claims a dead worker left stay until they expire"),
                     }
-                    if let Err(e) = memcc.context.hand_off_all() {
-                        tracing::warn!(error = %e, "summaries waiting for memory stay waiting");
-                    }
+                    memcc.deliver_waiting();
                 }
             }
             {

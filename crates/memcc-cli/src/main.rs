@@ -160,13 +160,7 @@ impl Cli {
         let memcc = if context_first { Memcc::open_context_first(config) } else { Memcc::open(config) }
             .with_context(|| format!("opening MemCC in {}", dir.display()))?;
         print_warnings(&memcc.warnings());
-        if with_memory && memcc.memory().is_ok() && !memcc.context.store().read_only() {
-            // Summaries an earlier process committed but could not hand to memory.
-            let delivered = memcc.context.hand_off_all().context("handing waiting summaries to memory")?;
-            if delivered > 0 {
-                tracing::info!(delivered, "handed summaries waiting from an earlier run to memory");
-            }
-        }
+        memcc.deliver_waiting();
         Ok(memcc)
     }
 

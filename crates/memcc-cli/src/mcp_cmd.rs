@@ -69,8 +69,7 @@ pub fn run(cli: &Cli, args: &McpArgs) -> Result<()> {
     };
     let memcc = Arc::new(memcc);
     let server = MemccMcp::new(memcc.clone(), defaults);
-    // Summaries an earlier process committed but could not hand to memory.
-    runtime.spawn_blocking(move || memcc.context.hand_off_all());
+    runtime.spawn_blocking(move || memcc.deliver_waiting());
     runtime.block_on(async {
         match args.http {
             None => memcc_mcp::serve_stdio(server).await,

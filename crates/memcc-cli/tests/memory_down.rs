@@ -51,3 +51,52 @@ fn conversation_commands_go_on_when_memory_cannot_open_and_memory_catches_up() {
     let found = ok(run(h, &["memory", "search", "locker code"]));
     assert!(found.contains("5150"), "{found}");
 }
+
+/// A disk that fills while summaries wait for memory: the hand-off every command starts with
+/// cannot record its try, yet `assemble` still builds the prompt (it used to exit 1, "handing
+/// waiting summaries to memory"), and the summaries still wait, for the next run.
+#[test]
+fn a_full_disk_at_the_hand_off_still_builds_the_prompt() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let turns = h.join("t.jsonl");
+    let lines: String = (0..40)
+        .map(|i| {
+            format!(
+                "{{\"role\":\"user\",\"content\":\"Turn {i}: my locker code is 5150 and the boxes go in the van. {}\"}}\n",
+                "We went over the moving plan again. ".repeat(8)
+            )
+        })
+        .collect();
+    std::fs::write(&turns, lines).unwrap();
+    ok(run(h, &["import", turns.to_str().unwrap(), "--session", "s1"]));
+    // SQLite's own "database or disk is full", from triggers on real files: memory refuses each
+    // summary, then the context store cannot note a try.
+    let full = |db: &str, sql: &str| rusqlite::Connection::open(h.join(db)).unwrap().execute_batch(sql).unwrap();
+    full(
+        "memory.db",
+        "CREATE TRIGGER full BEFORE INSERT ON records BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END;",
+    );
+    ok(run(h, &["compact", "--session", "s1", "--budget", "1500"]));
+    full(
+        "context.db",
+        "UPDATE memory_outbox SET next_attempt_at = 0;
+         CREATE TRIGGER full BEFORE UPDATE ON memory_outbox BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END;",
+    );
+    let waiting = |h: &std::path::Path| -> i64 {
+        rusqlite::Connection::open(h.join("context.db"))
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM memory_outbox", [], |r| r.get(0))
+            .unwrap()
+    };
+    let before = waiting(h);
+    assert!(before > 0, "summaries wait for memory");
+
+    let out = run(h, &["--json", "assemble", "--session", "s1", "--budget", "2000"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "assemble builds the prompt on a full disk: {stderr}");
+    let prompt: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(prompt["estimatedTokens"].as_u64().unwrap() > 0, "{prompt}");
+    assert!(stderr.contains("stay waiting"), "the failed hand-off is said: {stderr}");
+    assert_eq!(waiting(h), before, "nothing waiting was lost");
+}

@@ -246,7 +246,7 @@ impl MemccNative {
                 // for memory to open, on a thread of its own).
                 let leftovers = inner.clone();
                 let _ = std::thread::Builder::new().name("memcc-handoff".into()).spawn(move || {
-                    let _ = catch_unwind(AssertUnwindSafe(|| leftovers.context.hand_off_all()));
+                    let _ = catch_unwind(AssertUnwindSafe(|| leftovers.deliver_waiting()));
                 });
                 Ok(MemccNative { inner, pending })
             }

@@ -527,7 +527,6 @@ impl Memcc {
         Ok(&**slot.get()?)
     }
 
-    /// Whether long-term memory is enabled (it may still be opening).
     /// Whether recall runs on the hashing fallback because the local model it was asked for
     /// could not load (a user should hear it, and a model using MemCC's tools too).
     pub fn recall_on_fallback(&self) -> bool {
@@ -540,8 +539,33 @@ impl Memcc {
         matches shared words only, not meaning (run `memcc model fetch` to install it): search again in other \
         words before concluding something is not remembered.";
 
+    /// Whether long-term memory is enabled (it may still be opening).
     pub fn memory_enabled(&self) -> bool {
         self.memory.is_some()
+    }
+
+    /// Hand memory the summaries an earlier process committed and could not deliver (it crashed,
+    /// memory was away, it ended first); how many went. Every host does this as it starts, so a
+    /// conversation that is never compacted again still reaches memory. Best effort: with memory
+    /// off or unavailable, a store this user may not write, or a failure (a full disk), nothing
+    /// goes now and nothing is lost — the summaries wait in the outbox for the next time — and the
+    /// command that opened MemCC goes on (a prompt is still built); the failure is logged.
+    pub fn deliver_waiting(&self) -> usize {
+        if self.memory.is_none() || self.context.store().read_only() || self.memory().is_err() {
+            return 0;
+        }
+        match self.context.hand_off_all() {
+            Ok(delivered) => {
+                if delivered > 0 {
+                    tracing::info!(delivered, "handed summaries waiting from an earlier run to memory");
+                }
+                delivered
+            }
+            Err(error) => {
+                tracing::warn!(%error, "summaries waiting for memory stay waiting (they are retried next time)");
+                0
+            }
+        }
     }
 
     /// Delete a session on the user's request: its conversation (raw messages, summaries) and
