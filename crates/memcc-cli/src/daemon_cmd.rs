@@ -100,6 +100,20 @@ fn try_lock(file: &std::fs::File) -> bool {
     unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
+/// [`try_lock`], trying again for up to `patience`.
+fn lock_within(file: &std::fs::File, patience: Duration) -> bool {
+    let deadline = std::time::Instant::now() + patience;
+    loop {
+        if try_lock(file) {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A directory only this user may enter, for the socket and its lock.
 pub(crate) fn private_dir(dir: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -123,7 +137,10 @@ pub fn run(cli: &Cli, args: &DaemonArgs) -> Result<()> {
     // life (the OS lets go at exit).
     let mut lock =
         std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(socket.with_extension("lock"))?;
-    if !try_lock(&lock) {
+    // A hook starts a daemon when it finds none answering; the one it found silent may be one
+    // that is being killed and still holds the lock for a moment. Wait that moment out rather than
+    // leave the queue with no daemon until the next hook.
+    if !lock_within(&lock, Duration::from_secs(3)) {
         tracing::info!("another daemon serves {}", socket.display());
         return Ok(());
     }

@@ -83,7 +83,16 @@ impl Machine {
             if stats["transcripts_waiting"] == 0 && stats["pending_memory_handoffs"] == 0 {
                 return;
             }
-            assert!(Instant::now() < deadline, "the queued transcripts were never imported: {stats}");
+            if Instant::now() >= deadline {
+                let run = self.data.join("run");
+                let read = |name: &str| std::fs::read_to_string(run.join(name)).unwrap_or_default();
+                panic!(
+                    "the queued transcripts were never imported: {stats}\nthe warm process's log:\n{}\nthe hooks' \
+                     errors:\n{}",
+                    read("daemon.log"),
+                    read("hooks.log")
+                );
+            }
             std::thread::sleep(Duration::from_millis(300));
         }
     }
