@@ -255,6 +255,14 @@ fn merge_hooks(hooks: &mut serde_json::Map<String, Value>, wanted: &[(HookEvent,
     Ok(())
 }
 
+/// An empty `key` goes when this run added it or emptied it (an uninstall taking MemCC's
+/// entries out): the file is given back as the user had it.
+fn drop_if_added_empty(object: &mut serde_json::Map<String, Value>, key: &str, keep: bool) {
+    if !keep && object.get(key).and_then(Value::as_object).is_some_and(serde_json::Map::is_empty) {
+        object.shift_remove(key);
+    }
+}
+
 fn pretty(value: &Value) -> Result<String> {
     Ok(format!("{}\n", serde_json::to_string_pretty(value)?))
 }
@@ -268,18 +276,21 @@ fn claude_code_files(command: &MemccCommand, uninstall: bool) -> Result<Vec<Conf
     let settings_path = claude_dir()?.join("settings.json");
     let before = read(&settings_path)?;
     let mut settings = json_object(&settings_path, before.as_deref())?;
+    let had_hooks = settings.contains_key("hooks");
     let hooks = settings.entry("hooks").or_insert_with(|| json!({}));
     let Value::Object(hooks) = hooks else { bail!("{}: hooks is not an object", settings_path.display()) };
     merge_hooks(hooks, &wanted)?;
+    drop_if_added_empty(&mut settings, "hooks", had_hooks && !uninstall);
     let settings_file = ConfigFile { path: settings_path, before, after: pretty(&Value::Object(settings))? };
 
     let servers_path = claude_json()?;
     let before = read(&servers_path)?;
     let mut state = json_object(&servers_path, before.as_deref())?;
+    let had_servers = state.contains_key("mcpServers");
     let servers = state.entry("mcpServers").or_insert_with(|| json!({}));
     let Value::Object(servers) = servers else { bail!("{}: mcpServers is not an object", servers_path.display()) };
     if uninstall {
-        servers.remove("memcc");
+        servers.shift_remove("memcc");
     } else {
         let env: serde_json::Map<String, Value> =
             command.env.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
@@ -288,6 +299,7 @@ fn claude_code_files(command: &MemccCommand, uninstall: bool) -> Result<Vec<Conf
             json!({"type": "stdio", "command": command.exe, "args": command.mcp_args(), "env": env}),
         );
     }
+    drop_if_added_empty(&mut state, "mcpServers", had_servers && !uninstall);
     let servers_file = ConfigFile { path: servers_path, before, after: pretty(&Value::Object(state))? };
     Ok(vec![settings_file, servers_file])
 }

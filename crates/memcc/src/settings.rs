@@ -51,9 +51,9 @@ fn schema_of<T: JsonSchema>() -> Value {
 fn tidy(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            map.remove("title");
+            map.shift_remove("title");
             if map.get("format").and_then(Value::as_str).is_some_and(is_rust_number_format) {
-                map.remove("format");
+                map.shift_remove("format");
             }
             if let Some(Value::String(text)) = map.get_mut("description") {
                 *text = plain_description(text);
@@ -106,7 +106,7 @@ pub fn openclaw_config_schema() -> Value {
     let mut plugin_only = schema_of::<OpenClawOnly>();
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         for key in NOT_FOR_OPENCLAW {
-            props.remove(*key);
+            props.shift_remove(*key);
         }
         if let Some(Value::Object(data_dir)) = props.get_mut("dataDir") {
             data_dir.insert(

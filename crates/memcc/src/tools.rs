@@ -431,7 +431,7 @@ fn one_type(schema: &mut schemars::Schema) {
         if let Some(Value::Array(any)) = property.get("anyOf") {
             let rest: Vec<Value> = any.iter().filter(|s| !is_null(s)).cloned().collect();
             if let [Value::Object(only)] = rest.as_slice() {
-                property.remove("anyOf");
+                property.shift_remove("anyOf");
                 for (k, v) in only {
                     property.entry(k.clone()).or_insert_with(|| v.clone());
                 }
@@ -482,11 +482,11 @@ pub fn host_tools() -> Vec<HostTool> {
         .map(|t| {
             let mut parameters = arguments_schema(t.name).unwrap_or_else(|| serde_json::json!({"type": "object"}));
             if let Some(obj) = parameters.as_object_mut() {
-                obj.remove("$schema");
-                obj.remove("title");
+                obj.shift_remove("$schema");
+                obj.shift_remove("title");
                 if let Some(props) = obj.get_mut("properties").and_then(Value::as_object_mut) {
-                    props.remove("agentId");
-                    props.remove("sessionId");
+                    props.shift_remove("agentId");
+                    props.shift_remove("sessionId");
                 }
                 obj.insert("additionalProperties".into(), Value::Bool(false));
             }

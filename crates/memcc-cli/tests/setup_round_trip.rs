@@ -1,0 +1,103 @@
+//! `memcc setup` on a user's real configuration: other hooks, servers and settings stay as they
+//! were, where they were (a settings file is no place for a tool to re-sort keys), a second
+//! setup changes nothing, and `--uninstall` gives back the files the user had.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_memcc");
+
+fn setup(home: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .arg("--home")
+        .arg(home.join("data"))
+        .arg("setup")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn keys(v: &Value) -> Vec<&str> {
+    v.as_object().unwrap().keys().map(String::as_str).collect()
+}
+
+const SETTINGS: &str = r#"{
+  "permissions": {"allow": ["Bash(ls:*)"], "deny": []},
+  "model": "opus",
+  "env": {"ZED": "1", "ALPHA": "2"},
+  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}
+}
+"#;
+
+const CLAUDE_JSON: &str = r#"{
+  "numStartups": 12,
+  "mcpServers": {"github": {"type": "stdio", "command": "gh-mcp", "args": []}},
+  "autoUpdates": false
+}
+"#;
+
+const CODEX_TOML: &str = "# my Codex settings\nmodel = \"gpt-5\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
+
+#[test]
+fn setup_keeps_the_users_files_as_they_were_and_uninstall_gives_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    let settings = home.join(".claude/settings.json");
+    let claude_json = home.join(".claude.json");
+    let codex = home.join(".codex/config.toml");
+    std::fs::write(&settings, SETTINGS).unwrap();
+    std::fs::write(&claude_json, CLAUDE_JSON).unwrap();
+    std::fs::write(&codex, CODEX_TOML).unwrap();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    let json = |p: &Path| -> Value { serde_json::from_str(&read(p)).unwrap() };
+
+    ok(setup(home, &["claude-code"]));
+    ok(setup(home, &["codex"]));
+    let installed = json(&settings);
+    assert_eq!(keys(&installed), ["permissions", "model", "env", "hooks"], "the user's keys stay where they were");
+    assert_eq!(keys(&installed["env"]), ["ZED", "ALPHA"]);
+    let stop = installed["hooks"]["Stop"].as_array().unwrap();
+    assert_eq!(stop[0]["hooks"][0]["command"], "notify-send done", "the user's own hook stays first");
+    assert!(stop.iter().any(|g| g["hooks"][0]["command"].as_str().unwrap().ends_with("hook Stop")), "{stop:?}");
+    let state = json(&claude_json);
+    assert_eq!(keys(&state), ["numStartups", "mcpServers", "autoUpdates"]);
+    assert_eq!(keys(&state["mcpServers"]), ["github", "memcc"]);
+    let toml = read(&codex);
+    assert!(toml.starts_with(CODEX_TOML), "Codex's config is added to, not rewritten:\n{toml}");
+    assert!(toml.contains("[mcp_servers.memcc]"), "{toml}");
+
+    // Again: nothing changes, not even a byte.
+    let files = [&settings, &claude_json, &codex, &home.join(".codex/hooks.json")];
+    let once: Vec<String> = files.iter().map(|p| read(p)).collect();
+    ok(setup(home, &["claude-code"]));
+    ok(setup(home, &["codex"]));
+    let twice: Vec<String> = files.iter().map(|p| read(p)).collect();
+    assert_eq!(once, twice, "a second setup is a no-op");
+
+    ok(setup(home, &["claude-code", "--uninstall"]));
+    ok(setup(home, &["codex", "--uninstall"]));
+    assert_eq!(json(&settings), serde_json::from_str::<Value>(SETTINGS).unwrap(), "settings.json as the user had it");
+    assert_eq!(keys(&json(&settings)), ["permissions", "model", "env", "hooks"]);
+    assert_eq!(json(&claude_json), serde_json::from_str::<Value>(CLAUDE_JSON).unwrap(), ".claude.json as it was");
+    assert_eq!(read(&codex).trim_end(), CODEX_TOML.trim_end(), "config.toml as it was");
+
+    // A settings file with no hooks and a state file with no servers: none after an uninstall.
+    std::fs::write(&settings, "{\"model\": \"opus\"}\n").unwrap();
+    std::fs::write(&claude_json, "{\"numStartups\": 1}\n").unwrap();
+    ok(setup(home, &["claude-code"]));
+    ok(setup(home, &["claude-code", "--uninstall"]));
+    assert_eq!(json(&settings), serde_json::json!({"model": "opus"}));
+    assert_eq!(json(&claude_json), serde_json::json!({"numStartups": 1}));
+}
