@@ -470,6 +470,7 @@ pub fn predicate_cues(predicate: &str) -> Vec<String> {
         "is_at" => &["host", "server", "address", "url", "endpoint", "port", "connect", "ip", "domain", "where"],
         "version" => &["version", "release", "upgrad", "run"],
         "is" => &["value", "code", "number"],
+        "is_on" => &["when", "date", "day", "schedul", "due", "deadline", "postpon", "resched", "delay"],
         _ => &[],
     };
     if !cues.is_empty() {
@@ -591,6 +592,10 @@ fn setting_predicate(value: &str) -> Option<&'static str> {
     static VERSION: LazyLock<Regex> = LazyLock::new(|| re(r"^v?\d+(?:\.\d+){1,2}(?:[-+][\w.]+)?$"));
     static IP: LazyLock<Regex> = LazyLock::new(|| re(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$"));
     let digits = value.chars().filter(char::is_ascii_digit).count();
+    // A date is when something happens: [`SCHEDULED`] reads it as such.
+    if scheduled_date(value).is_some() {
+        return None;
+    }
     if value.starts_with("http://") || value.starts_with("https://") || IP.is_match(value) {
         return Some("is_at");
     }
@@ -621,13 +626,7 @@ fn settings(text: &str) -> Vec<NewTriple> {
         }
         for c in SETTING.captures_iter(sentence) {
             let (Some(s), Some(o)) = (c.name("s"), c.name("o")) else { continue };
-            // "Note that the staging database is …": the subject is what the value is of.
-            let lower = s.as_str().to_lowercase();
-            let words: Vec<&str> = lower.split(' ').skip_while(|w| SETTING_LEAD.contains(w)).collect();
-            if words.is_empty() || words.iter().any(|w| SETTING_VAGUE.contains(w)) {
-                continue;
-            }
-            let subject = words.join(" ");
+            let Some(subject) = setting_subject(s.as_str()) else { continue };
             let Some(predicate) = setting_predicate(o.as_str()) else { continue };
             out.push(NewTriple {
                 subject,
@@ -636,8 +635,91 @@ fn settings(text: &str) -> Vec<NewTriple> {
                 valid_from: None,
             });
         }
+        for c in SCHEDULED.captures_iter(sentence) {
+            let (Some(s), Some(o)) = (c.name("s"), c.name("o")) else { continue };
+            let (Some(subject), Some(object)) = (setting_subject(s.as_str()), scheduled_date(o.as_str())) else {
+                continue;
+            };
+            out.push(NewTriple { subject, predicate: "is_on".into(), object, valid_from: None });
+        }
     }
     out
+}
+
+/// What a setting's value is of: "Note that the staging database" → "staging database", "we
+/// agreed the launch" → "launch" (what follows the last article or possessive); `None` for a
+/// pronoun or a vague word, which names nothing to supersede.
+fn setting_subject(raw: &str) -> Option<String> {
+    let lower = raw.to_lowercase();
+    let words: Vec<&str> = lower.split(' ').collect();
+    let after_determiner = words.iter().rposition(|w| SETTING_DETERMINERS.contains(w)).map_or(0, |i| i + 1);
+    let words: Vec<&str> = words[after_determiner..].iter().copied().skip_while(|w| SETTING_LEAD.contains(w)).collect();
+    (!words.is_empty() && !words.iter().any(|w| SETTING_VAGUE.contains(w))).then(|| words.join(" "))
+}
+
+/// Words after which a setting's subject starts.
+const SETTING_DETERMINERS: &[&str] = &["the", "our", "my", "your", "its", "their", "this", "a", "an"];
+
+/// Month names as a date is written ("June", "Jun", "Sept").
+const MONTH: &str = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
+
+/// A date something is set for, stated or changed: "the launch is on June 1", "the review moved
+/// to Friday", "the deadline is now 2027-03-03", "the demo was pushed to 8 June". Like a
+/// setting's value, a later date for the same thing supersedes the older one; said of a past
+/// event ("the party was on Saturday", "I went on May 3") it is not read — that is what
+/// happened, not a plan that may change.
+static SCHEDULED: LazyLock<Regex> = LazyLock::new(|| {
+    let day = r"\d{1,2}(?:st|nd|rd|th)?";
+    let date = format!(
+        r"(?:(?:this |next )?(?:mon|tues|wednes|thurs|fri|satur|sun)day|{MONTH}\.? {day}(?:,? \d{{4}})?|{day}(?: of)? {MONTH}(?:,? \d{{4}})?|\d{{4}}-\d{{2}}-\d{{2}})"
+    );
+    re(&format!(
+        r"(?i)(?:^|[\s:(])(?P<s>[a-z][\w-]*(?: [a-z][\w-]*){{0,3}}?) (?:(?:is|are)(?: now| still)?(?: (?:scheduled|planned|set|booked|due|happening))?(?: (?:on|for))?|(?:(?:has|have) been |was |were |got |is |are )?(?:moved|pushed(?: back)?|postponed|rescheduled|delayed|brought forward|shifted)(?: to| until))(?: now)? (?P<o>{date})\b"
+    ))
+});
+
+/// A date as [`SCHEDULED`] keeps it, so that two ways of writing one date are one value: "June
+/// 1st" and "1 June" → "June 1", "1 of June, 2027" → "June 1, 2027", "next Friday" → "Friday";
+/// an ISO date as it is. `None` for what is not a date.
+fn scheduled_date(value: &str) -> Option<String> {
+    static DATE: LazyLock<Regex> = LazyLock::new(|| {
+        re(&format!(
+            r"(?i)^(?:(?:this |next )?(?P<wd>(?:mon|tues|wednes|thurs|fri|satur|sun)day)|(?P<m1>{MONTH})\.? (?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?:,? (?P<y1>\d{{4}}))?|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?(?: of)? (?P<m2>{MONTH})(?:,? (?P<y2>\d{{4}}))?|(?P<iso>\d{{4}}-\d{{2}}-\d{{2}}))$"
+        ))
+    });
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let c = DATE.captures(value.trim())?;
+    if let Some(iso) = c.name("iso") {
+        return Some(iso.as_str().to_string());
+    }
+    if let Some(wd) = c.name("wd") {
+        let wd = wd.as_str().to_lowercase();
+        return Some(wd[..1].to_uppercase() + &wd[1..]);
+    }
+    let (m, d, y) = match (c.name("m1"), c.name("d1")) {
+        (Some(m), Some(d)) => (m, d, c.name("y1")),
+        _ => (c.name("m2")?, c.name("d2")?, c.name("y2")),
+    };
+    let m = m.as_str().to_lowercase();
+    let month = MONTHS.iter().find(|name| name.to_lowercase().starts_with(&m[..3]))?;
+    let day: u32 = d.as_str().parse().ok().filter(|d| (1..=31).contains(d))?;
+    Some(match y {
+        Some(y) => format!("{month} {day}, {}", y.as_str()),
+        None => format!("{month} {day}"),
+    })
 }
 
 /// Rule-based (subject, predicate, object) facts in `text`; "I"/"my"/"我" is the user.
@@ -726,6 +808,30 @@ mod triple_object_tests {
         ] {
             assert_eq!(settings_of(none), vec![], "{none}");
         }
+    }
+
+    #[test]
+    fn a_date_something_is_set_for_is_read_as_one_value_and_a_past_event_is_not() {
+        let on = |s: &str, o: &str| vec![(s.to_string(), "is_on".to_string(), o.to_string())];
+        assert_eq!(settings_of("The launch is on June 1st."), on("launch", "June 1"));
+        assert_eq!(settings_of("Heads up: the launch was pushed to 8 June."), on("launch", "June 8"));
+        assert_eq!(settings_of("We agreed the design review moved to next Friday."), on("design review", "Friday"));
+        assert_eq!(settings_of("Our demo is now scheduled for Sept 3, 2027."), on("demo", "September 3, 2027"));
+        assert_eq!(settings_of("The deadline is 2027-03-03."), on("deadline", "2027-03-03"));
+        assert_eq!(settings_of("The offsite has been postponed until 2 of May 2027."), on("offsite", "May 2, 2027"));
+        for none in [
+            "The party was on Saturday.",
+            "I went camping on May 3.",
+            "We are on Friday's call.",
+            "Is the launch on June 1?",
+            "The launch is on track.",
+            "It is on June 1.",
+        ] {
+            assert_eq!(settings_of(none), vec![], "{none}");
+        }
+        // One date written two ways is one value: nothing to supersede.
+        assert_eq!(scheduled_date("1st of June"), scheduled_date("June 1"));
+        assert_eq!(scheduled_date("June 32"), None);
     }
 
     #[test]

@@ -1570,6 +1570,35 @@ fn a_changed_address_supersedes_the_old_one() {
     }
 }
 
+/// Dates change as plans do: the launch was set for June 1, then pushed to 8 June. Asked when
+/// it is, the new date comes first and the old one says what replaced it.
+#[test]
+fn a_moved_date_supersedes_the_old_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_old",
+        0,
+        &[("user", "The beta launch is on June 1st, tell the design team."), ("assistant", "Noted.")],
+    ))
+    .unwrap();
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_new",
+        5,
+        &[("user", "Bad news: the beta launch was pushed to 8 June."), ("assistant", "Updated the plan.")],
+    ))
+    .unwrap();
+    let hits = rt.memory_search("main", "When is the beta launch?", 10, 0.0, None).unwrap();
+    assert!(hits.first().is_some_and(|h| h.text.contains("8 June")), "the new date first: {hits:#?}");
+    let old = hits.iter().find(|h| h.text.contains("June 1st") && !h.text.contains("8 June")).expect("old");
+    assert!(
+        old.outdated.iter().any(|l| l.contains("beta launch — is on — June 1, now June 8")),
+        "the old date says what replaced it: {old:?}"
+    );
+}
+
 /// An answer is often one long message said whole (a plan, a protocol step by step): recall's
 /// best line shows it at length, up to the room, where the lines after it are cut shorter — a
 /// halving share each. (At 800 characters a line, its last steps were cut away.)
