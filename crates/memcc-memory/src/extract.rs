@@ -470,6 +470,7 @@ pub fn predicate_cues(predicate: &str) -> Vec<String> {
         "is_at" => &["host", "server", "address", "url", "endpoint", "port", "connect", "ip", "domain", "where"],
         "version" => &["version", "release", "upgrad", "run"],
         "is" => &["value", "code", "number"],
+        "replaced_by" => &["use", "using", "replac", "switch", "instead", "still", "now", "current", "migrat"],
         "is_on" => &["when", "date", "day", "schedul", "due", "deadline", "postpon", "resched", "delay"],
         _ => &[],
     };
@@ -610,9 +611,10 @@ fn setting_predicate(value: &str) -> Option<&'static str> {
     (digits > 0 && (value.contains('-') || value.chars().any(char::is_alphabetic)) || digits >= 3).then_some("is")
 }
 
-/// [`SETTING`]s in `text`, sentence by sentence (a dot inside a value does not end one).
-fn settings(text: &str) -> Vec<NewTriple> {
-    static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| re(r"[.!?。！？]+(?:\s+|$)|\n+"));
+/// The sentences of `text` that state something (not questions), where a dot inside a value
+/// ("db-staging-3.internal", "Fly.io", "v24.11") does not end one.
+fn stated_sentences(text: &str) -> Vec<&str> {
+    static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| re(r"[.!?]+(?:\s+|$)|[。！？]+|\n+"));
     let mut out = Vec::new();
     let mut start = 0;
     let mut ends: Vec<(usize, usize)> = SENTENCE_END.find_iter(text).map(|m| (m.start(), m.end())).collect();
@@ -621,9 +623,17 @@ fn settings(text: &str) -> Vec<NewTriple> {
         let sentence = text[start..end].trim();
         let asked = text[end..next].contains(['?', '？']);
         start = next;
-        if asked || sentence.is_empty() {
-            continue;
+        if !asked && !sentence.is_empty() {
+            out.push(sentence);
         }
+    }
+    out
+}
+
+/// [`SETTING`]s and [`SCHEDULED`] dates in `text`, sentence by sentence.
+fn settings(text: &str) -> Vec<NewTriple> {
+    let mut out = Vec::new();
+    for sentence in stated_sentences(text) {
         for c in SETTING.captures_iter(sentence) {
             let (Some(s), Some(o)) = (c.name("s"), c.name("o")) else { continue };
             let Some(subject) = setting_subject(s.as_str()) else { continue };
@@ -761,7 +771,117 @@ pub fn triples(text: &str) -> Vec<NewTriple> {
     for t in settings(text) {
         push(t);
     }
+    for t in replacements(text) {
+        push(t);
+    }
     out
+}
+
+/// A choice that replaced another, said as such: "we switched from Jest to Vitest", "let's use
+/// pnpm instead of npm", "replace Redis with Valkey", "MySQL was replaced by Postgres", "把 npm
+/// 换成 pnpm". The older choice is the subject and the newer the object of a `replaced_by`
+/// triple; search marks a record said before it that names the older one with what replaced it.
+/// States of mind are not choices: "went from sad to happy" is not read ("go" is not a verb of
+/// these).
+pub fn replacements(text: &str) -> Vec<NewTriple> {
+    const THING: &str = r"[\w.+#/@-]+(?: [\w.+#/@-]+){0,3}";
+    const LAZY: &str = r"[\w.+#/@-]+(?: [\w.+#/@-]+){0,3}?";
+    const ZH: &str = r"[^，。！？,.!?\s]{1,12}";
+    static EN: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+        let change = r"(?:switch|migrat|mov|chang|port|convert|upgrad|downgrad|transition)(?:e|es|ed|ing|s)?";
+        let chose = r"(?:use|uses|used|using|pick|picked|choose|chose|chosen|prefer|preferred|try|tried|adopt|adopted|install|installed|book|booked|go with|going with|went with|switch to|switched to|move to|moved to)";
+        vec![
+            re(&format!(
+                r"(?i)\b{change}(?: [\w-]+(?: [\w-]+){{0,2}}?)? (?:over )?from (?P<old>{LAZY}) to (?P<new>{THING})"
+            )),
+            re(&format!(r"(?i)\b{chose} (?P<new>{LAZY}) (?:instead of|rather than) (?:using )?(?P<old>{THING})")),
+            re(&format!(r"(?i)\breplac(?:e|es|ed|ing) (?P<old>{LAZY}) (?:with|by) (?P<new>{THING})")),
+            re(&format!(
+                r"(?i)(?:^|[\s,:;(])(?P<old>[\w.+#/@-]+) (?:was|were|is being|are being|has been|have been|got|gets) replaced (?:with|by) (?P<new>{THING})"
+            )),
+        ]
+    });
+    static CHINESE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+        vec![
+            re(&format!(r"把\s*(?P<old>{ZH}?)\s*(?:换|改|替换|切换)成了?\s*(?P<new>{ZH})")),
+            re(&format!(r"从\s*(?P<old>{ZH}?)\s*(?:换|改|迁移|切换|转)(?:到|成)了?\s*(?P<new>{ZH})")),
+            re(&format!(r"(?:用|使用|改用)\s*(?P<new>{ZH}?)\s*(?:代替|替代|取代)了?\s*(?P<old>{ZH})")),
+        ]
+    });
+    let mut out: Vec<NewTriple> = Vec::new();
+    for sentence in stated_sentences(text) {
+        for (regex, chinese) in EN.iter().map(|r| (r, false)).chain(CHINESE.iter().map(|r| (r, true))) {
+            for c in regex.captures_iter(sentence) {
+                let (Some(old), Some(new)) = (c.name("old"), c.name("new")) else { continue };
+                let (Some(old), Some(new)) = (choice(old.as_str(), chinese), choice(new.as_str(), chinese)) else {
+                    continue;
+                };
+                let t = NewTriple { subject: old, predicate: "replaced_by".into(), object: new, valid_from: None };
+                if t.subject.to_lowercase() != t.object.to_lowercase() && !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A choice as [`replacements`] keeps it: without the article, possessive or "old"/"new" before
+/// it, up to the first word that starts another clause ("Vitest for unit tests" → "Vitest");
+/// `None` for a pronoun, a vague word, or what has no letter (a quantity: "from 5 to 10").
+fn choice(raw: &str, chinese: bool) -> Option<String> {
+    const BEFORE: &[&str] =
+        &["the", "a", "an", "our", "my", "your", "their", "its", "this", "that", "old", "new", "current", "existing"];
+    const CLAUSE: &[&str] = &[
+        "for",
+        "because",
+        "since",
+        "as",
+        "in",
+        "on",
+        "at",
+        "and",
+        "but",
+        "so",
+        "which",
+        "with",
+        "now",
+        "today",
+        "yesterday",
+        "last",
+        "next",
+        "this",
+        "after",
+        "before",
+        "then",
+        "to",
+        "from",
+        "by",
+        "when",
+        "if",
+        "instead",
+        "rather",
+        "already",
+        "again",
+        "too",
+        "also",
+        "everywhere",
+    ];
+    let text = raw.trim().trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '"', '\'']);
+    let kept = if chinese {
+        text.trim_end_matches('了').to_string()
+    } else {
+        let words: Vec<&str> = text.split(' ').collect();
+        let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+        let start = lower.iter().take_while(|w| BEFORE.contains(&w.as_str())).count();
+        // An adverb ("immediately", "finally") ends it too; a name ("Italy") does not.
+        let ends = |(w, l): (&&str, &String)| CLAUSE.contains(&l.as_str()) || (l.ends_with("ly") && *w == l.as_str());
+        let end = words.iter().zip(&lower).skip(start).position(ends).map_or(words.len(), |i| start + i);
+        words[start..end].join(" ")
+    };
+    let lower = kept.to_lowercase();
+    let vague = lower.split(' ').any(|w| SETTING_VAGUE.contains(&w) || matches!(w, "them" | "those" | "these" | "us"));
+    (!kept.is_empty() && !vague && kept.chars().any(char::is_alphabetic)).then_some(kept)
 }
 
 #[cfg(test)]
@@ -832,6 +952,33 @@ mod triple_object_tests {
         // One date written two ways is one value: nothing to supersede.
         assert_eq!(scheduled_date("1st of June"), scheduled_date("June 1"));
         assert_eq!(scheduled_date("June 32"), None);
+    }
+
+    #[test]
+    fn a_replaced_choice_is_read_with_the_older_as_subject() {
+        let of = |text: &str| {
+            replacements(text).into_iter().map(|t| (t.subject, t.object)).collect::<Vec<(String, String)>>()
+        };
+        let one = |a: &str, b: &str| vec![(a.to_string(), b.to_string())];
+        assert_eq!(of("We switched from Jest to Vitest for unit tests."), one("Jest", "Vitest"));
+        assert_eq!(of("Let's use pnpm instead of npm from now on."), one("npm", "pnpm"));
+        assert_eq!(of("Please replace the old Redis cache with Valkey."), one("Redis cache", "Valkey"));
+        assert_eq!(of("Last week MySQL was replaced by Postgres 16."), one("MySQL", "Postgres 16"));
+        assert_eq!(of("We migrated the service from Heroku to Fly.io yesterday."), one("Heroku", "Fly.io"));
+        assert_eq!(of("I booked the Hilton instead of the Ritz."), one("Ritz", "Hilton"));
+        assert_eq!(of("Move from static images to live video immediately."), one("static images", "live video"));
+        assert_eq!(of("We moved the offsite from Rome to Italy instead."), one("Rome", "Italy"));
+        assert_eq!(of("我们把 npm 换成了 pnpm。"), one("npm", "pnpm"));
+        assert_eq!(of("从MySQL迁移到Postgres了"), one("MySQL", "Postgres"));
+        for none in [
+            "I went from sad to happy.",
+            "Traffic grew from 5 to 10 per second.",
+            "Should we switch from Jest to Vitest?",
+            "We moved from it to that.",
+            "Jest is fine.",
+        ] {
+            assert_eq!(of(none), vec![], "{none}");
+        }
     }
 
     #[test]

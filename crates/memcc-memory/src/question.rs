@@ -84,6 +84,16 @@ impl<'a> Question<'a> {
     }
 }
 
+impl Question<'_> {
+    /// Whether the question names `phrase`: each of its words, in some form, is one of the
+    /// question's ("do we still use Jest?" names "Jest").
+    pub fn names(&self, phrase: &str) -> bool {
+        let words = Term::texts(&phrase.to_lowercase());
+        let asked: Vec<String> = self.content.iter().cloned().map(Term::into_text).collect();
+        !words.is_empty() && words.iter().all(|w| asked.iter().any(|a| same_word(a, w)))
+    }
+}
+
 /// Words a question uses to ask about someone as a whole rather than one thing about them.
 const ABOUT_FRAME: &[&str] = &[
     "know",

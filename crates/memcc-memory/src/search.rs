@@ -85,6 +85,9 @@ pub struct ScoreParts {
     pub changed: Option<f64>,
     /// A knowledge-graph line: its score as a share of the best hit's.
     pub knowledge_graph: Option<f64>,
+    /// Raised to the score of a hit it replaced, which the question asks about: what holds now
+    /// ranks above what it replaced.
+    pub replaces: Option<f64>,
     /// The record's meaning match as it is (its cosine with the query), and its full-text match
     /// as the index scored it (BM25), before either is weighed: what the relevance floor reads.
     pub similarity: f64,
@@ -111,6 +114,9 @@ impl ScoreParts {
         }
         if let Some(f) = self.changed {
             out.push(format!("asks about what changed since ×{f:.2}"));
+        }
+        if self.replaces.is_some() {
+            out.push("replaces what the question asks about".into());
         }
         if let Some(f) = self.knowledge_graph {
             out.push(format!("facts about whom the question names, at ×{f:.2} of the best hit"));
@@ -145,6 +151,11 @@ impl SearchHit {
             String::new()
         }
     }
+}
+
+/// Whether `phrase`'s words stand together, in order, among `words` (both as [`Term::texts`]).
+fn names(words: &[String], phrase: &[String]) -> bool {
+    !phrase.is_empty() && words.windows(phrase.len()).any(|w| w == phrase)
 }
 
 /// The messages of a record the query points at, best first: for a window (one line per
@@ -430,7 +441,7 @@ impl Search<'_> {
             })
             .collect();
         if q.mode == SearchMode::Hybrid {
-            self.mark_outdated(q.question, &mut hits)?;
+            self.mark_outdated(q.question, q.agents, &mut hits)?;
         }
         // Exact ties (same score, same time) go newest record first: the candidates come from a
         // hash set, and their order must not depend on it (or on how many were asked for).
@@ -455,12 +466,14 @@ impl Search<'_> {
     /// live in Boston and work at Fidelity" stays current for the job after "I live in Lisbon
     /// now"); a hit whose changed statement the question asks about ranks as a superseded record
     /// does (`tuning.notCurrent`), so the newest value comes first.
-    fn mark_outdated(&self, question: &Question<'_>, hits: &mut [SearchHit]) -> Result<()> {
+    fn mark_outdated(&self, question: &Question<'_>, agents: &[String], hits: &mut [SearchHit]) -> Result<()> {
         let ids: Vec<i64> = hits.iter().filter_map(|h| h.record.as_ref().map(|r| r.id)).collect();
         if ids.is_empty() {
             return Ok(());
         }
         let changed = self.store.superseded_statements(&ids)?;
+        // (the record that replaced a hit the question asks about, that hit's score before)
+        let mut lifts: Vec<(i64, f64)> = Vec::new();
         for (old, new) in &changed {
             let Some(hit) = hits.iter_mut().find(|h| h.record.as_ref().map(|r| r.id) == old.source_record) else {
                 continue;
@@ -478,10 +491,71 @@ impl Search<'_> {
                 continue;
             }
             if hit.current && question.asks_about(old) && hit.outdated.is_empty() {
+                lifts.extend(new.source_record.map(|r| (r, hit.score)));
                 hit.score *= self.config.tuning.not_current;
                 hit.parts.changed = Some(self.config.tuning.not_current);
             }
             hit.outdated.push(line);
+        }
+        self.mark_replaced(question, agents, hits, &mut lifts)?;
+        // What replaced a hit the question asks about ranks at least where that hit ranked
+        // (when it is among the candidates): else "do we still use Jest?" finds the old words first.
+        for (record, score) in lifts {
+            let Some(hit) = hits.iter_mut().find(|h| h.record.as_ref().is_some_and(|r| r.id == record)) else {
+                continue;
+            };
+            if hit.score < score {
+                hit.parts.replaces = Some(score - hit.score);
+                hit.score = score;
+            }
+        }
+        Ok(())
+    }
+
+    /// Mark each hit that names a choice later replaced ("we switched from Jest to Vitest"),
+    /// said before the replacement and without naming what replaced it, with the replacement;
+    /// ranked down only when the question names either choice ("do we still use Jest?").
+    fn mark_replaced(
+        &self,
+        question: &Question<'_>,
+        agents: &[String],
+        hits: &mut [SearchHit],
+        lifts: &mut Vec<(i64, f64)>,
+    ) -> Result<()> {
+        /// The newest replacements looked at (a person makes a handful, not thousands).
+        const REPLACEMENTS: usize = 100;
+        let replaced = self.store.current_statements(agents, "replaced_by", REPLACEMENTS)?;
+        if replaced.is_empty() {
+            return Ok(());
+        }
+        let phrases: Vec<(Vec<String>, Vec<String>)> =
+            replaced.iter().map(|t| (Term::texts(&t.subject), Term::texts(&t.object))).collect();
+        for hit in hits.iter_mut() {
+            let Some(record) = hit.record.as_ref() else { continue };
+            let (id, said_at) = (record.id, record.event_time.unwrap_or(record.created_at));
+            let words = Term::texts(&hit.text);
+            for (t, (old, new)) in replaced.iter().zip(&phrases) {
+                let before = match (t.valid_from, t.source_record) {
+                    (Some(at), _) => said_at < at,
+                    (None, Some(source)) => id < source,
+                    (None, None) => false,
+                };
+                if t.source_record == Some(id) || !before || !names(&words, old) || names(&words, new) {
+                    continue;
+                }
+                let said = t.source_record.map(|r| format!(" (mem_{r})")).unwrap_or_default();
+                let line = format!("{} — replaced by — {}{said}", t.subject, t.object);
+                if hit.outdated.contains(&line) {
+                    continue;
+                }
+                let asked = question.names(&t.subject) || question.names(&t.object);
+                if hit.current && asked && hit.outdated.is_empty() {
+                    lifts.extend(t.source_record.map(|r| (r, hit.score)));
+                    hit.score *= self.config.tuning.not_current;
+                    hit.parts.changed = Some(self.config.tuning.not_current);
+                }
+                hit.outdated.push(line);
+            }
         }
         Ok(())
     }

@@ -210,6 +210,10 @@ pub trait Statements {
     /// (case-insensitive), those of forgotten records left out.
     fn triples_about(&self, agents: &[String], entities: &[String], limit: usize) -> Result<Vec<Triple>>;
 
+    /// Current triples of `agents` with `predicate`, newest first, those of forgotten records
+    /// left out: the choices replaced (`replaced_by`), which name no subject a search knows.
+    fn current_statements(&self, agents: &[String], predicate: &str, limit: usize) -> Result<Vec<Triple>>;
+
     /// All triples of an agent about `subject`, current and superseded (history).
     fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>>;
 

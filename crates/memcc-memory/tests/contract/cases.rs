@@ -1599,6 +1599,51 @@ fn a_moved_date_supersedes_the_old_one() {
     );
 }
 
+/// A choice replaced by another: "we use Jest", later "we switched from Jest to Vitest". The old
+/// record says what replaced it — on search and in the prompt's recall — and ranks below the
+/// replacement when the question names the tool; once the replacement is forgotten, the old
+/// record is as it was.
+#[test]
+fn a_replaced_choice_marks_what_named_the_old_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_old",
+        0,
+        &[("user", "We use Jest for the unit tests in this repository."), ("assistant", "Got it.")],
+    ))
+    .unwrap();
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_new",
+        5,
+        &[("user", "Heads up: we switched from Jest to Vitest, it is much faster."), ("assistant", "Noted.")],
+    ))
+    .unwrap();
+    let question = "Do we still use Jest for the unit tests?";
+    let hits = rt.memory_search("main", question, 10, 0.0, None).unwrap();
+    assert!(hits.first().is_some_and(|h| h.text.contains("Vitest")), "the replacement first: {hits:#?}");
+    let old = hits.iter().find(|h| h.text.contains("We use Jest")).expect("the old record");
+    let replacement = hits.iter().find(|h| h.text.contains("switched from Jest")).expect("the replacement");
+    let line = format!("Jest — replaced by — Vitest ({})", replacement.id);
+    assert!(old.outdated.contains(&line), "{old:?}");
+    assert!(replacement.outdated.is_empty(), "what says the replacement is not outdated: {replacement:?}");
+    let sections = rt.retrieve(&query("main", question), 2_000).unwrap();
+    let recalled = sections.iter().map(|s| s.body.as_str()).collect::<Vec<_>>().join("\n");
+    assert!(recalled.contains("since changed: Jest — replaced by — Vitest"), "{recalled}");
+
+    let source = replacement.id.clone();
+    let forgotten: Vec<String> = hits.iter().filter(|h| h.text.contains("Vitest")).map(|h| h.id.clone()).collect();
+    for id in &forgotten {
+        rt.forget("main", id).unwrap();
+    }
+    assert!(forgotten.contains(&source));
+    let hits = rt.memory_search("main", question, 10, 0.0, None).unwrap();
+    let old = hits.iter().find(|h| h.text.contains("We use Jest")).expect("the old record");
+    assert!(old.outdated.is_empty() && old.current, "nothing replaced it any more: {old:?}");
+}
+
 /// An answer is often one long message said whole (a plan, a protocol step by step): recall's
 /// best line shows it at length, up to the room, where the lines after it are cut shorter — a
 /// halving share each. (At 800 characters a line, its last steps were cut away.)

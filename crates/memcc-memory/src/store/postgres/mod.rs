@@ -421,6 +421,21 @@ impl Statements for PgStore {
         })
     }
 
+    fn current_statements(&self, agents: &[String], predicate: &str, limit: usize) -> Result<Vec<Triple>> {
+        let limit = limit as i64;
+        self.pool.run(|c| {
+            triples(c.query(
+                &format!(
+                    "{TRIPLE_SELECT} WHERE agent_id = ANY($1) AND predicate = $2 AND superseded_by IS NULL
+                       AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record
+                                       AND r.forgotten_at IS NOT NULL)
+                     ORDER BY COALESCE(valid_from, created_at) DESC LIMIT $3"
+                ),
+                &[&agents, &predicate, &limit],
+            )?)
+        })
+    }
+
     fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>> {
         self.pool.run(|c| {
             triples(c.query(

@@ -446,6 +446,19 @@ impl Statements for SqliteStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
+    fn current_statements(&self, agents: &[String], predicate: &str, limit: usize) -> Result<Vec<Triple>> {
+        let conn = self.reader();
+        let agents_json = serde_json::to_string(agents).unwrap_or_else(|_| "[]".into());
+        let mut stmt = conn.prepare_cached(&format!(
+            "{TRIPLE_SELECT} WHERE agent_id IN (SELECT value FROM json_each(?1)) AND predicate = ?2
+               AND superseded_by IS NULL
+               AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)
+             ORDER BY COALESCE(valid_from, created_at) DESC LIMIT ?3"
+        ))?;
+        let rows = stmt.query_map(params![agents_json, predicate, limit as i64], triple_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
     /// All triples of an agent about `subject`, current and superseded (history).
     fn triple_history(&self, agent: &str, subject: &str) -> Result<Vec<Triple>> {
         let conn = self.reader();
