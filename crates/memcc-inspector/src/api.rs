@@ -393,12 +393,16 @@ pub(crate) async fn statements(
         // Another agent's record, or one forgotten: not found, as everywhere.
         rt.memory_get(&agent, &id)?;
         let line = |t: &memcc::memory::Triple| format!("{} — {} — {}", t.subject, t.predicate.replace('_', " "), t.object);
-        let changed: Vec<Value> = rt
+        let mut changed: Vec<Value> = rt
             .store()
             .superseded_statements(&[n])?
             .iter()
             .map(|(old, new)| json!({"statement": line(old), "now": new.object, "in": new.source_record.map(|r| format!("mem_{r}"))}))
             .collect();
+        // A choice it names that was replaced later ("switched from Jest to Vitest"): "Jest, now Vitest".
+        changed.extend(rt.choices_replaced(&agent, &id)?.iter().map(|t| {
+            json!({"statement": t.subject, "now": t.object, "in": t.source_record.map(|r| format!("mem_{r}"))})
+        }));
         let replaced: Vec<Value> = rt
             .store()
             .replaced_statements(n)?

@@ -37,6 +37,8 @@ impl Server {
             let user = match i {
                 3 => "I live in Oslo and I love hiking in the fjords.".to_string(),
                 40 => "I moved: I live in Berlin now.".to_string(),
+                10 => "We check the trip planner's code with Jest.".to_string(),
+                60 => "We switched from Jest to Vitest for the trip planner.".to_string(),
                 _ => format!("Question {i}: what are the museum opening hours on day {i} of the trip?"),
             };
             memcc.context.ingest(&s, &AgentMessage::user(&user).with_timestamp(t0 + i * 3_600_000)).unwrap();
@@ -189,6 +191,17 @@ fn every_page_reads_what_it_shows_and_errors_say_what_is_wrong() {
     assert!(older["changed"][0]["in"].as_str().is_some(), "it points at where the change was said: {older}");
     let triples = server.ok("/api/triples");
     assert!(triples["total"].as_i64().unwrap() > 0);
+    // A record naming a choice replaced later says so too, and where.
+    let jest = server.ok("/api/memory?q=planner%20code%20Jest")["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["record"]["text"].as_str().unwrap().contains("with Jest"))
+        .map(|i| format!("mem_{}", i["record"]["id"]))
+        .expect("the record that names Jest");
+    let jest = server.ok(&format!("/api/memory/{jest}/statements"));
+    let change = jest["changed"].as_array().unwrap().iter().find(|c| c["statement"] == "Jest").expect("{jest}");
+    assert!(change["now"] == "Vitest" && change["in"].as_str().is_some(), "{jest}");
 
     // Correct and pin, from the page only: the correction supersedes the record, which stays.
     let post = |path: &str, body: serde_json::Value| {

@@ -17,7 +17,7 @@ use crate::ingest::{Ingest, IngestReport};
 use crate::portable::ImportReport;
 use crate::question::Question;
 use crate::recall::Recall;
-use crate::record::{MAX_WEIGHT, MemoryRecord, NewRecord, RecordKind, parse_ref};
+use crate::record::{MAX_WEIGHT, MemoryRecord, NewRecord, RecordKind, Triple, parse_ref};
 use crate::search::{Asking, Query, Search, SearchHit, SearchMode};
 use crate::store::{Inserted, MemoryStats, MemoryStore};
 use crate::vector::{FlatScan, VectorStore};
@@ -451,6 +451,14 @@ impl MemoryRuntime {
             .get(n)?
             .filter(|r| !r.forgotten && self.readable_agents(agent).contains(&r.agent_id))
             .ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
+    }
+
+    /// The choices record `id` names that `agent` later said were replaced ("we switched from
+    /// Jest to Vitest"), as search marks them: `replaced_by` statements, oldest choice first.
+    pub fn choices_replaced(&self, agent: &str, id: &str) -> Result<Vec<Triple>> {
+        let record = self.memory_get(agent, id)?;
+        let replacements = crate::search::Replacements::of(self.store.as_ref(), &self.readable_agents(agent))?;
+        Ok(replacements.since(&record).into_iter().cloned().collect())
     }
 
     /// Forget a record of `agent` and what was derived from the same words (see

@@ -13,7 +13,7 @@ use crate::embed::Embedder;
 use crate::error::Result;
 use crate::period::{Period, asks_about_now, asks_when, named_periods, states_a_date};
 use crate::question::{Question, without_exclusions};
-use crate::record::{MemoryRecord, RecordKind};
+use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::store::{FullText, MemoryStore};
 use crate::vector::VectorStore;
 use memcc_core::llm::{ChatModel, ChatRequest};
@@ -150,6 +150,56 @@ impl SearchHit {
         } else {
             String::new()
         }
+    }
+}
+
+/// The choices an agent said were replaced ("we switched from Jest to Vitest":
+/// `replaced_by(Jest, Vitest)`, [`crate::extract::replacements`]), and which of them a record
+/// names as still current: said before the replacement, naming the older choice and not the newer.
+pub struct Replacements {
+    /// (the statement, the older choice's words, the newer choice's words)
+    replaced: Vec<(Triple, Vec<String>, Vec<String>)>,
+}
+
+impl Replacements {
+    /// The newest replacements looked at (a person makes a handful, not thousands).
+    const LIMIT: usize = 100;
+
+    pub fn of(store: &dyn MemoryStore, agents: &[String]) -> Result<Self> {
+        let replaced = store
+            .current_statements(agents, "replaced_by", Self::LIMIT)?
+            .into_iter()
+            .map(|t| {
+                let (old, new) = (Term::texts(&t.subject), Term::texts(&t.object));
+                (t, old, new)
+            })
+            .collect();
+        Ok(Replacements { replaced })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.replaced.is_empty()
+    }
+
+    /// The replacements said after `record` of a choice it names (and not of what replaced it).
+    pub fn since(&self, record: &MemoryRecord) -> Vec<&Triple> {
+        if self.replaced.is_empty() {
+            return Vec::new();
+        }
+        let (id, said_at) = (record.id, record.event_time.unwrap_or(record.created_at));
+        let words = Term::texts(&record.text);
+        self.replaced
+            .iter()
+            .filter(|(t, old, new)| {
+                let before = match (t.valid_from, t.source_record) {
+                    (Some(at), _) => said_at < at,
+                    (None, Some(source)) => id < source,
+                    (None, None) => false,
+                };
+                t.source_record != Some(id) && before && names(&words, old) && !names(&words, new)
+            })
+            .map(|(t, _, _)| t)
+            .collect()
     }
 }
 
@@ -522,27 +572,13 @@ impl Search<'_> {
         hits: &mut [SearchHit],
         lifts: &mut Vec<(i64, f64)>,
     ) -> Result<()> {
-        /// The newest replacements looked at (a person makes a handful, not thousands).
-        const REPLACEMENTS: usize = 100;
-        let replaced = self.store.current_statements(agents, "replaced_by", REPLACEMENTS)?;
-        if replaced.is_empty() {
+        let replacements = Replacements::of(self.store, agents)?;
+        if replacements.is_empty() {
             return Ok(());
         }
-        let phrases: Vec<(Vec<String>, Vec<String>)> =
-            replaced.iter().map(|t| (Term::texts(&t.subject), Term::texts(&t.object))).collect();
         for hit in hits.iter_mut() {
             let Some(record) = hit.record.as_ref() else { continue };
-            let (id, said_at) = (record.id, record.event_time.unwrap_or(record.created_at));
-            let words = Term::texts(&hit.text);
-            for (t, (old, new)) in replaced.iter().zip(&phrases) {
-                let before = match (t.valid_from, t.source_record) {
-                    (Some(at), _) => said_at < at,
-                    (None, Some(source)) => id < source,
-                    (None, None) => false,
-                };
-                if t.source_record == Some(id) || !before || !names(&words, old) || names(&words, new) {
-                    continue;
-                }
+            for t in replacements.since(record) {
                 let said = t.source_record.map(|r| format!(" (mem_{r})")).unwrap_or_default();
                 let line = format!("{} — replaced by — {}{said}", t.subject, t.object);
                 if hit.outdated.contains(&line) {
