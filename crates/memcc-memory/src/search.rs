@@ -48,9 +48,10 @@ pub struct SearchHit {
     /// The record that replaced this one (`mem_N`), when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
-    /// What the record states that has changed since ("user — lives in — Boston, now Lisbon"):
-    /// the record stays current for the rest it says, and ranks lower when the question asks
-    /// about what changed.
+    /// What the record states that has changed since ("user — lives in — Boston, now Lisbon"),
+    /// or a choice it names that was replaced since ("Jest — replaced by — Vitest (mem_9)"): the
+    /// record stays current for the rest it says, and ranks lower when the question asks about
+    /// what changed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub outdated: Vec<String>,
     /// `text` is a cut of the record (`memory_search` caps each hit; `memory_get` has it whole).
