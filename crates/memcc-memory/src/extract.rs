@@ -697,20 +697,6 @@ fn scheduled_date(value: &str) -> Option<String> {
             r"(?i)^(?:(?:this |next )?(?P<wd>(?:mon|tues|wednes|thurs|fri|satur|sun)day)|(?P<m1>{MONTH})\.? (?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?:,? (?P<y1>\d{{4}}))?|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?(?: of)? (?P<m2>{MONTH})(?:,? (?P<y2>\d{{4}}))?|(?P<iso>\d{{4}}-\d{{2}}-\d{{2}}))$"
         ))
     });
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
     let c = DATE.captures(value.trim())?;
     if let Some(iso) = c.name("iso") {
         return Some(iso.as_str().to_string());
@@ -723,8 +709,9 @@ fn scheduled_date(value: &str) -> Option<String> {
         (Some(m), Some(d)) => (m, d, c.name("y1")),
         _ => (c.name("m2")?, c.name("d2")?, c.name("y2")),
     };
-    let m = m.as_str().to_lowercase();
-    let month = MONTHS.iter().find(|name| name.to_lowercase().starts_with(&m[..3]))?;
+    let month =
+        crate::period::month_number(m.as_str()).and_then(|n| chrono::Month::try_from(u8::try_from(n).ok()?).ok())?;
+    let month = month.name();
     let day: u32 = d.as_str().parse().ok().filter(|d| (1..=31).contains(d))?;
     Some(match y {
         Some(y) => format!("{month} {day}, {}", y.as_str()),

@@ -83,7 +83,8 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
     static_regex(&pattern)
 });
 
-fn month_number(name: &str) -> Option<u32> {
+/// The month a name or its abbreviation names ("Sept" → 9), 1–12.
+pub(crate) fn month_number(name: &str) -> Option<u32> {
     let n = name.to_lowercase();
     let i = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
         .iter()
