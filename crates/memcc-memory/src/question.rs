@@ -82,15 +82,14 @@ impl<'a> Question<'a> {
             })
         })
     }
-}
 
-impl Question<'_> {
     /// Whether the question names `phrase`: each of its words, in some form, is one of the
     /// question's ("do we still use Jest?" names "Jest").
     pub fn names(&self, phrase: &str) -> bool {
         let words = Term::texts(&phrase.to_lowercase());
         let asked: Vec<String> = self.content.iter().cloned().map(Term::into_text).collect();
-        !words.is_empty() && words.iter().all(|w| asked.iter().any(|a| same_word(a, w)))
+        let said = |a: &String, w: &String| same_word(a, w) || (w.chars().any(is_cjk) && a.contains(w.as_str()));
+        !words.is_empty() && words.iter().all(|w| asked.iter().any(|a| said(a, w)))
     }
 }
 
@@ -294,6 +293,15 @@ mod tests {
             superseded_by: None,
             source_record: None,
         }
+    }
+
+    #[test]
+    fn a_question_names_a_choice_by_its_words_in_some_form() {
+        assert!(Question::new("Do we still use Jest for the unit tests?").names("Jest"));
+        assert!(Question::new("Is the Redis cache warm?").names("Redis cache"));
+        assert!(!Question::new("Is the cache warm?").names("Redis cache"), "every word of it");
+        assert!(Question::new("我们还用微信吗").names("微信"));
+        assert!(!Question::new("What test runner do we use?").names("Jest"));
     }
 
     #[test]

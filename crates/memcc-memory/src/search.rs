@@ -206,7 +206,29 @@ impl Replacements {
 
 /// Whether `phrase`'s words stand together, in order, among `words` (both as [`Term::texts`]).
 fn names(words: &[String], phrase: &[String]) -> bool {
-    !phrase.is_empty() && words.windows(phrase.len()).any(|w| w == phrase)
+    match phrase {
+        [] => false,
+        // Chinese runs on without spaces: "微信" stands inside the run "我们用微信聊天".
+        [run] if run.chars().any(memcc_core::text::is_cjk_letter) => words.iter().any(|w| w.contains(run.as_str())),
+        _ => words.windows(phrase.len()).any(|w| w == phrase),
+    }
+}
+
+#[cfg(test)]
+mod names_tests {
+    use super::*;
+
+    #[test]
+    fn a_choice_is_named_by_its_words_in_order_or_inside_a_chinese_run() {
+        let named = |text: &str, phrase: &str| names(&Term::texts(text), &Term::texts(phrase));
+        assert!(named("We check the code with Jest, as always.", "Jest"));
+        assert!(named("The old Redis cache is full.", "Redis cache"));
+        assert!(!named("The cache in front of Redis is full.", "Redis cache"), "not in order");
+        assert!(!named("We check the code with Jestful.", "Jest"), "a word, not part of one");
+        assert!(named("我们平时用微信聊天", "微信"));
+        assert!(!named("我们平时用电话聊天", "微信"));
+        assert!(!named("anything", ""));
+    }
 }
 
 /// The messages of a record the query points at, best first: for a window (one line per

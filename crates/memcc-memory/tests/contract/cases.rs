@@ -1644,6 +1644,21 @@ fn a_replaced_choice_marks_what_named_the_old_one() {
     assert!(old.outdated.is_empty() && old.current, "nothing replaced it any more: {old:?}");
 }
 
+/// The same in Chinese, where a choice stands inside a run of characters: "我们把微信换成了钉钉"
+/// marks what said the team talks on 微信.
+#[test]
+fn a_replaced_choice_is_read_in_chinese_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    rt.ingest_summary(&payload("main", "sum_old", 0, &[("user", "我们团队平时用微信沟通工作。"), ("assistant", "好的。")]))
+        .unwrap();
+    rt.ingest_summary(&payload("main", "sum_new", 5, &[("user", "通知一下：我们把微信换成了钉钉。"), ("assistant", "收到。")]))
+        .unwrap();
+    let hits = rt.memory_search("main", "我们团队用什么沟通工作？", 10, 0.0, None).unwrap();
+    let old = hits.iter().find(|h| h.text.contains("用微信沟通")).expect("the old record");
+    assert!(old.outdated.iter().any(|l| l.starts_with("微信 — replaced by — 钉钉")), "{old:?}");
+}
+
 /// An answer is often one long message said whole (a plan, a protocol step by step): recall's
 /// best line shows it at length, up to the room, where the lines after it are cut shorter — a
 /// halving share each. (At 800 characters a line, its last steps were cut away.)
