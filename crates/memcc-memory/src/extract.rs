@@ -817,8 +817,8 @@ pub fn replacements(text: &str) -> Vec<NewTriple> {
 /// it, up to the first word that starts another clause ("Vitest for unit tests" → "Vitest");
 /// `None` for a pronoun, a vague word, or what has no letter (a quantity: "from 5 to 10").
 fn choice(raw: &str, chinese: bool) -> Option<String> {
-    const BEFORE: &[&str] =
-        &["the", "a", "an", "our", "my", "your", "their", "its", "this", "that", "old", "new", "current", "existing"];
+    // Besides a setting's determiners, the words that say which of the two it is.
+    const BEFORE: &[&str] = &["that", "old", "new", "current", "existing"];
     const CLAUSE: &[&str] = &[
         "for",
         "because",
@@ -860,7 +860,8 @@ fn choice(raw: &str, chinese: bool) -> Option<String> {
     } else {
         let words: Vec<&str> = text.split(' ').collect();
         let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
-        let start = lower.iter().take_while(|w| BEFORE.contains(&w.as_str())).count();
+        let before = |w: &&String| SETTING_DETERMINERS.contains(&w.as_str()) || BEFORE.contains(&w.as_str());
+        let start = lower.iter().take_while(before).count();
         // An adverb ("immediately", "finally") ends it too; a name ("Italy") does not.
         let ends = |(w, l): (&&str, &String)| CLAUSE.contains(&l.as_str()) || (l.ends_with("ly") && *w == l.as_str());
         let end = words.iter().zip(&lower).skip(start).position(ends).map_or(words.len(), |i| start + i);
