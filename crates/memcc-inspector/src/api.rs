@@ -391,7 +391,7 @@ pub(crate) async fn statements(
     blocking(&state, move |m| {
         let rt = m.memory()?;
         // Another agent's record, or one forgotten: not found, as everywhere.
-        rt.memory_get(&agent, &id)?;
+        let record = rt.memory_get(&agent, &id)?;
         let line = |t: &memcc::memory::Triple| format!("{} — {} — {}", t.subject, t.predicate.replace('_', " "), t.object);
         let mut changed: Vec<Value> = rt
             .store()
@@ -400,7 +400,7 @@ pub(crate) async fn statements(
             .map(|(old, new)| json!({"statement": line(old), "now": new.object, "in": new.source_record.map(|r| format!("mem_{r}"))}))
             .collect();
         // A choice it names that was replaced later ("switched from Jest to Vitest"): "Jest, now Vitest".
-        changed.extend(rt.choices_replaced(&agent, &id)?.iter().map(|t| {
+        changed.extend(rt.choices_replaced(&agent, &record)?.iter().map(|t| {
             json!({"statement": t.subject, "now": t.object, "in": t.source_record.map(|r| format!("mem_{r}"))})
         }));
         let replaced: Vec<Value> = rt

@@ -453,12 +453,12 @@ impl MemoryRuntime {
             .ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
     }
 
-    /// The choices record `id` names that `agent` later said were replaced ("we switched from
-    /// Jest to Vitest"), as search marks them: `replaced_by` statements, oldest choice first.
-    pub fn choices_replaced(&self, agent: &str, id: &str) -> Result<Vec<Triple>> {
-        let record = self.memory_get(agent, id)?;
+    /// The choices `record` (as [`Self::memory_get`] gave it to `agent`) names that were said
+    /// later to be replaced ("we switched from Jest to Vitest"), as search marks them:
+    /// `replaced_by` statements.
+    pub fn choices_replaced(&self, agent: &str, record: &MemoryRecord) -> Result<Vec<Triple>> {
         let replacements = crate::search::Replacements::of(self.store.as_ref(), &self.readable_agents(agent))?;
-        Ok(replacements.since(&record).into_iter().cloned().collect())
+        Ok(replacements.since(record).into_iter().cloned().collect())
     }
 
     /// Forget a record of `agent` and what was derived from the same words (see

@@ -127,6 +127,24 @@ impl ScoreParts {
 }
 
 impl SearchHit {
+    /// Mark the hit with `line`, something it says that has changed since. When the question
+    /// asks about it (`asked`) and nothing marked the hit before, it ranks as a superseded record
+    /// does (`not_current`), and its score from before is returned: what replaced it is lifted
+    /// to that.
+    fn mark_changed(&mut self, line: String, asked: bool, not_current: f64) -> Option<f64> {
+        if self.outdated.contains(&line) {
+            return None;
+        }
+        let ranked_down = (self.current && asked && self.outdated.is_empty()).then(|| {
+            let before = self.score;
+            self.score *= not_current;
+            self.parts.changed = Some(not_current);
+            before
+        });
+        self.outdated.push(line);
+        ranked_down
+    }
+
     /// Whether the hit says something about the query at all, as an absolute judgement (a
     /// search ranks whatever it finds, relevant or not): its meaning is close to the query's, or
     /// it shares enough of the query's rarer words. A knowledge-graph line is made only of
@@ -176,10 +194,6 @@ impl Replacements {
             })
             .collect();
         Ok(Replacements { replaced })
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.replaced.is_empty()
     }
 
     /// The replacements said after `record` of a choice it names (and not of what replaced it).
@@ -560,15 +574,9 @@ impl Search<'_> {
                 old.object,
                 new.object
             );
-            if hit.outdated.contains(&line) {
-                continue;
+            if let Some(score) = hit.mark_changed(line, question.asks_about(old), self.config.tuning.not_current) {
+                lifts.extend(new.source_record.map(|r| (r, score)));
             }
-            if hit.current && question.asks_about(old) && hit.outdated.is_empty() {
-                lifts.extend(new.source_record.map(|r| (r, hit.score)));
-                hit.score *= self.config.tuning.not_current;
-                hit.parts.changed = Some(self.config.tuning.not_current);
-            }
-            hit.outdated.push(line);
         }
         self.mark_replaced(question, agents, hits, &mut lifts)?;
         // What replaced a hit the question asks about ranks at least where that hit ranked
@@ -596,24 +604,15 @@ impl Search<'_> {
         lifts: &mut Vec<(i64, f64)>,
     ) -> Result<()> {
         let replacements = Replacements::of(self.store, agents)?;
-        if replacements.is_empty() {
-            return Ok(());
-        }
         for hit in hits.iter_mut() {
             let Some(record) = hit.record.as_ref() else { continue };
             for t in replacements.since(record) {
                 let said = t.source_record.map(|r| format!(" (mem_{r})")).unwrap_or_default();
                 let line = format!("{} — replaced by — {}{said}", t.subject, t.object);
-                if hit.outdated.contains(&line) {
-                    continue;
-                }
                 let asked = question.names(&t.subject) || question.names(&t.object);
-                if hit.current && asked && hit.outdated.is_empty() {
-                    lifts.extend(t.source_record.map(|r| (r, hit.score)));
-                    hit.score *= self.config.tuning.not_current;
-                    hit.parts.changed = Some(self.config.tuning.not_current);
+                if let Some(score) = hit.mark_changed(line, asked, self.config.tuning.not_current) {
+                    lifts.extend(t.source_record.map(|r| (r, score)));
                 }
-                hit.outdated.push(line);
             }
         }
         Ok(())
