@@ -37,6 +37,11 @@ const SUMMARY_CHARS: usize = 600;
 const LINE_TOKENS: usize = 40;
 /// Records L2 draws from its wing.
 const L2_MATCHES: usize = 10;
+/// The fewest characters of a record worth showing cut to fit the room that is left: about a
+/// sentence or two around the query's words. (Not tuned.)
+const LEAST_CUT_CHARS: usize = 200;
+/// What a recall line adds around its record's words: "- [Date: 2025-12-26] " and " (mem_12345)".
+const LINE_FRAME_CHARS: usize = 40;
 /// Tokens of a section's open and close tags.
 const SECTION_TAGS: usize = 12;
 
@@ -240,12 +245,24 @@ impl Recall<'_> {
             // the next half, … — and never below MESSAGE_CHARS: an answer is often one long
             // message said whole, and each line after the best is a little less likely to hold it.
             let cap = MESSAGE_CHARS.max(memcc_core::tokens::latin_chars(room) >> out.len().min(16));
-            let Some(line) = shown.render_hit(&h, &question.needles, cap) else { continue };
+            let Some(line) = shown.render_hit(&h, &question.needles, cap, None) else { continue };
             let t = estimate_tokens(&line) + 1;
-            if used + t > room {
+            let (line, t) = if used + t <= room {
+                (line, t)
+            } else {
                 shown.forget_last();
-                continue;
-            }
+                // The best line is cut to the room, not skipped: skipped, the best match gave its
+                // place to lesser ones whenever it was longer than the whole room. A later line
+                // that does not fit gives way to one that does (cut too, RealMem lost at 2k and 8k
+                // what it won at 1k).
+                let cut = if out.is_empty() {
+                    cut_to_fit(shown, &h, &question.needles, cap, &line, room - used)
+                } else {
+                    None
+                };
+                let Some(cut) = cut else { continue };
+                cut
+            };
             used += t;
             *per_session.entry(session_of(&h).to_string()).or_default() += 1;
             let text = h.text.to_lowercase();
@@ -275,6 +292,36 @@ impl Recall<'_> {
 }
 
 /// The query's words worth cutting excerpts around.
+/// `h` rendered again within `left` tokens, cut around the query's words (each of a window's
+/// messages its fair share), and its tokens; `None` when that leaves under [`LEAST_CUT_CHARS`]
+/// of its words. `line` is how it rendered uncut.
+fn cut_to_fit(
+    shown: &mut Shown,
+    h: &SearchHit,
+    needles: &[String],
+    cap: usize,
+    line: &str,
+    left: usize,
+) -> Option<(String, usize)> {
+    // Characters per token differ by script: shrink by what the last try cost, at most thrice.
+    let (mut chars, mut cost) = (line.chars().count(), estimate_tokens(line) + 1);
+    for _ in 0..3 {
+        chars = chars * left.saturating_sub(1) / cost.max(1);
+        let body = chars.saturating_sub(LINE_FRAME_CHARS);
+        if body < LEAST_CUT_CHARS {
+            return None;
+        }
+        let line = shown.render_hit(h, needles, cap, Some(body))?;
+        cost = estimate_tokens(&line) + 1;
+        if cost <= left {
+            return Some((line, cost));
+        }
+        shown.forget_last();
+        chars = chars.min(line.chars().count());
+    }
+    None
+}
+
 /// The session a hit came from ("" for knowledge-graph results).
 fn session_of(h: &SearchHit) -> &str {
     h.record.as_ref().and_then(|r| r.source_session_ids.first()).map_or("", String::as_str)
@@ -315,7 +362,15 @@ impl Shown {
     }
 
     /// One recall line for `h`, or `None` when it would only repeat what is shown.
-    fn render_hit(&mut self, h: &SearchHit, needles: &[String], message_chars: usize) -> Option<String> {
+    /// `fit_chars`: the most characters the record's words may take, when a line must be cut to
+    /// fit (see [`cut_to_fit`]).
+    fn render_hit(
+        &mut self,
+        h: &SearchHit,
+        needles: &[String],
+        message_chars: usize,
+        fit_chars: Option<usize>,
+    ) -> Option<String> {
         self.last.clear();
         if self.records.contains(&h.id) {
             return None;
@@ -339,7 +394,7 @@ impl Shown {
                 }
             }
         }
-        let Some(body) = self.body(r, needles, message_chars) else {
+        let Some(body) = self.body(r, needles, message_chars, fit_chars) else {
             // Nothing new to say: the record is not shown, so it covers nothing either.
             self.forget_last();
             return None;
@@ -353,8 +408,15 @@ impl Shown {
     /// A record's text as shown: a verbatim window's messages not shown yet, a summary's best
     /// sentences among its lines that say something not shown, anything else whole — each
     /// unless it only says what is shown.
-    fn body(&mut self, r: &MemoryRecord, needles: &[String], message_chars: usize) -> Option<String> {
+    fn body(
+        &mut self,
+        r: &MemoryRecord,
+        needles: &[String],
+        message_chars: usize,
+        fit_chars: Option<usize>,
+    ) -> Option<String> {
         let text = strip_date_header(&r.text);
+        let within = |chars: usize| fit_chars.map_or(chars, |fit| chars.min(fit));
         let body = match r.kind {
             RecordKind::Verbatim => {
                 let mut fresh = Vec::new();
@@ -362,18 +424,21 @@ impl Shown {
                     if self.lines.insert(l.to_string()) {
                         self.last.push(Added::Line(l.to_string()));
                         if !self.all_said(l) {
-                            let new = unshown(l, &self.said);
-                            fresh.push(excerpt(new.as_deref().unwrap_or(l), needles, message_chars));
+                            fresh.push(unshown(l, &self.said).unwrap_or_else(|| l.to_string()));
                         }
                     }
                 }
-                fresh.join(" / ")
+                let lengths: Vec<usize> = fresh.iter().map(|m| m.chars().count().min(message_chars)).collect();
+                let share = fit_chars.map_or(message_chars, |fit| {
+                    fair_share(&lengths, fit.saturating_sub(3 * lengths.len().saturating_sub(1)))
+                });
+                fresh.iter().map(|m| excerpt(m, needles, message_chars.min(share))).collect::<Vec<_>>().join(" / ")
             }
             RecordKind::Summary => {
                 let fresh: Vec<&str> = text.lines().filter(|l| !self.all_said(l)).collect();
-                excerpt(&fresh.join(" "), needles, SUMMARY_CHARS)
+                excerpt(&fresh.join(" "), needles, within(SUMMARY_CHARS))
             }
-            _ => excerpt(&text.replace('\n', " / "), needles, message_chars),
+            _ => excerpt(&text.replace('\n', " / "), needles, within(message_chars)),
         };
         let keys = said_keys(&body);
         if body.trim().is_empty() || self.all_shown(&keys) {
@@ -397,6 +462,22 @@ impl Shown {
     fn all_shown(&self, keys: &[String]) -> bool {
         !keys.is_empty() && keys.iter().all(|k| self.said.contains(k))
     }
+}
+
+/// The most characters each of pieces this long may keep so that together they take at most
+/// `total`: a piece shorter than its share is kept whole and leaves the rest to the longer ones.
+fn fair_share(lengths: &[usize], total: usize) -> usize {
+    let mut sorted = lengths.to_vec();
+    sorted.sort_unstable();
+    let mut left = total;
+    for (i, &len) in sorted.iter().enumerate() {
+        let share = left / (sorted.len() - i);
+        if len > share {
+            return share;
+        }
+        left -= len;
+    }
+    usize::MAX
 }
 
 /// A message line without the sentences already shown, under its speaker's label, "…" where
@@ -446,7 +527,7 @@ fn lines(
             record: Some(r.clone()),
             parts: Default::default(),
         };
-        let Some(line) = shown.render_hit(&hit, needles, MESSAGE_CHARS) else { continue };
+        let Some(line) = shown.render_hit(&hit, needles, MESSAGE_CHARS, None) else { continue };
         let t = estimate_tokens(&line) + 1;
         if used + t > cap {
             shown.forget_last();
@@ -511,6 +592,25 @@ fn fit(mut sections: Vec<RecallSection>, budget: usize) -> Vec<RecallSection> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The pieces cut to their fair share take at most the total, and a share one larger
+        /// would not: nothing is cut that did not have to be.
+        #[test]
+        fn a_fair_share_fits_and_is_the_largest_that_does(
+            lengths in proptest::collection::vec(0usize..3_000, 1..6),
+            total in 0usize..8_000,
+        ) {
+            let share = fair_share(&lengths, total);
+            let taken = |share: usize| lengths.iter().map(|&l| l.min(share)).sum::<usize>();
+            proptest::prop_assert!(taken(share) <= total);
+            if share != usize::MAX {
+                proptest::prop_assert!(taken(share + 1) > total);
+            } else {
+                proptest::prop_assert!(lengths.iter().sum::<usize>() <= total);
+            }
+        }
+    }
     use memcc_core::said::said_key;
 
     #[test]

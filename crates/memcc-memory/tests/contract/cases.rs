@@ -1688,3 +1688,33 @@ fn the_best_recalled_message_is_shown_at_length() {
     let rest: Vec<&str> = recall.body.lines().skip(2).filter(|l| l.starts_with("- ")).collect();
     assert!(rest.iter().all(|l| l.chars().count() < lead.chars().count()), "{}", recall.body);
 }
+
+/// A best line longer than the room that is left is cut to fit, around the question's words,
+/// not skipped: skipped, a long answer gave its place to lesser matches (RealMem at 1k).
+#[test]
+fn a_best_line_longer_than_the_room_is_cut_to_fit_not_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let filler = |topic: &str| -> String {
+        (1..=40).map(|i| format!("Point {i} about the {topic} is worth a careful read today. ")).collect()
+    };
+    let answer = format!(
+        "{} The nightly backup of the tern host runs at 02:30 from the cron of the ops user. {}",
+        filler("garden"),
+        filler("kitchen")
+    );
+    assert!(answer.chars().count() > 4_000);
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_backup",
+        3,
+        &[("assistant", answer.as_str())],
+    ))
+    .unwrap();
+    rt.ingest_summary(&payload("main", "sum_other", 4, &[("user", "The tern host has a small disk."), ("assistant", "Noted.")]))
+        .unwrap();
+    let sections = rt.retrieve(&query("main", "when does the nightly backup of tern run"), 600).unwrap();
+    let recall = sections.iter().find(|s| s.name == Layer::Recall).expect("recall");
+    assert!(recall.body.contains("runs at 02:30"), "{}", recall.body);
+    assert!(memcc_core::estimate_tokens(&recall.body) <= 600, "{}", recall.body);
+}
