@@ -7,8 +7,8 @@
 //! within reach of the best), each costing what its rendering costs; a line already shown is not
 //! shown again, nor a message or a summary's line that only says what is shown (a summary quotes
 //! the messages the windows beside it hold), a summary is not shown beside the summary above it,
-//! and each further line from a session already shown is ordered a little later, so one session
-//! cannot crowd out the rest.
+//! and, past the first lines (shown at length, the best by score), each further line from a
+//! session already shown is ordered a little later, so one session cannot crowd out the rest.
 //! Recalled text is escaped so it can never open or close a section.
 
 use std::collections::{HashMap, HashSet};
@@ -230,10 +230,16 @@ impl Recall<'_> {
         let mut per_session: HashMap<String, i32> = HashMap::new();
         let limit = self.search.config.recall_line_limit();
         while out.len() < limit {
-            // Diversity orders; the value floor judges a record on its own score.
-            let weight = |h: &SearchHit| {
-                h.score * self.search.config.tuning.session_decay.powi(*per_session.get(session_of(h)).unwrap_or(&0))
-            };
+            // A message is cut to a halving share of the room — the best line up to all of it,
+            // the next half, … — and never below MESSAGE_CHARS: an answer is often one long
+            // message said whole, and each line after the best is a little less likely to hold it.
+            let share = memcc_core::tokens::latin_chars(room) >> out.len().min(16);
+            let cap = MESSAGE_CHARS.max(share);
+            // The lines shown at length, as likely answers, are the best by score; the rest are
+            // ordered for diversity (RealMem new session / hook +3 / +6 questions of 728 at 2k,
+            // LoCoMo unchanged). The value floor judges a record on its own score either way.
+            let decay = if share > MESSAGE_CHARS { 1.0 } else { self.search.config.tuning.session_decay };
+            let weight = |h: &SearchHit| h.score * decay.powi(*per_session.get(session_of(h)).unwrap_or(&0));
             let Some(best) = (0..hits.len()).max_by(|&a, &b| weight(&hits[a]).total_cmp(&weight(&hits[b]))) else {
                 break;
             };
@@ -241,10 +247,6 @@ impl Recall<'_> {
                 break;
             }
             let h = hits.swap_remove(best);
-            // A message is cut to a halving share of the room — the best line up to all of it,
-            // the next half, … — and never below MESSAGE_CHARS: an answer is often one long
-            // message said whole, and each line after the best is a little less likely to hold it.
-            let cap = MESSAGE_CHARS.max(memcc_core::tokens::latin_chars(room) >> out.len().min(16));
             let Some(line) = shown.render_hit(&h, &question.needles, cap, None) else { continue };
             let t = estimate_tokens(&line) + 1;
             let (line, t) = if used + t <= room {

@@ -1718,3 +1718,31 @@ fn a_best_line_longer_than_the_room_is_cut_to_fit_not_skipped() {
     assert!(recall.body.contains("runs at 02:30"), "{}", recall.body);
     assert!(memcc_core::estimate_tokens(&recall.body) <= 600, "{}", recall.body);
 }
+
+/// The lines recall shows at length (the first, given most of the room as likely answers) are
+/// the best by score, even from one session; only the lines after them are ordered for
+/// diversity. (With a decay of 0 a second line of a session shown ranked below every other.)
+#[test]
+fn the_lines_shown_at_length_are_the_best_even_from_one_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let config: MemoryConfig = serde_json::from_value(serde_json::json!({"tuning": {"sessionDecay": 0.0}})).unwrap();
+    let Some(rt) = runtime(&dir, config) else { return };
+    rt.ingest_summary(&payload(
+        "main",
+        "sum_a1",
+        3,
+        &[("user", "The payments rollout checklist starts with freezing the payments deploys.")],
+    ))
+    .unwrap();
+    let mut second =
+        payload("main", "sum_a2", 4, &[("user", "The payments rollout checklist ends with a payments canary review.")]);
+    second.session_id = "session-3".into();
+    rt.ingest_summary(&second).unwrap();
+    rt.ingest_summary(&payload("main", "sum_b", 5, &[("user", "Payments are reviewed every month.")])).unwrap();
+    let sections = rt.retrieve(&query("main", "the payments rollout checklist"), 1_500).unwrap();
+    let recall = sections.iter().find(|s| s.name == Layer::Recall).expect("recall");
+    let lines: Vec<&str> = recall.body.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(lines.len(), 3, "{}", recall.body);
+    assert!(lines[0].contains("rollout checklist") && lines[1].contains("rollout checklist"), "{}", recall.body);
+    assert!(lines[2].contains("reviewed every month"), "{}", recall.body);
+}
