@@ -293,7 +293,6 @@ impl Recall<'_> {
     }
 }
 
-/// The query's words worth cutting excerpts around.
 /// `h` rendered again within `left` tokens, cut around the query's words (each of a window's
 /// messages its fair share), and its tokens; `None` when that leaves under [`LEAST_CUT_CHARS`]
 /// of its words. `line` is how it rendered uncut.
