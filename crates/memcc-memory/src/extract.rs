@@ -293,9 +293,10 @@ const VAGUE: &[&str] = &[
     "hear", "to hear", "mention", "add",
 ];
 
+// A dot ends a clause only where a sentence would end: "Node.js" and "v2.1" stay whole.
 static CLAUSE_END: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)[.!?;,。！？；，]|\s(?:but|because|although|though|and then|so that|since|which|when|if)\s|但是|因为|不过|所以|而且",
+        r"(?i)[.!?]+(?:\s|$)|[;,。！？；，]|\s(?:but|because|although|though|and then|so that|since|which|when|if)\s|但是|因为|不过|所以|而且",
     )
 });
 
@@ -374,19 +375,24 @@ fn strip_suffix_ignore_case<'t>(text: &'t str, suffix: &str) -> Option<&'t str> 
     (text.is_char_boundary(start) && text[start..].eq_ignore_ascii_case(suffix)).then(|| &text[..start])
 }
 
-/// Sentences of `text` (questions excluded: "do I like…?" states nothing).
+/// The sentences of `text` that state something (questions excluded: "do I like…?" states
+/// nothing), where a dot inside a word or a value ("Node.js", "db-staging-3.internal", "v24.11")
+/// does not end one.
 fn statements(text: &str) -> Vec<&str> {
-    static SPLIT: LazyLock<Regex> = LazyLock::new(|| re(r"[.!?。！？\n]+"));
+    static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| re(r"[.!?]+(?:\s+|$)|[。！？]+|\n+"));
     let mut out = Vec::new();
     let mut start = 0;
-    for m in SPLIT.find_iter(text) {
-        if !m.as_str().contains(['?', '？']) {
-            out.push(&text[start..m.start()]);
+    let mut ends: Vec<(usize, usize)> = SENTENCE_END.find_iter(text).map(|m| (m.start(), m.end())).collect();
+    ends.push((text.len(), text.len()));
+    for (end, next) in ends {
+        let sentence = text[start..end].trim();
+        let asked = text[end..next].contains(['?', '？']);
+        start = next;
+        if !asked && !sentence.is_empty() {
+            out.push(sentence);
         }
-        start = m.end();
     }
-    out.push(&text[start..]);
-    out.into_iter().map(str::trim).filter(|s| !s.is_empty()).collect()
+    out
 }
 
 /// Preferences stated in `text` (the user's own words).
@@ -611,29 +617,10 @@ fn setting_predicate(value: &str) -> Option<&'static str> {
     (digits > 0 && (value.contains('-') || value.chars().any(char::is_alphabetic)) || digits >= 3).then_some("is")
 }
 
-/// The sentences of `text` that state something (not questions), where a dot inside a value
-/// ("db-staging-3.internal", "Fly.io", "v24.11") does not end one.
-fn stated_sentences(text: &str) -> Vec<&str> {
-    static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| re(r"[.!?]+(?:\s+|$)|[。！？]+|\n+"));
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut ends: Vec<(usize, usize)> = SENTENCE_END.find_iter(text).map(|m| (m.start(), m.end())).collect();
-    ends.push((text.len(), text.len()));
-    for (end, next) in ends {
-        let sentence = text[start..end].trim();
-        let asked = text[end..next].contains(['?', '？']);
-        start = next;
-        if !asked && !sentence.is_empty() {
-            out.push(sentence);
-        }
-    }
-    out
-}
-
 /// [`SETTING`]s and [`SCHEDULED`] dates in `text`, sentence by sentence.
 fn settings(text: &str) -> Vec<NewTriple> {
     let mut out = Vec::new();
-    for sentence in stated_sentences(text) {
+    for sentence in statements(text) {
         for c in SETTING.captures_iter(sentence) {
             let (Some(s), Some(o)) = (c.name("s"), c.name("o")) else { continue };
             let Some(subject) = setting_subject(s.as_str()) else { continue };
@@ -796,7 +783,7 @@ pub fn replacements(text: &str) -> Vec<NewTriple> {
         ]
     });
     let mut out: Vec<NewTriple> = Vec::new();
-    for sentence in stated_sentences(text) {
+    for sentence in statements(text) {
         for (regex, chinese) in EN.iter().map(|r| (r, false)).chain(CHINESE.iter().map(|r| (r, true))) {
             for c in regex.captures_iter(sentence) {
                 let (Some(old), Some(new)) = (c.name("old"), c.name("new")) else { continue };
@@ -1047,6 +1034,15 @@ mod tests {
             let found = preferences(text);
             assert!(found.iter().any(|f| f.pattern == *name && f.object == *object), "{name}: {text:?} gave {found:?}");
         }
+    }
+
+    /// One splitter for every rule: a dot inside a name does not end the sentence a preference
+    /// or a fact is read from ("Node.js" was read as "Node"), and a question still states nothing.
+    #[test]
+    fn a_dot_inside_a_name_does_not_cut_what_is_read() {
+        let found = preferences("I really love Node.js for small tools. Do I love Deno?");
+        assert!(found.iter().any(|p| p.object.contains("Node.js")), "{found:?}");
+        assert!(!found.iter().any(|p| p.object.contains("Deno")), "{found:?}");
     }
 
     #[test]
