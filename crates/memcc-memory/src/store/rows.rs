@@ -28,6 +28,11 @@ pub(crate) use record_select;
 /// every read; a superseded one is still found by search, marked, and only this says "current".)
 pub(crate) const CURRENT_RECORD: &str = "forgotten_at IS NULL AND superseded_by IS NULL AND valid_until IS NULL";
 
+/// A triple whose record was not forgotten, as SQL over `triples` (unaliased), the same on both
+/// backends: forgetting a record hides what was read from it on every read of triples.
+pub(crate) const TRIPLE_NOT_FORGOTTEN: &str =
+    "NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)";
+
 /// `SELECT` of the triple columns [`triple_from`] reads, in its order, `FROM triples`.
 pub(crate) const TRIPLE_SELECT: &str = "SELECT id, agent_id, subject, predicate, object, valid_from, valid_until, superseded_by, source_record FROM triples";
 

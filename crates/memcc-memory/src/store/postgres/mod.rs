@@ -118,7 +118,7 @@ fn records(rows: Vec<Row>) -> Result<Vec<MemoryRecord>> {
     rows.iter().map(record_from_row).collect()
 }
 
-use crate::store::rows::{CURRENT_RECORD, TRIPLE_SELECT};
+use crate::store::rows::{CURRENT_RECORD, TRIPLE_NOT_FORGOTTEN, TRIPLE_SELECT};
 
 fn triple_from_row(r: &Row) -> Result<Triple> {
     Ok(crate::store::rows::triple_from(r)?)
@@ -412,8 +412,7 @@ impl Statements for PgStore {
                 &format!(
                     "{TRIPLE_SELECT} WHERE agent_id = ANY($1) AND superseded_by IS NULL
                        AND (lower(subject) = ANY($2) OR lower(object) = ANY($2))
-                       AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record
-                                       AND r.forgotten_at IS NOT NULL)
+                       AND {TRIPLE_NOT_FORGOTTEN}
                      ORDER BY COALESCE(valid_from, created_at) DESC LIMIT $3"
                 ),
                 &[&agents, &lower, &limit],
@@ -427,8 +426,7 @@ impl Statements for PgStore {
             triples(c.query(
                 &format!(
                     "{TRIPLE_SELECT} WHERE agent_id = ANY($1) AND predicate = $2 AND superseded_by IS NULL
-                       AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record
-                                       AND r.forgotten_at IS NOT NULL)
+                       AND {TRIPLE_NOT_FORGOTTEN}
                      ORDER BY COALESCE(valid_from, created_at) DESC LIMIT $3"
                 ),
                 &[&agents, &predicate, &limit],
@@ -441,7 +439,7 @@ impl Statements for PgStore {
             triples(c.query(
                 &format!(
                     "{TRIPLE_SELECT} WHERE agent_id = $1 AND lower(subject) = lower($2)
-                       AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)
+                       AND {TRIPLE_NOT_FORGOTTEN}
                      ORDER BY id"
                 ),
                 &[&agent, &subject],
@@ -510,8 +508,7 @@ impl Statements for PgStore {
     }
 
     fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>> {
-        let clause = "WHERE agent_id = $1 AND NOT EXISTS
-               (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)";
+        let clause = format!("WHERE agent_id = $1 AND {TRIPLE_NOT_FORGOTTEN}");
         let (limit, offset_i) = (sql_int(limit), sql_int(offset));
         self.pool.run(|c| {
             let total = count(c, &format!("SELECT COUNT(*) FROM triples {clause}"), &[&agent])?;

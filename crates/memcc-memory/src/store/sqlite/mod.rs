@@ -16,8 +16,8 @@ use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::insert::InsertTx;
 use crate::period::Period;
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple, content_hash};
-use crate::store::rows::CURRENT_RECORD;
 pub(crate) use crate::store::rows::TRIPLE_SELECT;
+use crate::store::rows::{CURRENT_RECORD, TRIPLE_NOT_FORGOTTEN};
 use crate::store::{
     Forgetting, FullText, Insert, Inserted, Inspection, MemoryStats, Records, Statements, VectorVisitor, Vectors, json,
     sql_int,
@@ -439,7 +439,7 @@ impl Statements for SqliteStore {
         let mut stmt = conn.prepare_cached(&format!(
             "{TRIPLE_SELECT} WHERE agent_id IN (SELECT value FROM json_each(?1)) AND superseded_by IS NULL
                AND (lower(subject) IN (SELECT value FROM json_each(?2)) OR lower(object) IN (SELECT value FROM json_each(?2)))
-               AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)
+               AND {TRIPLE_NOT_FORGOTTEN}
              ORDER BY COALESCE(valid_from, created_at) DESC LIMIT ?3"
         ))?;
         let rows = stmt.query_map(params![agents_json, entities_json, limit as i64], triple_from_row)?;
@@ -452,7 +452,7 @@ impl Statements for SqliteStore {
         let mut stmt = conn.prepare_cached(&format!(
             "{TRIPLE_SELECT} WHERE agent_id IN (SELECT value FROM json_each(?1)) AND predicate = ?2
                AND superseded_by IS NULL
-               AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)
+               AND {TRIPLE_NOT_FORGOTTEN}
              ORDER BY COALESCE(valid_from, created_at) DESC LIMIT ?3"
         ))?;
         let rows = stmt.query_map(params![agents_json, predicate, limit as i64], triple_from_row)?;
@@ -464,7 +464,7 @@ impl Statements for SqliteStore {
         let conn = self.reader();
         let mut stmt = conn.prepare_cached(&format!(
             "{TRIPLE_SELECT} WHERE agent_id = ?1 AND lower(subject) = lower(?2)
-               AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)
+               AND {TRIPLE_NOT_FORGOTTEN}
              ORDER BY id"
         ))?;
         let rows = stmt.query_map(params![agent, subject], triple_from_row)?;
@@ -527,8 +527,7 @@ impl Statements for SqliteStore {
 
     fn list_triples(&self, agent: &str, offset: usize, limit: usize) -> Result<Page<Triple>> {
         let conn = self.reader();
-        let clause = "WHERE agent_id = ?1
-               AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = triples.source_record AND r.forgotten_at IS NOT NULL)";
+        let clause = format!("WHERE agent_id = ?1 AND {TRIPLE_NOT_FORGOTTEN}");
         let total: i64 = conn.query_row(&format!("SELECT COUNT(*) FROM triples {clause}"), [agent], |r| r.get(0))?;
         let mut stmt = conn.prepare(&format!("{TRIPLE_SELECT} {clause} ORDER BY id DESC LIMIT ?2 OFFSET ?3"))?;
         let rows = stmt.query_map(params![agent, sql_int(limit), sql_int(offset)], triple_from_row)?;
