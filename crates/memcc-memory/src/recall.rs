@@ -429,8 +429,9 @@ impl Shown {
                         }
                     }
                 }
-                let lengths: Vec<usize> = fresh.iter().map(|m| m.chars().count().min(message_chars)).collect();
+                // Cut to fit: each message its fair share of what the window may take.
                 let share = fit_chars.map_or(message_chars, |fit| {
+                    let lengths: Vec<usize> = fresh.iter().map(|m| m.chars().count().min(message_chars)).collect();
                     fair_share(&lengths, fit.saturating_sub(3 * lengths.len().saturating_sub(1)))
                 });
                 fresh.iter().map(|m| excerpt(m, needles, message_chars.min(share))).collect::<Vec<_>>().join(" / ")
