@@ -49,6 +49,9 @@ pub struct HQuestion {
     /// sessions of the same project under the same `【label】` — that the answer must not take
     /// for current.
     pub superseded_points: Vec<String>,
+    /// Whether one of its gold sessions is of another project than the session it is asked in
+    /// (RealMem: gold metadata, never told to MemCC); `None` where the dataset has no projects.
+    pub gold_elsewhere: Option<bool>,
 }
 
 /// A question asked partway through a haystack (RealMem's protocol): memory holds the sessions

@@ -96,6 +96,11 @@ pub fn run(
                     .collect();
                 store.insert_many(&inserts)?;
             }
+            // The inserts counted the session index; marking it built keeps the first cold open
+            // from counting it again.
+            use memcc::lab::memory::sessions::{SESSION_INDEX_VERSION, stored_message_words};
+            use memcc::lab::memory::store::Sessions;
+            store.reindex_sessions(&stored_message_words, SESSION_INDEX_VERSION)?;
         }
         // Every prompt answered (the synthetic records are no prompt's real match, so the relevance
         // gate would answer none): what is timed is the whole of recall, rendering included.

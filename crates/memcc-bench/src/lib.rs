@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod prompt;
 pub mod qa;
+pub mod ranker;
 pub mod realmem;
 pub mod retrieval;
 pub mod speed;
@@ -84,6 +85,12 @@ pub struct Options {
     /// Questions whose hits `memcc bench retrieval` lists (id, kind, score, turns, text): why a
     /// question was missed, read rather than guessed. Other benches ignore it.
     pub explain: Vec<String>,
+    /// The session ranker's models per haystack, each fit without it ([`ranker::fold_models`]):
+    /// the figures of a learned ranker on data it was not fit on. Empty: the shipped models.
+    #[serde(skip)]
+    pub ranker_folds: std::collections::HashMap<String, std::sync::Arc<memcc::lab::memory::rank::model::Models>>,
+    /// How the session ranker's models were chosen, for the report ("shipped", or the folds' source).
+    pub ranker: String,
 }
 
 impl Options {
@@ -97,6 +104,8 @@ impl Options {
             limit: None,
             projects: false,
             explain: Vec::new(),
+            ranker_folds: std::collections::HashMap::new(),
+            ranker: "shipped".into(),
         }
     }
 }
@@ -180,6 +189,24 @@ pub fn load(options: &Options, path: &Path, issues: &mut Vec<String>) -> Result<
     };
     if let Some(n) = options.limit {
         haystacks.truncate(n);
+    }
+    // Where a question's gold is, beside where it is asked (reported apart: another project's
+    // preferences and constraints must still arrive).
+    for h in &mut haystacks {
+        let project_of: std::collections::HashMap<&str, Option<&str>> =
+            h.sessions.iter().map(|s| (s.unit.as_str(), s.project.as_deref())).collect();
+        let asked: Vec<Option<Option<bool>>> = h
+            .questions
+            .iter()
+            .map(|q| {
+                let here = q.asked_at.and_then(|a| h.sessions.get(a.session)).map(|s| s.project.as_deref())?;
+                here?;
+                Some(Some(q.gold_sessions.iter().any(|g| project_of.get(g.as_str()).is_some_and(|p| *p != here))))
+            })
+            .collect();
+        for (q, elsewhere) in h.questions.iter_mut().zip(asked) {
+            q.gold_elsewhere = elsewhere.flatten();
+        }
     }
     // What the dataset knows of projects reaches MemCC only in a run that asks for it.
     if !options.projects {

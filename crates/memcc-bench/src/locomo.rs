@@ -277,6 +277,7 @@ pub fn to_haystacks(conversations: &[Conversation], issues: &mut Vec<String>) ->
                             asked_at: None,
                             gold_points: Vec::new(),
                             superseded_points: Vec::new(),
+                            gold_elsewhere: None,
                         }
                     })
                     .collect(),

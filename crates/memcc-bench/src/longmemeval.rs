@@ -118,6 +118,7 @@ pub fn to_haystacks(items: &[Item]) -> Vec<Haystack> {
                     asked_at: None,
                     gold_points: Vec::new(),
                     superseded_points: Vec::new(),
+                    gold_elsewhere: None,
                 }],
             }
         })

@@ -21,6 +21,14 @@ pub fn open_with(settings: &MemccConfig, dir: &Path, embedder: &Arc<dyn Embedder
     Ok(Memcc::open_with(config, None, Some(embedder.clone()))?)
 }
 
+/// Give `memcc` the session ranker's models fit without haystack `h` when the options carry them.
+pub fn held_out(options: &crate::Options, memcc: &Memcc, h: &Haystack) -> Result<(), BenchError> {
+    if let Some(models) = options.ranker_folds.get(&h.id) {
+        memcc.memory()?.set_ranking_models(Some(models.clone()));
+    }
+    Ok(())
+}
+
 /// Open MemCC for one haystack with the options' settings; `rerank` turns the LLM rerank on.
 pub fn open(options: &Options, dir: &Path, embedder: &Arc<dyn Embedder>, rerank: bool) -> Result<Memcc, BenchError> {
     let settings = MemccConfig {

@@ -557,10 +557,15 @@ impl Run<'_> {
         let (settings, replay_budget) = (&self.options.settings, self.options.budget);
         let dir = tempfile::tempdir()?;
         let memcc = open_with(settings, dir.path(), &self.embedder)?;
+        crate::pipeline::held_out(self.options, &memcc, h)?;
         let sized: Vec<(usize, Memcc)> = if scenarios.contains(&Scenario::NewSession) {
             sizes
                 .iter()
-                .map(|&m| Ok((m, open_with(&with_memory_size(settings, m), dir.path(), &self.embedder)?)))
+                .map(|&m| {
+                    let memcc = open_with(&with_memory_size(settings, m), dir.path(), &self.embedder)?;
+                    crate::pipeline::held_out(self.options, &memcc, h)?;
+                    Ok((m, memcc))
+                })
                 .collect::<Result<_, BenchError>>()?
         } else {
             Vec::new()
@@ -569,7 +574,9 @@ impl Run<'_> {
         for &scenario in scenarios {
             for &m in sizes {
                 if let Some(s) = scenario.hook_settings(settings, m) {
-                    hooked.push((scenario, m, open_with(&s, dir.path(), &self.embedder)?));
+                    let memcc = open_with(&s, dir.path(), &self.embedder)?;
+                    crate::pipeline::held_out(self.options, &memcc, h)?;
+                    hooked.push((scenario, m, memcc));
                 }
             }
         }
@@ -596,10 +603,16 @@ impl Run<'_> {
                     memcc.context.assemble_for(&session, host_budget(settings, *memory), q.as_of, &pending)?;
                 self.score(corpus, q, Scenario::NewSession, *memory, &scored_text(&assembled, ids, own), None)?;
             }
-            // A hook's host holds its own session; what the hook adds is the prompt's memory.
+            // A hook's host holds its own session; what the hook adds is the prompt's memory,
+            // with the session's turns before the prompt as context (the hook reads them from
+            // the host's transcript).
             for (scenario, memory, memcc) in &hooked {
+                let context = match q.asked_at {
+                    Some(_) => memcc.context.recall_query(&session, q.as_of, &[AgentMessage::user(&q.text)])?.context,
+                    None => Vec::new(),
+                };
                 let added = memcc
-                    .prompt_recall(&agent, session.project.as_deref(), &session.session_id, &q.text)?
+                    .prompt_recall(&agent, session.project.as_deref(), &session.session_id, &q.text, context)?
                     .unwrap_or_default();
                 self.score(corpus, q, *scenario, *memory, &added, None)?;
             }
@@ -609,7 +622,7 @@ impl Run<'_> {
         for (scenario, memory, memcc) in &hooked {
             let got = self.nothing.entry((*scenario, *memory)).or_default();
             for prompt in NOTHING_TO_RECALL {
-                let added = memcc.prompt_recall(&agent, None, &question_session.session_id, prompt)?;
+                let added = memcc.prompt_recall(&agent, None, &question_session.session_id, prompt, Vec::new())?;
                 got.push(added.as_deref().map_or(0, memcc::lab::core::estimate_tokens));
             }
         }
@@ -624,6 +637,7 @@ impl Run<'_> {
         for &memory in sizes {
             let dir = tempfile::tempdir()?;
             let memcc: Memcc = open_with(&with_memory_size(settings, memory), dir.path(), &self.embedder)?;
+            crate::pipeline::held_out(self.options, &memcc, h)?;
             let budget = host_budget(settings, memory);
             let session = format!("{}/long", h.id);
             let mut corpora = Corpora::new(h);

@@ -218,6 +218,7 @@ fn to_haystack(id: &str, p: &Persona, issues: &mut Vec<String>) -> Haystack {
                 } else {
                     Vec::new()
                 },
+                gold_elsewhere: None,
             });
         }
         seen.insert(&d.session_uuid, d);

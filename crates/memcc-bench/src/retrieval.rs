@@ -18,6 +18,7 @@ use crate::{BenchError, Dataset, Options, RunInfo, load, peak_rss_mib};
 use memcc::Memcc;
 use memcc::lab::context::SessionRef;
 use memcc::lab::context::message::AgentMessage;
+use memcc::lab::core::bridge::ContextTurn;
 use memcc::lab::memory::SearchMode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -79,6 +80,9 @@ pub struct QuestionResult {
     /// the hits (1 = first), or `None` when no hit reaches it: a miss that reordering the hits
     /// could mend, or one that needs other candidates.
     pub gold_session_ranks: Vec<Option<usize>>,
+    /// Whether a gold session is of another project than the question's (RealMem).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gold_elsewhere: Option<bool>,
     /// (k, [session recall_all, session recall_any, session ndcg, turn recall_all, turn recall_any, turn ndcg])
     pub scores: Vec<(usize, [f64; 6])>,
 }
@@ -166,6 +170,9 @@ pub struct ModeReport {
     pub by_form: Vec<(QuestionForm, Aggregate)>,
     /// Per haystack (RealMem persona, LoCoMo conversation), in the order they ran.
     pub by_haystack: Vec<(String, Aggregate)>,
+    /// RealMem: the questions whose gold is all in the asker's project, and those with gold in
+    /// another project.
+    pub by_project: Vec<(String, Aggregate)>,
     pub ingest_seconds: f64,
     pub query_seconds: f64,
     /// Peak resident memory of the process after this mode's ingest / queries, in MiB.
@@ -319,9 +326,14 @@ struct Timing {
 /// (RealMem) in the full pipeline — the recall query the assembler forms from that session's
 /// turns and the question, as a host's prompt would (its text, and the turns before it as its
 /// context).
-fn query_text(memcc: &Memcc, h: &Haystack, q: &HQuestion, mode: Mode) -> Result<(String, String), BenchError> {
+fn query_text(
+    memcc: &Memcc,
+    h: &Haystack,
+    q: &HQuestion,
+    mode: Mode,
+) -> Result<(String, Vec<ContextTurn>), BenchError> {
     let Some(at) = q.asked_at.filter(|_| Records::of(mode) == Records::Pipeline) else {
-        return Ok((q.text.clone(), String::new()));
+        return Ok((q.text.clone(), Vec::new()));
     };
     let sref = SessionRef::new(&crate::pipeline::session_id(h, at.session));
     let query = memcc.context.recall_query(&sref, q.as_of, &[AgentMessage::user(&q.text)])?;
@@ -361,7 +373,14 @@ fn ask(
     let agent = &options.settings.context.agent_id;
     // The project of the session the question is asked in, when the run tells MemCC projects.
     let project = q.asked_at.and_then(|a| h.sessions.get(a.session)).and_then(|s| s.project.as_deref());
-    let asking = memcc::lab::memory::Asking { context: &context, as_of: q.as_of, project, ..Default::default() };
+    let session = q.asked_at.map(|a| crate::pipeline::session_id(h, a.session));
+    let asking = memcc::lab::memory::Asking {
+        context: &context,
+        session: session.as_deref(),
+        as_of: q.as_of,
+        project,
+        ..Default::default()
+    };
     let hits = rt.search_in_context(agent, &text, &asking, hits_asked(options), search_mode)?;
     if options.explain.contains(&q.id) {
         explained.push(Explained {
@@ -429,6 +448,7 @@ fn result(h: &Haystack, q: &HQuestion, mode: Mode, sessions: Vec<String>, turns:
         gold_session_ranks: gs.iter().map(|g| sessions.iter().position(|s| s == g).map(|i| i + 1)).collect(),
         ranked_sessions: sessions.into_iter().take(10).collect(),
         ranked_turns: turns.into_iter().take(10).collect(),
+        gold_elsewhere: q.gold_elsewhere,
         scores,
     }
 }
@@ -500,6 +520,7 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
                 let dir = tempfile::tempdir()?;
                 let mut ids: Provenance = HashMap::new();
                 let memcc = open(options, dir.path(), &embedder, false)?;
+                crate::pipeline::held_out(options, &memcc, h)?;
                 // The rerank mode searches the same store through an instance of its own (it
                 // reads what the replaying one writes as it goes).
                 let reranking = users
@@ -557,6 +578,16 @@ pub fn run(path: &Path, options: &Options, progress: &mut dyn FnMut(usize, usize
                 by_form: QuestionForm::ALL
                     .iter()
                     .map(|&f| (f, aggregate(results.iter().copied().filter(|r| r.form == f))))
+                    .filter(|(_, a)| a.questions > 0)
+                    .collect(),
+                by_project: [("gold in the asker's project", false), ("gold in another project", true)]
+                    .into_iter()
+                    .map(|(label, elsewhere)| {
+                        (
+                            label.to_string(),
+                            aggregate(results.iter().copied().filter(|r| r.gold_elsewhere == Some(elsewhere))),
+                        )
+                    })
                     .filter(|(_, a)| a.questions > 0)
                     .collect(),
                 by_haystack: dedup_in_order(results.iter().map(|r| r.haystack.clone()))
@@ -731,6 +762,21 @@ pub fn markdown(report: &Report) -> String {
             ));
         }
     }
+    if report.modes.iter().any(|m| !m.by_project.is_empty()) {
+        s.push_str("\nBy where the gold is\n\n| mode | gold | n | sess R_all@5 | sess R_all@10 | sess R_all@20 |\n|---|---|---|---|---|---|\n");
+        for m in &report.modes {
+            for (label, a) in &m.by_project {
+                s.push_str(&format!(
+                    "| {:?} | {label} | {} | {:.3} | {:.3} | {:.3} |\n",
+                    m.mode,
+                    a.questions,
+                    a.at(5, 0),
+                    a.at(10, 0),
+                    a.at(20, 0)
+                ));
+            }
+        }
+    }
     s.push_str("\nBy question form (time-aware search)\n\n| mode | form | n | sess R_all@5 | sess R_all@10 | turn R_all@10 | turn R_any@10 |\n|---|---|---|---|---|---|---|\n");
     for m in &report.modes {
         for (f, a) in &m.by_form {
@@ -831,6 +877,7 @@ mod tests {
             ranked_sessions: Vec::new(),
             ranked_turns: Vec::new(),
             gold_session_ranks: ranks.to_vec(),
+            gold_elsewhere: None,
             scores: Vec::new(),
         }
     }

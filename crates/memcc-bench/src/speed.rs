@@ -159,13 +159,20 @@ pub fn unit(seed: u64, dim: usize) -> Vec<f32> {
     v
 }
 
-/// `n` benchmark records (verbatim, a minute apart) and a unit vector of `dim` for each.
+/// Benchmark records per session: a store of `n` records holds `n / 20` sessions, which the
+/// session ranker scores on every search.
+const RECORDS_PER_SESSION: usize = 20;
+
+/// `n` benchmark records (verbatim, a minute apart, twenty to a session) and a unit vector of
+/// `dim` for each.
 pub(crate) fn bench_records(n: usize, dim: usize) -> (Vec<NewRecord>, Vec<Vec<f32>>) {
     let recs = (0..n)
         .map(|i| NewRecord {
             text: text(i),
             kind: RecordKind::Verbatim,
             event_time: Some(1_700_000_000_000 + i as i64 * 60_000),
+            source_session_ids: vec![format!("s{}", i / RECORDS_PER_SESSION)],
+            source_message_ids: vec![i as i64],
             ..NewRecord::default()
         })
         .collect();

@@ -41,12 +41,24 @@ pub struct Common {
     out: Option<PathBuf>,
 }
 
+/// Which session ranker a retrieval or prompt run uses.
+#[derive(Args)]
+pub struct Ranker {
+    /// Rank each haystack's sessions with models fit on the other haystacks' features (the
+    /// file `bench ranker --features` writes, with --projects when this run has it), not the
+    /// shipped ones: the learned ranker's figures on data it was not fit on.
+    #[arg(long)]
+    ranker_folds: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 pub enum BenchCommand {
     /// Retrieval recall (recall_all / recall_any / NDCG at k = 1, 3, 5, 10), every mode on the same data.
     Retrieval {
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        ranker: Ranker,
         /// Comma-separated: bm25, dense, hybrid, full, full-rerank (needs --llm-base-url); full-bm25,
         /// full-dense: the full pipeline's records searched by one retriever (with full, the report
         /// adds the best of the three per question).
@@ -113,6 +125,8 @@ pub enum BenchCommand {
     Prompt {
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        ranker: Ranker,
         /// Comma-separated memory sizes in tokens (what recall may use).
         #[arg(long, default_value = "1000,2000,4000,8000,16000")]
         sizes: String,
@@ -125,6 +139,23 @@ pub enum BenchCommand {
         /// Put MemCC's prompt text into the per-question lines.
         #[arg(long)]
         prompts: bool,
+    },
+    /// Fit the session ranker's model on a dataset (leave-one-haystack-out figures, then one fit
+    /// on all of it): `--out` gets the report, `--weights` the model MemCC ships
+    /// (crates/memcc-memory/src/rank/sessions.json; with --projects, sessions-project.json).
+    Ranker {
+        #[command(flatten)]
+        common: Common,
+        /// Write the fitted model here.
+        #[arg(long)]
+        weights: Option<PathBuf>,
+        /// The questions' sessions and features: read from this file when it exists, else
+        /// collected by replaying the dataset and written to it (a re-fit need not replay).
+        #[arg(long)]
+        features: Option<PathBuf>,
+        /// Comma-separated features left out of the fit (an ablation; what ships reads them all).
+        #[arg(long, default_value = "")]
+        without: String,
     },
     /// QA accuracy: answer from the assembled prompt, grade with a judge model (needs --llm-base-url).
     Qa {
@@ -163,6 +194,11 @@ fn progress_bar() -> ProgressBar {
 
 /// The bench options: every setting of `--config` and the flags, as the other commands use them.
 fn options(cli: &Cli, common: &Common, modes: Vec<Mode>) -> Result<Options> {
+    options_ranked(cli, common, modes, &Ranker { ranker_folds: None })
+}
+
+/// [`options`] with the session ranker `ranker` says.
+fn options_ranked(cli: &Cli, common: &Common, modes: Vec<Mode>, ranker: &Ranker) -> Result<Options> {
     let mut settings = cli.settings()?;
     settings.model_dir = Some(settings.model_dir());
     settings.llm_base_url = settings.endpoint();
@@ -178,6 +214,19 @@ fn options(cli: &Cli, common: &Common, modes: Vec<Mode>) -> Result<Options> {
         limit: common.limit,
         projects: common.projects,
         explain: Vec::new(),
+        ranker_folds: match &ranker.ranker_folds {
+            Some(p) => {
+                let personas: Vec<memcc_bench::ranker::Persona> =
+                    serde_json::from_slice(&std::fs::read(p).with_context(|| format!("reading {}", p.display()))?)
+                        .with_context(|| format!("{} holds no features of `bench ranker`", p.display()))?;
+                memcc_bench::ranker::fold_models(&personas, common.projects)
+            }
+            None => std::collections::HashMap::new(),
+        },
+        ranker: match &ranker.ranker_folds {
+            Some(p) => format!("leave one haystack out, fit on the features in {}", p.display()),
+            None => "shipped".into(),
+        },
     })
 }
 
@@ -209,10 +258,10 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
         bar.set_message(label.to_string());
     };
     match command {
-        BenchCommand::Retrieval { common, modes, per_question, rerank_model, explain } => {
+        BenchCommand::Retrieval { common, ranker, modes, per_question, rerank_model, explain } => {
             let modes =
                 list(modes, "mode (bm25, dense, hybrid, full, full-rerank, full-bm25, full-dense)", Mode::parse)?;
-            let mut opts = options(cli, common, modes)?;
+            let mut opts = options_ranked(cli, common, modes, ranker)?;
             opts.settings.rerank_model = Some(rerank_model.clone());
             opts.explain = explain.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
             let report = memcc_bench::run(&common.path, &opts, &mut tick)?;
@@ -223,11 +272,11 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
                 write_lines(p, &report.per_question)?;
             }
         }
-        BenchCommand::Prompt { common, sizes, scenarios, per_question, prompts } => {
+        BenchCommand::Prompt { common, ranker, sizes, scenarios, per_question, prompts } => {
             let sizes = list(sizes, "memory size", |s| s.parse::<usize>().ok().filter(|&n| n > 0))?;
             let scenarios =
                 list(scenarios, "scenario (new-session, long-session, hook, hook-unfloored)", Scenario::parse)?;
-            let opts = options(cli, common, Vec::new())?;
+            let opts = options_ranked(cli, common, Vec::new(), ranker)?;
             let report = memcc_bench::prompt::run(&common.path, &opts, &sizes, &scenarios, *prompts, &mut tick)?;
             bar.finish_and_clear();
             let md = memcc_bench::prompt::markdown(&report);
@@ -274,6 +323,34 @@ pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
             bar.finish_and_clear();
             let md = memcc_bench::backends::markdown(&report);
             emit_report(cli, &report, &md, out.as_ref())?;
+        }
+        BenchCommand::Ranker { common, weights, features, without } => {
+            let opts = options(cli, common, Vec::new())?;
+            let personas = match features.as_ref().filter(|p| p.exists()) {
+                Some(p) => {
+                    serde_json::from_slice(&std::fs::read(p).with_context(|| format!("reading {}", p.display()))?)
+                        .with_context(|| format!("{} holds no features of `bench ranker`", p.display()))?
+                }
+                None => {
+                    let personas = memcc_bench::ranker::collect(&common.path, &opts, &mut tick)?;
+                    if let Some(p) = features {
+                        std::fs::write(p, serde_json::to_vec(&personas)?)
+                            .with_context(|| format!("writing {}", p.display()))?;
+                    }
+                    personas
+                }
+            };
+            bar.finish_and_clear();
+            let dataset = format!("{:?} at {}", opts.dataset, common.path.display()).to_lowercase();
+            let without: Vec<String> =
+                without.split(',').map(str::trim).filter(|f| !f.is_empty()).map(String::from).collect();
+            let report = memcc_bench::ranker::train(&personas, &dataset, common.projects, &without);
+            let md = memcc_bench::ranker::markdown(&report);
+            emit_report(cli, &report, &md, common.out.as_ref())?;
+            if let Some(w) = weights {
+                std::fs::write(w, serde_json::to_string_pretty(&report.model)? + "\n")
+                    .with_context(|| format!("writing {}", w.display()))?;
+            }
         }
         BenchCommand::Qa { common, model, judge } => {
             let opts = options(cli, common, vec![Mode::Full])?;

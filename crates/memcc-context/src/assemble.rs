@@ -5,14 +5,14 @@
 //! not fit is dropped oldest-first as a contiguous prefix, tool call/result pairs stay together,
 //! and the estimate never exceeds the budget.
 
-use memcc_core::text::static_regex;
+use memcc_core::text::{newest_words, static_regex};
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::ContextConfig;
 use crate::error::Result;
 use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, Summary};
-use memcc_core::bridge::{Layer, MemoryBridge, RecallQuery, RecallSection, Role};
+use memcc_core::bridge::{ContextTurn, Layer, MemoryBridge, RecallQuery, RecallSection, Role};
 use memcc_core::estimate_tokens;
 
 /// Added to the system prompt once compacted history exists.
@@ -326,8 +326,8 @@ impl Assembler<'_> {
     }
 
     /// The recall query: the newest user message (`pending`, else the last raw message when the
-    /// user wrote it) when it says what it is about, else the last three raw messages with it
-    /// (capped); see [`focused_query`].
+    /// user wrote it) when it says what it is about, with the turns before it as its context;
+    /// else the last three raw messages with it (capped); see [`focused_query`].
     fn recall_query(
         &self,
         conversation: &Conversation,
@@ -342,23 +342,34 @@ impl Assembler<'_> {
                 ItemRef::Message { id, .. } => Some(*id),
                 _ => None,
             })
-            .take(3)
+            .take(CONTEXT_TURNS)
             .collect();
         let mut messages = self.store.messages(&ids)?;
         messages.reverse();
-        let mut texts: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+        let mut turns: Vec<(Role, &str)> = messages.iter().map(|m| (m.role.clone(), m.content.as_str())).collect();
         if !pending.trim().is_empty() {
-            texts.push(pending);
+            turns.push((Role::User, pending));
         }
-        let newest_is_user = !pending.trim().is_empty() || messages.last().is_some_and(|m| m.role == Role::User);
+        let newest_is_user = turns.last().is_some_and(|(role, _)| *role == Role::User);
         // A focused message is the query; the turns before it still say what the conversation
         // is about, and go along as its context.
-        let mut context = String::new();
-        if newest_is_user && let Some(focus) = texts.last().copied().filter(|t| focused_query(t)) {
-            context = newest_words(&texts[..texts.len() - 1].join("\n"), RECALL_QUERY_CHARS);
-            texts = vec![focus];
-        }
-        let text = newest_words(&texts.join("\n"), RECALL_QUERY_CHARS);
+        let mut context = Vec::new();
+        let focus = turns.last().map(|(_, t)| *t).filter(|t| newest_is_user && focused_query(t));
+        let text = match focus {
+            Some(focus) => {
+                context = turns[..turns.len() - 1]
+                    .iter()
+                    .map(|(role, t)| ContextTurn::new(role.clone(), cut_chars(t, CONTEXT_TURN_CHARS)))
+                    .collect();
+                newest_words(focus, RECALL_QUERY_CHARS)
+            }
+            None => {
+                // The last three stored messages, and the pending one.
+                let from = turns.len().saturating_sub(QUERY_MESSAGES + usize::from(!pending.trim().is_empty()));
+                let last: Vec<&str> = turns[from..].iter().map(|(_, t)| *t).collect();
+                newest_words(&last.join("\n"), RECALL_QUERY_CHARS)
+            }
+        };
         let as_of = as_of.or_else(|| messages.iter().filter_map(|m| m.timestamp).max());
         Ok(RecallQuery {
             agent_id: conversation.agent_id.clone(),
@@ -369,6 +380,22 @@ impl Assembler<'_> {
             project: conversation.project.clone(),
         })
     }
+}
+
+/// The turns before a focused question that go along as its context: the ranker weighs the
+/// nearest four (RealMem dev, whole sessions: depth 4 over 1 and 2, `../shared/research/ranking`).
+const CONTEXT_TURNS: usize = 4;
+
+/// The most of one context turn passed on: a long answer's words past it add little and cost a
+/// count each.
+const CONTEXT_TURN_CHARS: usize = 4_000;
+
+/// The stored messages an unfocused recall query is made of, with the pending one.
+const QUERY_MESSAGES: usize = 3;
+
+/// The first `max` characters of `text`.
+fn cut_chars(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
 }
 
 /// The longest prefix of `text` (on a char boundary) of at most `max_tokens`.
@@ -396,23 +423,6 @@ pub fn cut_to_tokens(text: &str, max_tokens: usize) -> String {
 /// turn than the whole search behind a short question; about 100 words hold the turn being
 /// answered and the end of the one before it.
 pub(crate) const RECALL_QUERY_CHARS: usize = 600;
-
-/// The end of `text`, at most `max` characters, not starting inside a word: the newest words
-/// matter most, and the end of a cut word would be searched as a word of its own.
-pub(crate) fn newest_words(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    if count <= max {
-        return text.to_string();
-    }
-    let mut chars = text.chars().skip(count - max - 1);
-    let before = chars.next();
-    let tail: String = chars.collect();
-    // CJK text has no spaces between words and is searched in pairs of characters: cut anywhere.
-    let in_word = |c: char| c.is_alphanumeric() && !memcc_core::text::is_cjk_letter(c);
-    let rest = if before.is_some_and(in_word) { tail.trim_start_matches(in_word) } else { &tail };
-    // A tail that is one long word is kept whole rather than dropped.
-    if rest.trim().is_empty() { tail.trim_start().to_string() } else { rest.trim_start().to_string() }
-}
 
 /// Whether a user message is a query of its own: it names at least two things (content words of
 /// four letters or more; a CJK run, unsegmented, counts one per two characters). Then it alone

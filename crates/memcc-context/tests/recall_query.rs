@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use memcc_context::SessionRef;
 use memcc_context::message::{AgentMessage, ContentPart};
-use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
+use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, Role, SummaryPayload};
 
 #[derive(Default)]
 struct Asked(Mutex<Vec<RecallQuery>>);
@@ -58,10 +58,19 @@ fn a_question_naming_its_subject_is_the_whole_recall_query() {
 #[test]
 fn the_turns_before_a_focused_question_go_along_as_its_context() {
     let q = asked_query(Some("When did Caroline go to the LGBTQ support group?"), None);
-    assert!(q.context.contains("kitchen renovation") && q.context.contains("plumber"), "{q:?}");
+    // Each turn with who said it, oldest first (the ranker weighs the assistant's).
+    let said: Vec<(Role, &str)> = q.context.iter().map(|t| (t.role.clone(), t.text.as_str())).collect();
+    assert_eq!(
+        said,
+        [
+            (Role::User, "The kitchen renovation needs new cabinets and a plumber."),
+            (Role::Assistant, "Book the plumber before the cabinets arrive.")
+        ],
+        "{q:?}"
+    );
     assert!(!q.text.contains("kitchen"), "{q:?}");
     // A follow-up's query holds those turns already: no context beside it.
-    assert_eq!(asked_query(Some("And the plumber?"), None).context, "");
+    assert!(asked_query(Some("And the plumber?"), None).context.is_empty());
 }
 
 #[test]

@@ -151,13 +151,34 @@ pub struct RecallQuery {
     pub text: String,
     /// The "now" of the query (ms since epoch), for recency scoring.
     pub as_of: Option<i64>,
-    /// When `text` is the newest message alone: the conversation's turns just before it, a
-    /// weaker signal of the subject at hand (empty when there are none, or `text` holds them).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub context: String,
+    /// When `text` is the newest message alone: the conversation's turns just before it, oldest
+    /// first, a weaker signal of the subject at hand that the ranker adds to the query (empty
+    /// when there are none, or `text` holds them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextTurn>,
     /// The project the conversation is held in: its memories are favoured, others still found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+}
+
+/// A turn of the conversation before a question: who said it, and what.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextTurn {
+    pub role: Role,
+    pub text: String,
+}
+
+impl ContextTurn {
+    pub fn new(role: Role, text: impl Into<String>) -> Self {
+        ContextTurn { role, text: text.into() }
+    }
+
+    /// The newest `max_chars` characters of `turns`' words, oldest first, one turn a line: what
+    /// full-text search matches the conversation's subject with.
+    pub fn newest_text(turns: &[ContextTurn], max_chars: usize) -> String {
+        let joined = turns.iter().map(|t| t.text.trim()).filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n");
+        crate::text::newest_words(&joined, max_chars)
+    }
 }
 
 /// The recall layer a section comes from; its name (`identity`, …) is the section's tag

@@ -21,6 +21,8 @@ pub mod text;
 pub mod time;
 pub mod tokens;
 
-pub use bridge::{BridgeError, MemoryBridge, NoopBridge, RecallQuery, RecallSection, SummaryKind, SummaryPayload};
+pub use bridge::{
+    BridgeError, ContextTurn, MemoryBridge, NoopBridge, RecallQuery, RecallSection, SummaryKind, SummaryPayload,
+};
 pub use errors::ErrorCode;
 pub use tokens::estimate_tokens;

@@ -287,6 +287,23 @@ pub fn phrase_query(text: &str) -> Option<String> {
     (tokens.len() >= 2).then(|| format!("\"{}\"", tokens.join(" ")))
 }
 
+/// The end of `text`, at most `max` characters, not starting inside a word: the newest words
+/// matter most, and the end of a cut word would be searched as a word of its own.
+pub fn newest_words(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    let mut chars = text.chars().skip(count - max - 1);
+    let before = chars.next();
+    let tail: String = chars.collect();
+    // CJK text has no spaces between words and is searched in pairs of characters: cut anywhere.
+    let in_word = |c: char| c.is_alphanumeric() && !is_cjk_letter(c);
+    let rest = if before.is_some_and(in_word) { tail.trim_start_matches(in_word) } else { &tail };
+    // A tail that is one long word is kept whole rather than dropped.
+    if rest.trim().is_empty() { tail.trim_start().to_string() } else { rest.trim_start().to_string() }
+}
+
 /// Cut `text` to at most `max_chars` characters around the first case-insensitive hit of any
 /// of `needles`, marking elisions with `…`. Used for search snippets.
 pub fn snippet(text: &str, needles: &[String], max_chars: usize) -> String {

@@ -11,7 +11,8 @@
 //!   the other messages stay, so the rest of that conversation is still remembered;
 //! - triples whose source record is hidden are never recalled (the KG query checks it);
 //! - what it said is tombstoned in the conversations it was said in, so a later summary of
-//!   them does not bring it back; another conversation that says it is a new statement.
+//!   them does not bring it back; another conversation that says it is a new statement;
+//! - the sessions it touched are counted again in the session index from what is left.
 //!
 //! Forgetting a summary itself hides just it (and what condenses it). Soft-forgotten records
 //! stay on disk and in exports, marked; a purge leaves nothing of them.
@@ -20,6 +21,7 @@ use std::collections::HashSet;
 
 use crate::error::Result;
 use crate::record::{MemoryRecord, RecordKind};
+use crate::sessions::MessageWords;
 
 /// What forgetting reads and writes, inside one transaction of a backend. The policy (what a
 /// forget reaches) is [`forget`]'s; a backend only says how each step is stored.
@@ -46,6 +48,14 @@ pub(crate) trait ForgetTx {
     /// Remember that `agent` forgot these sentences ([`memcc_core::said::said_key`]s) of these
     /// conversations (none named: of every conversation).
     fn tombstone(&mut self, agent: &str, sessions: &[String], said: &[String]) -> Result<()>;
+    /// The current verbatim windows of `agent`'s session `session_id`.
+    fn session_windows(&mut self, agent: &str, session_id: &str) -> Result<Vec<MemoryRecord>>;
+    /// Empty what the session index counted of `agent`'s session `session_id` (it keeps its key).
+    fn clear_session(&mut self, agent: &str, session_id: &str) -> Result<()>;
+    /// Drop `agent`'s session `session_id` from the index if nothing of it is counted.
+    fn drop_empty_session(&mut self, agent: &str, session_id: &str) -> Result<()>;
+    /// Count one message's words in its session ([`crate::insert::InsertTx::add_message_words`]).
+    fn add_message_words(&mut self, agent: &str, words: &MessageWords) -> Result<()>;
 }
 
 /// Soft (hidden, kept marked) or hard (gone).
@@ -132,7 +142,22 @@ pub(crate) fn forget(tx: &mut dyn ForgetTx, agent: &str, id: i64, how: Forget) -
     sessions.sort();
     sessions.dedup();
     tx.tombstone(agent, &sessions, &sentences)?;
+    for session in &sessions {
+        reindex_session(tx, agent, session)?;
+    }
     Ok(Some(out))
+}
+
+/// Count `agent`'s session `session_id` again in the session index from its current windows:
+/// what a forget took from them no longer ranks the session.
+fn reindex_session(tx: &mut dyn ForgetTx, agent: &str, session_id: &str) -> Result<()> {
+    tx.clear_session(agent, session_id)?;
+    for window in tx.session_windows(agent, session_id)? {
+        for words in crate::sessions::stored_message_words(&window) {
+            tx.add_message_words(agent, &words)?;
+        }
+    }
+    tx.drop_empty_session(agent, session_id)
 }
 
 /// A window's text and message ids without the lines of `said` (and those lines); `None` when
@@ -170,5 +195,7 @@ pub(crate) fn purge_session(
     for &id in &ids {
         tx.remove(id, Forget::Purge)?;
     }
+    // What is left of the session (a store that shares it kept its own records) counts again.
+    reindex_session(tx, agent, session_id)?;
     Ok(ids)
 }

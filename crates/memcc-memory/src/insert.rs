@@ -12,12 +12,15 @@
 //! - each triple it states is stored, valid from its own date, else the record's; it supersedes
 //!   the agent's current triples with that subject and predicate and another object;
 //! - an edit (a record that names the one it corrects) supersedes that one, which stays as its
-//!   history.
+//!   history;
+//! - a verbatim window's messages are counted in their session's document of the session index
+//!   ([`crate::sessions`]), each message once.
 
 use serde::Serialize;
 
 use crate::error::{MemoryError, Result};
 use crate::record::{NewRecord, NewTriple, content_hash};
+use crate::sessions::{MessageWords, message_words};
 use memcc_core::time::now_ms;
 
 /// The result of inserting one record.
@@ -63,6 +66,9 @@ pub(crate) trait InsertTx {
     /// Mark `agent`'s current triples with `triple`'s subject and predicate and another object
     /// (other than `id`) as superseded by `id`, valid until `at`.
     fn supersede_triples(&mut self, id: i64, agent: &str, triple: &NewTriple, at: i64) -> Result<()>;
+    /// Count one message's words in its session of the session index, unless the session has
+    /// counted that message already (windows overlap).
+    fn add_message_words(&mut self, agent: &str, words: &MessageWords) -> Result<()>;
 }
 
 /// Insert one record as the module documentation says.
@@ -94,6 +100,9 @@ pub(crate) fn insert(tx: &mut dyn InsertTx, item: &Insert<'_>) -> Result<Inserte
         let valid_from = t.valid_from.or(r.event_time);
         let tid = tx.add_triple(&r.agent_id, t, valid_from, id, now)?;
         tx.supersede_triples(tid, &r.agent_id, t, valid_from.unwrap_or(now))?;
+    }
+    for words in message_words(r) {
+        tx.add_message_words(&r.agent_id, &words)?;
     }
     Ok(Inserted { id, duplicate: false })
 }

@@ -20,11 +20,14 @@ pub(crate) mod irregular;
 pub mod period;
 pub(crate) mod portable;
 pub(crate) mod question;
+pub mod rank;
 pub(crate) mod recall;
 pub mod record;
 pub mod runtime;
 pub(crate) mod search;
+pub mod sessions;
 pub mod store;
+pub mod terms;
 pub(crate) mod tuning;
 pub mod vector;
 

@@ -17,8 +17,8 @@ use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
 use crate::question::Question;
 use crate::record::{MemoryRecord, RecordKind};
-use crate::search::{Found, Query, Search, SearchHit, SearchMode};
-use memcc_core::bridge::{Layer, RecallQuery, RecallSection, RecalledItem};
+use crate::search::{CONTEXT_CHARS, Found, Query, Search, SearchHit, SearchMode};
+use memcc_core::bridge::{ContextTurn, Layer, RecallQuery, RecallSection, RecalledItem};
 use memcc_core::budget::layer_share;
 use memcc_core::estimate_tokens;
 use memcc_core::said::said_keys;
@@ -50,6 +50,10 @@ const SECTION_TAGS: usize = 12;
 struct Asked<'q> {
     question: &'q Question<'q>,
     context: Option<&'q Question<'q>>,
+    /// The turns `context` is made of, oldest first (the session ranker's query context).
+    turns: &'q [ContextTurn],
+    /// The session it is asked in.
+    session: &'q str,
     as_of: Option<i64>,
     project: Option<&'q str>,
 }
@@ -63,7 +67,8 @@ pub(crate) struct Recall<'a> {
 impl Recall<'_> {
     /// The sections for the assembler, all within `budget` tokens.
     pub fn layers(&self, agents: &[String], asked: &RecallQuery, budget: usize) -> Result<Vec<RecallSection>> {
-        let (query, context, as_of) = (asked.text.as_str(), asked.context.as_str(), asked.as_of);
+        let (query, as_of) = (asked.text.as_str(), asked.as_of);
+        let context = ContextTurn::newest_text(&asked.context, CONTEXT_CHARS);
         let config = self.search.config;
         let (wing, _) = self.classifier.classify(query);
         let essential_budget = layer_share(budget, config.tuning.essential_percent, config.essential_budget());
@@ -79,8 +84,15 @@ impl Recall<'_> {
         let question = Question::new(query);
         // L2's matches are looked for beside L3's search, in case L3 leaves L2 room.
         let l2_wing = (wing != DEFAULT_WING && context_budget > SECTION_TAGS).then_some(wing.as_str());
-        let context = (!context.trim().is_empty()).then(|| Question::new(context));
-        let asked = Asked { question: &question, context: context.as_ref(), as_of, project: asked.project.as_deref() };
+        let context = (!context.trim().is_empty()).then(|| Question::new(&context));
+        let asked = Asked {
+            question: &question,
+            context: context.as_ref(),
+            turns: &asked.context,
+            session: &asked.session_id,
+            as_of,
+            project: asked.project.as_deref(),
+        };
         let (l3, in_wing) = self.deep(agents, &asked, l3_room, l2_wing, &mut shown, &|_| {})?;
         let l3_tokens = cost(&l3);
         let l2_room = context_budget
@@ -141,10 +153,13 @@ impl Recall<'_> {
         skip: &dyn Fn(&SearchHit) -> bool,
     ) -> Result<Option<RecallSection>> {
         let question = Question::new(&asked.text);
-        let context = (!asked.context.trim().is_empty()).then(|| Question::new(&asked.context));
+        let context_text = ContextTurn::newest_text(&asked.context, CONTEXT_CHARS);
+        let context = (!context_text.trim().is_empty()).then(|| Question::new(&context_text));
         let how = Asked {
             question: &question,
             context: context.as_ref(),
+            turns: &asked.context,
+            session: &asked.session_id,
             as_of: asked.as_of,
             project: asked.project.as_deref(),
         };
@@ -210,7 +225,7 @@ impl Recall<'_> {
         let tuning = &self.search.config.tuning;
         let least = tuning.min_candidates;
         let pool = (room / LINE_TOKENS).clamp(least, tuning.max_candidates.max(least));
-        let Found { mut hits, in_wing } = self.search.find(&Query {
+        let Found { mut hits, in_wing, .. } = self.search.find(&Query {
             agents,
             question,
             as_of,
@@ -222,6 +237,9 @@ impl Recall<'_> {
             rerank: true,
             context,
             project: asked.project,
+            turns: asked.turns,
+            session: Some(asked.session),
+            ranking: None,
         })?;
         prune(&mut hits);
         let floor = hits.first().map_or(0.0, |h| h.score * self.search.config.tuning.value_floor);

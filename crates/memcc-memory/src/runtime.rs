@@ -4,8 +4,8 @@
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, RwLock};
 
 use crate::classify::Classifier;
 use crate::config::{MemoryConfig, VectorBackend};
@@ -16,12 +16,14 @@ use crate::forget::{Forget, Forgotten};
 use crate::ingest::{Ingest, IngestReport};
 use crate::portable::ImportReport;
 use crate::question::Question;
+use crate::rank::model::Models;
+use crate::rank::{RankedSession, Ranking};
 use crate::recall::Recall;
 use crate::record::{MAX_WEIGHT, MemoryRecord, NewRecord, RecordKind, Triple, parse_ref};
-use crate::search::{Asking, Query, Search, SearchHit, SearchMode};
+use crate::search::{Asking, CONTEXT_CHARS, Found, Query, Search, SearchHit, SearchMode};
 use crate::store::{Inserted, MemoryStats, MemoryStore};
 use crate::vector::{FlatScan, VectorStore};
-use memcc_core::bridge::{BridgeError, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
+use memcc_core::bridge::{BridgeError, ContextTurn, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
 use memcc_core::llm::ChatModel;
 
 /// The most characters of a record's text one `memory_search` hit carries (cut around the
@@ -36,6 +38,9 @@ pub struct MemoryRuntime {
     classifier: Classifier,
     reranker: Option<Arc<dyn ChatModel>>,
     rerank_skip_logged: AtomicBool,
+    /// The session ranker's models: those MemCC ships, unless a benchmark fitting its own
+    /// set others ([`Self::set_ranking_models`]).
+    ranking_models: RwLock<Option<Arc<Models>>>,
     triple_model: Option<Arc<dyn ChatModel>>,
     /// The highest record id whose vector the index has read from `memory.db`: another process
     /// writing the same store adds rows above it, which searches then read first. `None` when
@@ -125,6 +130,26 @@ fn load_index_after(index: &dyn VectorStore, store: &dyn MemoryStore, model: &st
     Ok(())
 }
 
+/// Build the session index from the records when the store's was built under other rules (or
+/// never: a store from before it). A store this process may not write keeps ranking by records
+/// alone until one that may opens it.
+fn index_sessions(store: &dyn MemoryStore) {
+    use crate::sessions::{SESSION_INDEX_VERSION, stored_message_words};
+    match store.session_index_version() {
+        Ok(Some(v)) if v == SESSION_INDEX_VERSION => return,
+        Ok(_) => {}
+        Err(e) => {
+            tracing::warn!(error = %e, "the session index could not be read; ranking records alone");
+            return;
+        }
+    }
+    match store.reindex_sessions(&stored_message_words, SESSION_INDEX_VERSION) {
+        Ok(0) => {}
+        Ok(sessions) => tracing::info!(sessions, "session index built from the records"),
+        Err(e) => tracing::warn!(error = %e, "the session index could not be built; ranking records alone"),
+    }
+}
+
 impl MemoryRuntime {
     /// Open the store (`memory.db` at `path`, or the PostgreSQL database `memory.backend`
     /// names), queue records without a vector of this embedder's model (a model change; other
@@ -140,6 +165,7 @@ impl MemoryRuntime {
         if pending > 0 {
             tracing::warn!(pending, model, "records wait for embedding by this model (memcc memory reembed)");
         }
+        index_sessions(&*store);
         let (index, index_seen) = match store.native_index(&model, embedder.dim())? {
             Some(index) => (index, None),
             None => {
@@ -156,6 +182,7 @@ impl MemoryRuntime {
             classifier,
             reranker: None,
             rerank_skip_logged: AtomicBool::new(false),
+            ranking_models: RwLock::new(crate::rank::model::SHIPPED.clone()),
             triple_model: None,
             index_seen,
         })
@@ -212,6 +239,15 @@ impl MemoryRuntime {
             config: &self.config,
             reranker: self.reranker.as_deref(),
             rerank_skip_logged: &self.rerank_skip_logged,
+            models: self.ranking_models.read().map_or(None, |m| m.clone()),
+        }
+    }
+
+    /// Rank sessions with `models` from now on (`None`: by the second pass's score alone) —
+    /// for a benchmark that scores each held-out dataset with models fit on the others.
+    pub fn set_ranking_models(&self, models: Option<Arc<Models>>) {
+        if let Ok(mut m) = self.ranking_models.write() {
+            *m = models;
         }
     }
 
@@ -284,13 +320,27 @@ impl MemoryRuntime {
         top: usize,
         mode: SearchMode,
     ) -> Result<Vec<SearchHit>> {
-        let Asking { context, as_of, wing, project } = *asking;
+        Ok(self.search_explained(agent, query, asking, top, mode)?.0)
+    }
+
+    /// [`Self::search_in_context`], with the sessions the session ranker ranked for its first
+    /// hits and their features ([`crate::rank`]): what `memcc bench ranker` fits the model on.
+    pub fn search_explained(
+        &self,
+        agent: &str,
+        query: &str,
+        asking: &Asking<'_>,
+        top: usize,
+        mode: SearchMode,
+    ) -> Result<(Vec<SearchHit>, Vec<RankedSession>)> {
+        let Asking { context: turns, session, as_of, wing, project } = *asking;
         let agents = self.readable_agents(agent);
         self.catch_up()?;
         let question = Question::new(query);
-        let context = (!context.trim().is_empty()).then(|| Question::new(context));
-        let search = |top: usize, candidates: usize, rerank: bool| {
-            self.search().run(&Query {
+        let context_text = ContextTurn::newest_text(turns, CONTEXT_CHARS);
+        let context = (!context_text.trim().is_empty()).then(|| Question::new(&context_text));
+        let search = |top: usize, candidates: usize, rerank: bool, ranking: Option<&Arc<Ranking>>| {
+            self.search().find(&Query {
                 agents: &agents,
                 question: &question,
                 as_of,
@@ -302,6 +352,9 @@ impl MemoryRuntime {
                 rerank,
                 context: context.as_ref(),
                 project,
+                turns,
+                session,
+                ranking,
             })
         };
         // The first hits must not depend on how many are asked for, yet a record's score does
@@ -309,18 +362,21 @@ impl MemoryRuntime {
         // side's best). So the first `searchPool` always come from a search among that many per
         // retriever, and more hits follow from one among `widePool` (or `top`, if more).
         let (search_pool, wide_pool) = (self.config.tuning.search_pool, self.config.tuning.wide_pool);
-        let mut hits = search(top.min(search_pool), search_pool, true)?;
+        let Found { mut hits, ranking, .. } = search(top.min(search_pool), search_pool, true, None)?;
         if top > search_pool {
             let wide = top.max(wide_pool);
             let first: HashSet<String> = hits.iter().map(|h| h.id.clone()).collect();
-            let more: Vec<SearchHit> = search(wide, wide, false)?
+            // The sessions keep the order the first search gave them.
+            let more: Vec<SearchHit> = search(wide, wide, false, ranking.as_ref())?
+                .hits
                 .into_iter()
                 .filter(|h| !first.contains(&h.id))
                 .take(top - hits.len())
                 .collect();
             hits.extend(more);
         }
-        Ok(hits)
+        let sessions = ranking.map(|r| r.sessions.clone()).unwrap_or_default();
+        Ok((hits, sessions))
     }
 
     /// Add a record by hand (`memcc memory add`, or a host's "remember this").

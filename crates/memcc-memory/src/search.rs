@@ -4,6 +4,7 @@
 //! of the runtime that owns them.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
@@ -13,11 +14,19 @@ use crate::embed::Embedder;
 use crate::error::Result;
 use crate::period::{Period, asks_about_now, asks_when, named_periods, states_a_date};
 use crate::question::{Question, without_exclusions};
+use crate::rank::model::Models;
+use crate::rank::{Evidence, RankInput, RankedSession, Ranking};
 use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::store::{FullText, MemoryStore};
 use crate::vector::VectorStore;
+use memcc_core::bridge::ContextTurn;
 use memcc_core::llm::{ChatModel, ChatRequest};
 use memcc_core::text::{Term, terms};
+
+/// The newest characters of the conversation's turns before a question that full-text search
+/// matches (the question's context): about 100 words, the turn being answered and the end of
+/// the one before it, as the assembler keeps of a recall query.
+pub(crate) const CONTEXT_CHARS: usize = 600;
 
 /// Which retrievers L3 uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -93,6 +102,9 @@ pub struct ScoreParts {
     /// as the index scored it (BM25), before either is weighed: what the relevance floor reads.
     pub similarity: f64,
     pub bm25: f64,
+    /// The probability the session ranker gave the record's session ([`crate::rank`]): the
+    /// score is it, moved by the parts above relative to the session's best record.
+    pub session: Option<f64>,
 }
 
 impl ScoreParts {
@@ -110,6 +122,9 @@ impl ScoreParts {
         .filter(|(_, v)| *v > 0.0005)
         .map(|(part, v)| format!("{part} {v:.2}"))
         .collect();
+        if let Some(p) = self.session {
+            out.push(format!("its session {p:.2}"));
+        }
         if let Some(f) = self.not_current {
             out.push(format!("not current ×{f:.2}"));
         }
@@ -127,6 +142,27 @@ impl ScoreParts {
 }
 
 impl SearchHit {
+    /// A record found, scored `score` (of `parts`); its evidence ordered by `needles` (and by
+    /// the dates it states, for a `when` question).
+    fn of_record(r: MemoryRecord, score: f64, parts: ScoreParts, needles: &[String], when: bool) -> Self {
+        SearchHit {
+            id: r.ref_id(),
+            score,
+            kind: r.kind,
+            wing: r.wing.clone(),
+            room: r.room.clone(),
+            text: r.text.clone(),
+            event_time: r.event_time,
+            current: r.is_current(),
+            superseded_by: r.superseded_by.map(|n| format!("mem_{n}")),
+            truncated: false,
+            outdated: Vec::new(),
+            evidence: evidence(&r, needles, when),
+            record: Some(r),
+            parts,
+        }
+    }
+
     /// Mark the hit with `line`, something it says that has changed since. When the question
     /// asks about it (`asked`) and nothing marked the hit before, it ranks as a superseded record
     /// does (`not_current`), and its score from before is returned: what replaced it is lifted
@@ -218,6 +254,11 @@ impl Replacements {
     }
 }
 
+/// The (agent, session) a hit's record was made in, when it names one.
+fn session_of(h: &SearchHit) -> Option<(String, String)> {
+    h.record.as_ref().and_then(|r| r.source_session_ids.first().map(|s| (r.agent_id.clone(), s.clone())))
+}
+
 /// Whether `phrase`'s words stand together, in order, among `words` (both as [`Term::texts`]).
 fn names(words: &[String], phrase: &[String]) -> bool {
     match phrase {
@@ -271,8 +312,10 @@ pub fn evidence(record: &MemoryRecord, needles: &[String], when: bool) -> Vec<i6
 /// Where and when a search is asked, beside its words.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Asking<'a> {
-    /// What the conversation said just before ([`memcc_core::RecallQuery::context`]).
-    pub context: &'a str,
+    /// What the conversation said just before, oldest first ([`memcc_core::RecallQuery::context`]).
+    pub context: &'a [ContextTurn],
+    /// The session it is asked in: the host holds it, so it is not ranked among the past.
+    pub session: Option<&'a str>,
     /// The "now" of the question (default: now).
     pub as_of: Option<i64>,
     /// Only this wing's records.
@@ -289,6 +332,8 @@ pub(crate) struct Search<'a> {
     pub config: &'a MemoryConfig,
     pub reranker: Option<&'a dyn ChatModel>,
     pub rerank_skip_logged: &'a AtomicBool,
+    /// The session ranker's models ([`crate::rank::model`]); none: the second pass's score ranks.
+    pub models: Option<Arc<Models>>,
 }
 
 /// One search: whose records, for what, how many.
@@ -313,6 +358,14 @@ pub(crate) struct Query<'a> {
     pub context: Option<&'a Question<'a>>,
     /// The project the question is asked in: its records score `tuning.sameProject` more.
     pub project: Option<&'a str>,
+    /// The conversation's turns before the question, oldest first: the session ranker's query
+    /// context ([`crate::rank`]).
+    pub turns: &'a [ContextTurn],
+    /// The session it is asked in (not ranked among the past).
+    pub session: Option<&'a str>,
+    /// The sessions as an earlier search of the same question ranked them: a wider search that
+    /// extends its hits keeps their order of sessions.
+    pub ranking: Option<&'a Arc<Ranking>>,
 }
 
 /// The full-text terms of a query, and how many records each matches when that was counted
@@ -338,15 +391,14 @@ pub(crate) struct Found {
     pub hits: Vec<SearchHit>,
     /// The best full-text matches in [`Query::also_in_wing`]'s wing, best first.
     pub in_wing: Vec<i64>,
+    /// The sessions ranked for it, with their features (none when the session ranker is off,
+    /// or had nothing to rank).
+    pub ranking: Option<Arc<Ranking>>,
 }
 
 impl Search<'_> {
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         Ok(self.embedder.embed(&[text])?.pop().unwrap_or_default())
-    }
-
-    pub fn run(&self, q: &Query<'_>) -> Result<Vec<SearchHit>> {
-        Ok(self.find(q)?.hits)
     }
 
     pub fn find(&self, q: &Query<'_>) -> Result<Found> {
@@ -357,12 +409,12 @@ impl Search<'_> {
             let agents: Vec<String> = q.agents.iter().filter(|a| !nul(a)).cloned().collect();
             let also_in_wing = q.also_in_wing.filter(|(w, _)| !nul(w));
             if agents.is_empty() {
-                return Ok(Found { hits: Vec::new(), in_wing: Vec::new() });
+                return Ok(Found { hits: Vec::new(), in_wing: Vec::new(), ranking: None });
             }
             return self.find(&Query { agents: &agents, also_in_wing, ..*q });
         }
         if q.wing.is_some_and(nul) {
-            return Ok(Found { hits: Vec::new(), in_wing: Vec::new() });
+            return Ok(Found { hits: Vec::new(), in_wing: Vec::new(), ranking: None });
         }
         let now = q.as_of.unwrap_or_else(memcc_core::time::now_ms);
         let periods = named_periods(q.question.text, Some(now));
@@ -509,24 +561,14 @@ impl Search<'_> {
                     score *= tuning.not_current;
                     parts.not_current = Some(tuning.not_current);
                 }
-                SearchHit {
-                    id: r.ref_id(),
-                    score,
-                    kind: r.kind,
-                    wing: r.wing.clone(),
-                    room: r.room.clone(),
-                    text: r.text.clone(),
-                    event_time: r.event_time,
-                    current: r.is_current(),
-                    superseded_by: r.superseded_by.map(|n| format!("mem_{n}")),
-                    truncated: false,
-                    outdated: Vec::new(),
-                    evidence: evidence(&r, &q.question.needles, when),
-                    record: Some(r),
-                    parts,
-                }
+                SearchHit::of_record(r, score, parts, &q.question.needles, when)
             })
             .collect();
+        let ranking = if q.mode == SearchMode::Hybrid && tuning.rank_sessions {
+            self.rank_by_session(q, now, when, &mut hits)?
+        } else {
+            None
+        };
         if q.mode == SearchMode::Hybrid {
             self.mark_outdated(q.question, q.agents, &mut hits)?;
         }
@@ -546,7 +588,132 @@ impl Search<'_> {
             }
         }
         hits.truncate(q.top);
-        Ok(Found { hits, in_wing })
+        Ok(Found { hits, in_wing, ranking })
+    }
+
+    /// Rank the sessions of the agents ([`crate::rank`]) and score each hit by its session's
+    /// probability and its own match within the session: its hybrid score relative to the best
+    /// of its session's hits (`tuning.recordShare` of the weight). The best sessions no
+    /// retriever found a record of bring in their records that best match the expanded query
+    /// (`tuning.fillSessions` sessions, `fillRecords` records each). A hit of no ranked session
+    /// (a record added by hand, one of the asking session) keeps its hybrid score. The best session's best record scores what
+    /// the best hit scored, and the rest in proportion.
+    fn rank_by_session(
+        &self,
+        q: &Query<'_>,
+        now: i64,
+        when: bool,
+        hits: &mut Vec<SearchHit>,
+    ) -> Result<Option<Arc<Ranking>>> {
+        let tuning = &self.config.tuning;
+        let best_lex = hits.iter().map(|h| h.parts.words).fold(0.0, f64::max);
+        let mut evidence: HashMap<(String, String), Evidence> = HashMap::new();
+        for h in hits.iter() {
+            if let Some(k) = session_of(h) {
+                let e = evidence.entry(k).or_default();
+                e.meaning = e.meaning.max(h.parts.similarity);
+                e.words = e.words.max(if best_lex > 0.0 { h.parts.words / best_lex } else { 0.0 });
+            }
+        }
+        let model = self.models.as_deref().map(|m| m.for_project(q.project.is_some()));
+        // The question as said, and the other forms of its irregular verbs ("buy": "bought"),
+        // which a stemmer does not join.
+        let said = Term::texts(q.question.text);
+        let forms: Vec<String> =
+            q.question.content.iter().cloned().map(Term::into_text).filter(|w| !said.contains(w)).collect();
+        let question = format!("{} {}", q.question.text, forms.join(" "));
+        let input = RankInput {
+            question: &question,
+            context: q.turns,
+            project: q.project,
+            session: q.session,
+            as_of: now,
+            evidence: &evidence,
+        };
+        let ranking = match q.ranking {
+            Some(r) => r.clone(),
+            None => Arc::new(crate::rank::rank_sessions(self.store, q.agents, &input, tuning, model)?),
+        };
+        if ranking.sessions.is_empty() {
+            return Ok(None);
+        }
+        // Among a few sessions the records' own match decides (`tuning.sessionWeightFrom`).
+        let weight = tuning.session_weight_among(ranking.sessions.len());
+        if weight <= 0.0 {
+            return Ok(Some(ranking));
+        }
+        let mut ranked: Vec<&RankedSession> = ranking.sessions.iter().collect();
+        ranked.sort_by(|a, b| b.probability.total_cmp(&a.probability));
+        // Each hit's own match: its hybrid score; a record brought in, its match with the
+        // expanded query (compared only with its own session's others).
+        let mut own: Vec<f64> = hits.iter().map(|h| h.score).collect();
+        let best_hit = own.iter().copied().fold(0.0, f64::max);
+        let unfound: Vec<(String, String)> = ranked
+            .iter()
+            .take(tuning.fill_sessions)
+            .map(|r| (r.info.agent_id.clone(), r.info.session_id.clone()))
+            .filter(|k| !evidence.contains_key(k))
+            .collect();
+        if !unfound.is_empty() && tuning.fill_records > 0 {
+            let mut by_session: HashMap<(String, String), Vec<(f64, MemoryRecord)>> = HashMap::new();
+            for r in self.store.records_of_sessions(&unfound)? {
+                if q.wing.is_some_and(|w| r.wing != w) {
+                    continue;
+                }
+                let Some(k) = r.source_session_ids.first().map(|s| (r.agent_id.clone(), s.clone())) else { continue };
+                by_session.entry(k).or_default().push((ranking.match_of(&r.text), r));
+            }
+            let mut keys: Vec<_> = by_session.keys().cloned().collect();
+            keys.sort();
+            for k in keys {
+                let Some(mut records) = by_session.remove(&k) else { continue };
+                records.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
+                for (m, r) in records.into_iter().filter(|(m, _)| *m > 0.0).take(tuning.fill_records) {
+                    let mut parts = ScoreParts::default();
+                    if !r.is_current() {
+                        parts.not_current = Some(tuning.not_current);
+                    }
+                    let m = if r.is_current() { m } else { m * tuning.not_current };
+                    own.push(m);
+                    hits.push(SearchHit::of_record(r, m, parts, &q.question.needles, when));
+                }
+            }
+        }
+        let probability: HashMap<(&str, &str), f64> = ranking
+            .sessions
+            .iter()
+            .map(|r| ((r.info.agent_id.as_str(), r.info.session_id.as_str()), r.probability))
+            .collect();
+        let best_probability = ranked.first().map_or(0.0, |r| r.probability);
+        let mut best_in: HashMap<(String, String), f64> = HashMap::new();
+        for (h, m) in hits.iter().zip(&own) {
+            if let Some(k) = session_of(h) {
+                let b = best_in.entry(k).or_insert(0.0);
+                *b = b.max(*m);
+            }
+        }
+        for (h, m) in hits.iter_mut().zip(own) {
+            let k = session_of(h);
+            let p = k.as_ref().and_then(|(a, s)| probability.get(&(a.as_str(), s.as_str())).copied());
+            // A record that matches nothing scores nothing, whatever its session. The score is
+            // a log-linear mix of the session ranking's (its session's probability, moved by the
+            // record's match within it) and the record's own hybrid score, both relative to the
+            // best, on the hybrid scale: a caller's floor (`minScore`) reads it as before.
+            let score = match (p, k.as_ref().and_then(|k| best_in.get(k))) {
+                _ if m <= 0.0 || best_hit <= 0.0 => 0.0,
+                (Some(p), Some(&best)) if best_probability > 0.0 => {
+                    let by_session =
+                        p / best_probability * (1.0 - tuning.record_share + tuning.record_share * m / best);
+                    let own = (m / best_hit).min(1.0);
+                    best_hit * by_session.powf(weight) * own.powf(1.0 - weight)
+                }
+                (Some(_), _) => 0.0,
+                _ => m,
+            };
+            h.parts.session = p;
+            h.score = score;
+        }
+        Ok(Some(ranking))
     }
 
     /// Mark each hit with what it states that a later statement superseded (a record saying "I

@@ -109,6 +109,49 @@ pub struct Tuning {
     /// A knowledge-graph line's score when search found nothing to rank it beside: it is then
     /// recall's only line, shown whatever its score, so this is only the score it reports.
     pub knowledge_graph_alone: f64,
+    /// Whether search ranks whole sessions first (the session ranker: the question with the
+    /// conversation's turns before it, feedback from the best sessions, a learned model) and
+    /// scores a record by its session's probability with its own match; off, records compete on
+    /// their own match alone.
+    pub rank_sessions: bool,
+    /// The turns before a question the session ranker adds to its query (nearest first).
+    /// RealMem dev (`../shared/research/ranking`): 4 over 1 and 2.
+    pub context_turns: usize,
+    /// What an assistant turn before the question weighs in the session ranker's query, as a
+    /// share of the question's own terms: the assistant names the subject being worked on.
+    /// RealMem dev: 0.5 and 1.0 alike, 0.1 and 0.3 less.
+    pub assistant_turn: f64,
+    /// What a user turn before the question weighs (see `assistantTurn`): RealMem dev chose 0
+    /// over 0.5 (the user's earlier turns are the question's own thread, said again).
+    pub user_turn: f64,
+    /// The first pass's best sessions whose words expand the query (RM3 feedback).
+    pub feedback_sessions: usize,
+    /// The most terms the feedback adds.
+    pub feedback_terms: usize,
+    /// The share of the expanded query's weight the original query keeps (RM3's λ).
+    pub feedback_keep: f64,
+    /// How much a record's own match moves it within its session: its score is its session's
+    /// probability × (1 − this + this × its match relative to its session's best candidate).
+    pub record_share: f64,
+    /// How much the session ranking decides a record's score against the record's own hybrid
+    /// score, among many sessions (a log-linear mix: 1, the session ranking alone; 0, the
+    /// record's own match alone). RealMem dev session R_all@10 at 0 / 0.3 / 0.7 / 1: 0.632 /
+    /// 0.676 / 0.713 / 0.703; LoCoMo (19–32 sessions a conversation) R_all@5 0.888 / 0.874 /
+    /// 0.859 / 0.848 — see `sessionWeightFrom`.
+    pub session_weight: f64,
+    /// The number of sessions below which the session ranking has no weight: among a few dozen
+    /// the records' own words and meaning find the right one (RealMem dev: questions asked over
+    /// fewer than 30 sessions gain nothing from it; LoCoMo's conversations lose), among many
+    /// they need the session's subject. The weight grows to `sessionWeight` at
+    /// `sessionWeightFull` sessions.
+    pub session_weight_from: usize,
+    /// The number of sessions from which the session ranking has all of `sessionWeight`.
+    pub session_weight_full: usize,
+    /// Of the best sessions (by the ranker's probability), how many bring in their records when
+    /// no retriever found one of them.
+    pub fill_sessions: usize,
+    /// How many records each such session brings in (those that best match the expanded query).
+    pub fill_records: usize,
 }
 
 impl Default for Tuning {
@@ -142,11 +185,35 @@ impl Default for Tuning {
             essentials_read: 50,
             max_candidates: 200,
             knowledge_graph_alone: 0.5,
+            rank_sessions: true,
+            context_turns: 4,
+            assistant_turn: 0.5,
+            user_turn: 0.0,
+            feedback_sessions: 5,
+            feedback_terms: 100,
+            feedback_keep: 0.5,
+            record_share: 0.5,
+            session_weight: 0.7,
+            session_weight_from: 30,
+            session_weight_full: 60,
+            fill_sessions: 10,
+            fill_records: 2,
         }
     }
 }
 
 impl Tuning {
+    /// The session ranking's weight in a record's score among `sessions` sessions (see
+    /// `sessionWeight`): none below `sessionWeightFrom`, growing linearly to all of it at
+    /// `sessionWeightFull`.
+    pub fn session_weight_among(&self, sessions: usize) -> f64 {
+        if sessions <= self.session_weight_from {
+            return 0.0;
+        }
+        let span = self.session_weight_full.saturating_sub(self.session_weight_from).max(1) as f64;
+        self.session_weight * ((sessions - self.session_weight_from) as f64 / span).min(1.0)
+    }
+
     /// Every weight finite and in its range, every pool at least 1: what a bad config file gets
     /// told instead of a search that silently ranks nothing.
     pub fn check(&self) -> Result<(), String> {
@@ -166,6 +233,11 @@ impl Tuning {
             ("relevantMeaning", self.relevant_meaning, 1.0),
             ("relevantWords", self.relevant_words, 1000.0),
             ("knowledgeGraphAlone", self.knowledge_graph_alone, 1.0),
+            ("assistantTurn", self.assistant_turn, 10.0),
+            ("userTurn", self.user_turn, 10.0),
+            ("feedbackKeep", self.feedback_keep, 1.0),
+            ("recordShare", self.record_share, 1.0),
+            ("sessionWeight", self.session_weight, 1.0),
         ];
         for (name, value, max) in weights {
             if !value.is_finite() || !(0.0..=max).contains(&value) {
@@ -181,6 +253,7 @@ impl Tuning {
             ("widePool", self.wide_pool),
             ("maxCandidates", self.max_candidates),
             ("essentialsRead", self.essentials_read),
+            ("feedbackTerms", self.feedback_terms),
         ] {
             if !(1..=10_000).contains(&value) {
                 return Err(format!("memory.tuning.{name} must be between 1 and 10000, not {value}"));
@@ -197,10 +270,22 @@ impl Tuning {
             ("essentialTokensCompact", self.essential_tokens_compact),
             ("onDemandTokens", self.on_demand_tokens),
             ("compactLines", self.compact_lines),
+            ("contextTurns", self.context_turns),
+            ("feedbackSessions", self.feedback_sessions),
+            ("fillSessions", self.fill_sessions),
+            ("sessionWeightFrom", self.session_weight_from),
+            ("sessionWeightFull", self.session_weight_full),
+            ("fillRecords", self.fill_records),
         ] {
             if value > 1_000_000 {
                 return Err(format!("memory.tuning.{name} must be at most 1000000, not {value}"));
             }
+        }
+        if self.session_weight_full < self.session_weight_from {
+            return Err(format!(
+                "memory.tuning.sessionWeightFull ({}) must be at least sessionWeightFrom ({})",
+                self.session_weight_full, self.session_weight_from
+            ));
         }
         if self.wide_pool < self.search_pool {
             return Err(format!(

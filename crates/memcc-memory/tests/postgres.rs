@@ -280,7 +280,9 @@ fn a_database_of_the_first_schema_is_upgraded_and_its_records_lengths_filled() {
     admin
         .batch_execute(
             "ALTER TABLE records DROP COLUMN fts_words; DROP FUNCTION memcc_fts_words(tsvector);
-             DROP TABLE tombstones; ALTER TABLE records DROP COLUMN project; UPDATE memcc_schema SET version = 1",
+             DROP TABLE tombstones; ALTER TABLE records DROP COLUMN project;
+             DROP TABLE session_messages, session_terms, sessions; DROP INDEX records_session;
+             UPDATE memcc_schema SET version = 1",
         )
         .unwrap();
     let rt = open(&url, &dir);

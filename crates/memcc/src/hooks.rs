@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Memcc, MemccError};
 use memcc_context::{LeftOff, SessionSource};
+use memcc_core::bridge::{ContextTurn, Role};
 use memcc_core::{RecallQuery, estimate_tokens};
 
 /// The points of a host's session MemCC answers.
@@ -140,6 +141,10 @@ impl HookAnswer {
     }
 }
 
+/// The turns before a prompt its recall reads as context (the session ranker weighs the
+/// nearest four).
+const PROMPT_CONTEXT_TURNS: usize = 4;
+
 /// The longest a last word of a session is shown at session start, in characters.
 const LEFT_OFF_CHARS: usize = 220;
 
@@ -151,7 +156,8 @@ impl Memcc {
             HookEvent::SessionStart => self.session_brief(agent, project.as_deref(), &input.session_id)?,
             HookEvent::UserPromptSubmit => {
                 let prompt = input.prompt.as_deref().unwrap_or_default();
-                self.prompt_recall(agent, project.as_deref(), &input.session_id, prompt)?
+                let context = self.prompt_context(input, prompt);
+                self.prompt_recall(agent, project.as_deref(), &input.session_id, prompt, context)?
             }
             HookEvent::Stop | HookEvent::SessionEnd | HookEvent::PreCompact => None,
         };
@@ -205,6 +211,19 @@ impl Memcc {
         Ok(Some(out.join("\n")))
     }
 
+    /// The turns before a prompt, read from the end of its session's transcript (the prompt
+    /// itself left out when the host wrote it there already): the session ranker's context.
+    fn prompt_context(&self, input: &HookInput, prompt: &str) -> Vec<ContextTurn> {
+        let Some(path) = &input.transcript_path else { return Vec::new() };
+        let mut turns = crate::transcripts::last_turns(path, PROMPT_CONTEXT_TURNS + 1);
+        if turns.last().is_some_and(|t| t.role == Role::User && t.text.trim() == prompt.trim()) {
+            turns.pop();
+        }
+        let from = turns.len().saturating_sub(PROMPT_CONTEXT_TURNS);
+        turns.drain(..from);
+        turns
+    }
+
     /// Recall for one prompt, the project's memories first, within `hooks.promptTokens`; `None`
     /// when nothing clears the relevance floor (or memory is unavailable: a prompt never waits
     /// on an error).
@@ -214,6 +233,7 @@ impl Memcc {
         project: Option<&str>,
         session: &str,
         prompt: &str,
+        context: Vec<ContextTurn>,
     ) -> Result<Option<String>, MemccError> {
         if prompt.trim().is_empty() {
             return Ok(None);
@@ -230,7 +250,7 @@ impl Memcc {
             session_id: session.to_string(),
             text: prompt.to_string(),
             as_of: Some(memcc_core::time::now_ms()),
-            context: String::new(),
+            context,
             project: project.map(String::from),
         };
         let lead = "MemCC recalled these from earlier sessions for this prompt (memory_get reads one whole):";

@@ -199,11 +199,54 @@ pub struct SearchArgs {
     /// Favour memories learnt in this project (a repository's path, as `memcc sessions` lists
     /// them; default: the server's own); the others are still found.
     pub project: Option<String>,
+    /// The conversation's last turns before the query, oldest first (at most 8): what they are
+    /// about helps find what the query means ("let's continue with the plan").
+    #[schemars(length(max = 8))]
+    pub context: Option<Vec<TurnArg>>,
     /// Whose memory: the server's agent (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }
 
+/// One turn of the conversation, as `memory_search` takes it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TurnArg {
+    /// Who said it: "user" or "assistant".
+    pub role: TurnRole,
+    /// What was said (the first 4,000 characters count).
+    pub text: String,
+}
+
+/// Who said a turn.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+pub enum TurnRole {
+    User,
+    Assistant,
+}
+
+/// The most context turns `memory_search` takes, and the characters of each that count.
+pub const CONTEXT_TURNS: usize = 8;
+pub const CONTEXT_TURN_CHARS: usize = 4_000;
+
 impl SearchArgs {
+    /// The context turns as the engine takes them (each cut to its first characters).
+    pub fn context_turns(&self) -> Vec<memcc_core::bridge::ContextTurn> {
+        use memcc_core::bridge::{ContextTurn, Role};
+        self.context
+            .iter()
+            .flatten()
+            .map(|t| {
+                let role = match t.role {
+                    TurnRole::User => Role::User,
+                    TurnRole::Assistant => Role::Assistant,
+                };
+                ContextTurn::new(role, t.text.chars().take(CONTEXT_TURN_CHARS).collect::<String>())
+            })
+            .collect()
+    }
+
     pub fn max_results(&self) -> usize {
         SEARCH_RESULTS.resolve(self.max_results)
     }
@@ -216,6 +259,9 @@ impl SearchArgs {
     /// the same answer as one that does not.
     pub fn check(&self) -> Result<(), String> {
         SEARCH_RESULTS.check("maxResults", self.max_results)?;
+        if let Some(turns) = self.context.as_ref().filter(|t| t.len() > CONTEXT_TURNS) {
+            return Err(format!("context holds at most {CONTEXT_TURNS} turns, not {}", turns.len()));
+        }
         match self.min_score {
             Some(s) if !(0.0..=1.0).contains(&s) => Err(format!("minScore must be between 0 and 1, not {s}")),
             _ => Ok(()),
@@ -233,9 +279,11 @@ impl crate::Memcc {
         project: Option<&str>,
     ) -> Result<Vec<memcc_memory::SearchHit>, crate::MemccError> {
         args.check().map_err(|e| crate::MemccError::Memory(memcc_memory::MemoryError::Input(e)))?;
+        let context = args.context_turns();
         let asking = memcc_memory::Asking {
             wing: args.wing.as_deref(),
             project: args.project.as_deref().or(project),
+            context: &context,
             ..Default::default()
         };
         let mut hits =

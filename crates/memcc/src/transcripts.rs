@@ -43,6 +43,58 @@ pub struct ImportOptions {
     pub skip_unchanged: bool,
 }
 
+/// The most of a transcript's end read for a prompt's context: the last turns of a long
+/// session, not the session.
+const TAIL_BYTES: u64 = 512 * 1024;
+
+/// The last `n` turns the user and the assistant said in the transcript at `path`, oldest first:
+/// what a prompt's recall reads as its context ([`memcc_core::bridge::ContextTurn`]). Read from
+/// its last [`TAIL_BYTES`], and only from a regular file (a FIFO or a device would block the
+/// hook); anything unreadable gives no context, never an error: the prompt is still answered.
+pub fn last_turns(path: &Path, n: usize) -> Vec<memcc_core::bridge::ContextTurn> {
+    use memcc_core::bridge::{ContextTurn, Role};
+    use std::io::{Read, Seek, SeekFrom};
+    let read = || -> std::io::Result<Vec<u8>> {
+        // Looked at before it is opened: opening a FIFO waits for a writer.
+        if !std::fs::metadata(path)?.is_file() {
+            return Ok(Vec::new());
+        }
+        let mut file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Ok(Vec::new());
+        }
+        let start = meta.len().saturating_sub(TAIL_BYTES);
+        file.seek(SeekFrom::Start(start))?;
+        let mut tail = Vec::new();
+        file.take(TAIL_BYTES).read_to_end(&mut tail)?;
+        // From inside a line: that line is cut, and goes.
+        if start > 0 {
+            let first = tail.iter().position(|b| *b == b'\n').map_or(tail.len(), |i| i + 1);
+            tail.drain(..first);
+        }
+        Ok(tail)
+    };
+    let Ok(tail) = read() else { return Vec::new() };
+    let Ok(parsed) = parse_jsonl(tail.as_slice()) else { return Vec::new() };
+    let mut turns: Vec<ContextTurn> = parsed
+        .messages
+        .iter()
+        .filter_map(|m| {
+            let role = match m.role().as_str() {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                _ => return None,
+            };
+            let text = m.text();
+            (!text.trim().is_empty()).then(|| ContextTurn::new(role, text))
+        })
+        .collect();
+    let from = turns.len().saturating_sub(n);
+    turns.drain(..from);
+    turns
+}
+
 impl Memcc {
     /// Import the transcript at `path` into `agent`'s memory, as `options` say.
     pub fn import_file(&self, agent: &str, path: &Path, options: &ImportOptions) -> Result<FileImport, MemccError> {
@@ -225,4 +277,58 @@ fn transcripts_under(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memcc_core::bridge::Role;
+
+    fn line(role: &str, text: &str) -> String {
+        let content =
+            if role == "user" { serde_json::json!(text) } else { serde_json::json!([{"type": "text", "text": text}]) };
+        serde_json::json!({"type": role, "sessionId": "s", "timestamp": "2026-12-05T10:00:00Z",
+                           "message": {"role": role, "content": content}})
+        .to_string()
+    }
+
+    #[test]
+    fn the_last_turns_of_a_transcript_are_read_from_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        // Long enough that only its end is read: the first turns are past the tail.
+        let mut text = String::new();
+        for i in 0..400 {
+            text.push_str(&line("user", &format!("question {i} {}", "x".repeat(1500))));
+            text.push('\n');
+        }
+        text.push_str(&line("user", "How do we deploy the API?"));
+        text.push('\n');
+        text.push_str(&line("assistant", "With the blue-green script in ops/."));
+        text.push('\n');
+        std::fs::write(&path, text).unwrap();
+        let turns = last_turns(&path, 2);
+        assert_eq!(turns.len(), 2);
+        assert_eq!((turns[0].role.clone(), turns[0].text.as_str()), (Role::User, "How do we deploy the API?"));
+        assert_eq!(turns[1].role, Role::Assistant);
+        assert!(turns[1].text.contains("blue-green"), "{turns:?}");
+    }
+
+    #[test]
+    fn what_is_not_a_readable_file_gives_no_turns() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(last_turns(&dir.path().join("missing.jsonl"), 4).is_empty());
+        assert!(last_turns(dir.path(), 4).is_empty(), "a directory");
+        std::fs::write(dir.path().join("junk.jsonl"), [0xff_u8, 0xfe, b'\n', b'{']).unwrap();
+        assert!(last_turns(&dir.path().join("junk.jsonl"), 4).is_empty());
+        #[cfg(unix)]
+        {
+            // A FIFO would block whoever opens it until a writer comes: it is not opened.
+            let fifo = dir.path().join("fifo.jsonl");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+            if made {
+                assert!(last_turns(&fifo, 4).is_empty());
+            }
+        }
+    }
 }

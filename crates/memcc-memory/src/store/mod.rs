@@ -20,12 +20,14 @@ use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, Forgotten};
 use crate::period::Period;
 use crate::record::{MemoryRecord, RecordKind, Triple};
+use crate::sessions::{MessageWords, SessionInfo};
 use crate::vector::VectorStore;
 use memcc_core::text::Term;
 
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub(crate) mod rows;
+pub(crate) mod sessions;
 pub mod sqlite;
 pub(crate) mod supersession;
 
@@ -89,12 +91,41 @@ pub(crate) fn delete_triples_sql(condition: &str) -> [String; 2] {
 }
 
 /// What stores memory: one trait per part a reader needs — [`Records`], [`Vectors`],
-/// [`Statements`], [`Forgetting`], [`Inspection`] — each backend implementing all five (in
-/// its `mod.rs`, a block per trait). Object-safe: the runtime holds an `Arc<dyn MemoryStore>`,
-/// and every part's methods are called on it.
-pub trait MemoryStore: Records + Vectors + Statements + Forgetting + Inspection + Send + Sync {}
+/// [`Statements`], [`Sessions`], [`Forgetting`], [`Inspection`] — each backend implementing all
+/// six (in its `mod.rs`, a block per trait). Object-safe: the runtime holds an
+/// `Arc<dyn MemoryStore>`, and every part's methods are called on it.
+pub trait MemoryStore: Records + Vectors + Statements + Sessions + Forgetting + Inspection + Send + Sync {}
 
-impl<T: Records + Vectors + Statements + Forgetting + Inspection + Send + Sync> MemoryStore for T {}
+impl<T: Records + Vectors + Statements + Sessions + Forgetting + Inspection + Send + Sync> MemoryStore for T {}
+
+/// One term's count in one session: (the term's place in the list asked for, the session's key,
+/// how often the session says it).
+pub type Posting = (usize, i64, u32);
+
+/// The session index ([`crate::sessions`]): each session's words as one document, which
+/// the ranker scores as a whole. Written with the records it is counted from (inserting and
+/// forgetting keep it in step, in their transactions).
+pub trait Sessions {
+    /// The sessions of `agents` the index holds.
+    fn sessions(&self, agents: &[String]) -> Result<Vec<SessionInfo>>;
+
+    /// For each of `terms`, the sessions of `agents` that say it, and how often.
+    fn session_postings(&self, agents: &[String], terms: &[String]) -> Result<Vec<Posting>>;
+
+    /// Every term of these sessions (by key) with its count: (session, term, count).
+    fn session_terms(&self, sessions: &[i64]) -> Result<Vec<(i64, String, u32)>>;
+
+    /// The records (not forgotten) made from these sessions of these agents (agent, session id):
+    /// the ranker brings in the best sessions' records that no retriever found.
+    fn records_of_sessions(&self, sessions: &[(String, String)]) -> Result<Vec<MemoryRecord>>;
+
+    /// The version of the rules the index was built under (`None`: never built).
+    fn session_index_version(&self) -> Result<Option<u32>>;
+
+    /// Rebuild the whole index in one transaction from every current record, as `words` counts
+    /// each, and mark it built under `version`; the sessions indexed.
+    fn reindex_sessions(&self, words: &dyn Fn(&MemoryRecord) -> Vec<MessageWords>, version: u32) -> Result<usize>;
+}
 
 /// Records: storing them (with what they say and where they came from), reading them back, and finding them by words.
 pub trait Records {

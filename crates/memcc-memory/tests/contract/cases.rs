@@ -1133,9 +1133,11 @@ fn the_turns_before_a_question_favour_the_project_being_worked_on() {
         let t: Vec<(&str, &str)> = t.iter().map(|(r, x)| (r.as_str(), x.as_str())).collect();
         rt.ingest_summary(&payload("main", id, day, &t)).unwrap();
     }
+    use memcc_core::bridge::{ContextTurn, Role};
     let question = "Great, what is the next step?";
-    let context = "user: I booked my flights to Japan for the Kyoto trip itinerary.";
-    let first = |context: &str| {
+    let said = |text: &str| vec![ContextTurn::new(Role::Assistant, text)];
+    let context = said("You booked your flights to Japan for the Kyoto trip itinerary.");
+    let first = |context: &[ContextTurn]| {
         let hits = rt
             .search_in_context(
                 "main",
@@ -1147,11 +1149,11 @@ fn the_turns_before_a_question_favour_the_project_being_worked_on() {
             .unwrap();
         hits.first().map(|h| h.text.clone()).unwrap_or_default()
     };
-    assert!(first(context).contains("Kyoto"), "{}", first(context));
-    let other = "user: My legs are sore after the marathon training plan run.";
-    assert!(first(other).contains("marathon"), "{}", first(other));
+    assert!(first(&context).contains("Kyoto"), "{}", first(&context));
+    let other = said("Your legs are sore after the marathon training plan run.");
+    assert!(first(&other).contains("marathon"), "{}", first(&other));
     // Recall carries the same context from the assembler's query.
-    let q = RecallQuery { context: context.into(), ..query("main", question) };
+    let q = RecallQuery { context: context.clone(), ..query("main", question) };
     let sections = MemoryBridge::retrieve(&rt, &q, 300).unwrap();
     let recall = sections.iter().find(|s| s.name == Layer::Recall).expect("a recall section");
     let (kyoto, marathon) = (recall.body.find("Kyoto"), recall.body.find("marathon"));
@@ -1745,4 +1747,161 @@ fn the_lines_shown_at_length_are_the_best_even_from_one_session() {
     assert_eq!(lines.len(), 3, "{}", recall.body);
     assert!(lines[0].contains("rollout checklist") && lines[1].contains("rollout checklist"), "{}", recall.body);
     assert!(lines[2].contains("reviewed every month"), "{}", recall.body);
+}
+
+/// The session index's postings of `word` (as the ranker counts it) among `agent`'s sessions:
+/// (session id, count).
+fn postings_of(rt: &MemoryRuntime, agent: &str, word: &str) -> Vec<(String, u32)> {
+    let term = memcc_memory::terms::ranking_terms(word).remove(0);
+    let agents = [agent.to_string()];
+    let sessions = rt.store().sessions(&agents).unwrap();
+    let mut out: Vec<(String, u32)> = rt
+        .store()
+        .session_postings(&agents, &[term])
+        .unwrap()
+        .into_iter()
+        .map(|(_, key, tf)| (sessions.iter().find(|s| s.key == key).unwrap().session_id.clone(), tf))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_session_index_counts_each_message_once_and_forgets_what_is_forgotten() {
+    use memcc_memory::sessions::{SESSION_INDEX_VERSION, stored_message_words};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    seed(&rt, "main");
+    let agents = ["main".to_string()];
+    let mut sessions = rt.store().sessions(&agents).unwrap();
+    sessions.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+    let names: Vec<&str> = sessions.iter().map(|s| s.session_id.as_str()).collect();
+    assert_eq!(names, ["session-0", "session-3"]);
+    // Four messages each, though the windows overlap (a message is in two of them).
+    assert_eq!(sessions.iter().map(|s| s.messages).collect::<Vec<_>>(), [4, 4]);
+    assert_eq!(postings_of(&rt, "main", "peanuts"), [("session-0".to_string(), 2)]);
+    assert_eq!(sessions[0].first_at, Some(T0));
+    assert!(sessions[0].last_at >= sessions[0].first_at);
+    // Rebuilt from the records, the index is the one insertion kept.
+    rt.store().reindex_sessions(&stored_message_words, SESSION_INDEX_VERSION).unwrap();
+    let mut again = rt.store().sessions(&agents).unwrap();
+    again.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+    let shape = |v: &[memcc_memory::sessions::SessionInfo]| {
+        v.iter().map(|s| (s.session_id.clone(), s.length, s.messages, s.first_at, s.last_at)).collect::<Vec<_>>()
+    };
+    assert_eq!(shape(&again), shape(&sessions));
+    assert_eq!(postings_of(&rt, "main", "peanuts"), [("session-0".to_string(), 2)]);
+    // Forgetting the window that says it takes its messages' words out of the session's count.
+    let hit = rt
+        .memory_search("main", "peanuts", 10, 0.0, None)
+        .unwrap()
+        .into_iter()
+        .find(|h| h.kind == RecordKind::Verbatim && h.text.contains("allergic to peanuts"))
+        .expect("the window");
+    assert!(rt.forget("main", &hit.id).unwrap());
+    assert!(postings_of(&rt, "main", "allergic").is_empty(), "{:?}", postings_of(&rt, "main", "allergic"));
+    // Every message of session-0 was in that window: nothing of it is left to rank.
+    assert!(!rt.store().sessions(&agents).unwrap().iter().any(|s| s.session_id == "session-0"));
+    assert_eq!(postings_of(&rt, "main", "nurse"), [("session-3".to_string(), 1)], "another session is untouched");
+    // A purge leaves nothing of the session in the index.
+    rt.purge_session("main", "session-3", None).unwrap();
+    assert!(postings_of(&rt, "main", "nurse").is_empty());
+    assert!(!rt.store().sessions(&agents).unwrap().iter().any(|s| s.session_id == "session-3"));
+}
+
+#[test]
+fn another_agent_s_sessions_are_not_ranked() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    seed(&rt, "main");
+    seed(&rt, "other");
+    let main = rt.store().sessions(&["main".to_string()]).unwrap();
+    assert_eq!(main.len(), 2);
+    assert!(main.iter().all(|s| s.agent_id == "main"));
+    assert_eq!(postings_of(&rt, "main", "peanuts").len(), 1);
+    let hits = rt.memory_search("main", "peanuts", 10, 0.0, None).unwrap();
+    assert!(hits.iter().all(|h| h.record.as_ref().is_none_or(|r| r.agent_id == "main")));
+}
+
+/// A follow-up that names nothing ("what did we settle on?") finds the session the
+/// conversation is about through the turns before it, though another session says the
+/// question's own words as well.
+#[test]
+fn the_turns_before_a_question_find_the_session_it_is_about() {
+    use memcc_core::bridge::{ContextTurn, Role};
+    let dir = tempfile::tempdir().unwrap();
+    // The session ranking weighs among any number of sessions (by default, from thirty on).
+    let config: MemoryConfig =
+        serde_json::from_value(serde_json::json!({"tuning": {"sessionWeightFrom": 0, "sessionWeightFull": 1}}))
+            .unwrap();
+    let Some(rt) = runtime(&dir, config) else { return };
+    rt.ingest_summary(&summarised(payload(
+        "main",
+        "kitchen",
+        1,
+        &[
+            ("user", "For the kitchen renovation, should the countertops be quartz or granite?"),
+            ("assistant", "Quartz needs less care; granite takes heat better."),
+            ("user", "We settled on quartz countertops with an oak floor."),
+            ("assistant", "Quartz and oak it is."),
+        ],
+    )))
+    .unwrap();
+    rt.ingest_summary(&summarised(payload(
+        "main",
+        "trip",
+        2,
+        &[
+            ("user", "For the trip to Lisbon, which hotel did we settle on?"),
+            ("assistant", "We settled on the Hotel Avenida, near the river."),
+            ("user", "And the train from Porto?"),
+            ("assistant", "The 9:05 Alfa Pendular."),
+        ],
+    )))
+    .unwrap();
+    let context = [
+        ContextTurn::new(Role::User, "Back to the house."),
+        ContextTurn::new(Role::Assistant, "Sure: the kitchen renovation, countertops and the floor."),
+    ];
+    let asking = memcc_memory::Asking { context: &context, as_of: Some(T0 + 30 * DAY), ..Default::default() };
+    let hits =
+        rt.search_in_context("main", "What did we settle on?", &asking, 5, memcc_memory::SearchMode::Hybrid).unwrap();
+    let first = hits.first().expect("a hit");
+    assert!(first.text.contains("quartz") || first.text.contains("Quartz"), "{hits:#?}");
+    assert!(first.parts.session.is_some_and(|p| p > 0.0), "ranked by its session: {:?}", first.parts);
+    // Without the turns, the trip's words ("settle on") are as good a match.
+    let plain = memcc_memory::Asking { as_of: Some(T0 + 30 * DAY), ..Default::default() };
+    let hits =
+        rt.search_in_context("main", "What did we settle on?", &plain, 5, memcc_memory::SearchMode::Hybrid).unwrap();
+    assert!(hits.iter().any(|h| h.text.contains("Avenida")), "{hits:#?}");
+}
+
+/// A session that loses some of its words to a forget is counted again from what is left, and
+/// keeps its place among the sessions memory learnt (the ranker counts sessions back by it).
+#[test]
+fn a_session_recounted_after_a_forget_keeps_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let mut first = payload("main", "sum_1", 0, &[("user", "My daughter Lina is allergic to peanuts.")]);
+    let mut second = payload("main", "sum_2", 0, &[("user", "Our flight is LH 1174 from Frankfurt.")]);
+    second.messages[0].message_id += 500;
+    first.messages[0].message_id += 100;
+    rt.ingest_summary(&first).unwrap();
+    rt.ingest_summary(&second).unwrap();
+    rt.ingest_summary(&payload("main", "sum_3", 1, &[("user", "I work as a nurse at the city clinic.")])).unwrap();
+    let agents = ["main".to_string()];
+    let key = |id: &str| rt.store().sessions(&agents).unwrap().into_iter().find(|s| s.session_id == id).map(|s| s.key);
+    let before = key("session-0").expect("indexed");
+    let hit = rt
+        .memory_search("main", "peanuts", 10, 0.0, None)
+        .unwrap()
+        .into_iter()
+        .find(|h| h.kind == RecordKind::Verbatim && h.text.contains("peanuts"))
+        .expect("the window");
+    assert!(rt.forget("main", &hit.id).unwrap());
+    assert_eq!(key("session-0"), Some(before), "recounted, not made anew");
+    assert!(postings_of(&rt, "main", "peanuts").is_empty());
+    assert_eq!(postings_of(&rt, "main", "Frankfurt"), [("session-0".to_string(), 1)]);
+    let s = rt.store().sessions(&agents).unwrap().into_iter().find(|s| s.session_id == "session-0").unwrap();
+    assert_eq!(s.messages, 1);
 }

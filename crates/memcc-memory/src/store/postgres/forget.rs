@@ -1,12 +1,48 @@
 //! Forgetting's steps ([`crate::forget::ForgetTx`]) as SQL on one PostgreSQL transaction.
 
 use super::*;
-use crate::store::supersession;
+use crate::sessions::MessageWords;
+use crate::store::{sessions, supersession};
 
 /// Forgetting's steps as SQL on one PostgreSQL transaction.
 pub(super) struct PgTx<'a, 'b>(pub(super) &'a mut Transaction<'b>);
 
 impl ForgetTx for PgTx<'_, '_> {
+    fn session_windows(&mut self, agent: &str, session_id: &str) -> Result<Vec<MemoryRecord>> {
+        records(self.0.query(
+            &format!(
+                "{RECORD_SELECT} WHERE agent_id = $1 AND kind = 'verbatim' AND forgotten_at IS NULL
+                   AND records.source_session_ids->>0 = $2
+                 ORDER BY id"
+            ),
+            &[&agent, &session_id],
+        )?)
+    }
+
+    fn clear_session(&mut self, agent: &str, session_id: &str) -> Result<()> {
+        let key = self.0.query_opt(&supersession::postgres(sessions::SESSION_KEY), &[&agent, &session_id])?;
+        if let Some(row) = key {
+            let key: i64 = row.try_get(0)?;
+            for sql in sessions::CLEAR_SESSION {
+                self.0.execute(&supersession::postgres(sql), &[&key])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn drop_empty_session(&mut self, agent: &str, session_id: &str) -> Result<()> {
+        let key = self.0.query_opt(&supersession::postgres(sessions::SESSION_KEY), &[&agent, &session_id])?;
+        if let Some(row) = key {
+            let key: i64 = row.try_get(0)?;
+            self.0.execute(&supersession::postgres(sessions::DROP_EMPTY_SESSION), &[&key])?;
+        }
+        Ok(())
+    }
+
+    fn add_message_words(&mut self, agent: &str, words: &MessageWords) -> Result<()> {
+        super::insert::add_message_words(self.0, agent, words)
+    }
+
     fn target(&mut self, agent: &str, id: i64) -> Result<Option<MemoryRecord>> {
         self.0
             .query_opt(&format!("{RECORD_SELECT} WHERE id = $1 AND agent_id = $2"), &[&id, &agent])?

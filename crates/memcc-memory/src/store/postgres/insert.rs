@@ -1,7 +1,8 @@
 //! Inserting's steps ([`crate::insert::InsertTx`]) as SQL on one PostgreSQL transaction.
 
 use super::*;
-use crate::store::supersession;
+use crate::sessions::MessageWords;
+use crate::store::{sessions, supersession};
 
 /// The statements every insert runs, prepared once per transaction (a statement given as text is
 /// prepared on each call: a second round trip).
@@ -113,4 +114,31 @@ impl InsertTx for PgInsert<'_, '_> {
         )?;
         Ok(())
     }
+
+    fn add_message_words(&mut self, agent: &str, words: &MessageWords) -> Result<()> {
+        add_message_words(self.tx, agent, words)
+    }
+}
+
+/// [`InsertTx::add_message_words`] on PostgreSQL: the session (made on its first message), the
+/// message claimed, then its length and all its terms in one statement.
+pub(super) fn add_message_words(tx: &mut Transaction<'_>, agent: &str, words: &MessageWords) -> Result<()> {
+    let session: i64 = tx
+        .query_one(
+            &supersession::postgres(sessions::UPSERT_SESSION),
+            &[&agent, &words.session, &words.at, &words.project],
+        )?
+        .try_get(0)?;
+    if tx.execute(&supersession::postgres(sessions::CLAIM_MESSAGE), &[&session, &words.message])? == 0 {
+        return Ok(());
+    }
+    tx.execute(&supersession::postgres(sessions::ADD_LENGTH), &[&session, &i64::from(words.length())])?;
+    let (terms, counts): (Vec<&str>, Vec<i64>) = words.counts.iter().map(|(t, n)| (t.as_str(), i64::from(*n))).unzip();
+    tx.execute(
+        "INSERT INTO session_terms (agent_id, term, session, tf)
+         SELECT $1, t, $3, n FROM unnest($2::text[], $4::bigint[]) AS u(t, n)
+         ON CONFLICT (agent_id, term, session) DO UPDATE SET tf = session_terms.tf + excluded.tf",
+        &[&agent, &terms, &session, &counts],
+    )?;
+    Ok(())
 }

@@ -105,6 +105,35 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE tombstones DROP CONSTRAINT IF EXISTS tombstones_pkey;
     ALTER TABLE tombstones ADD PRIMARY KEY (agent_id, session_id, said);
     "#,
+    // v6: the session index (`crate::sessions`): each session's words as one document, by
+    // term for BM25 and by session for feedback; the messages already counted, each once.
+    r#"
+    CREATE INDEX records_session ON records (agent_id, (source_session_ids->>0));
+    CREATE TABLE sessions (
+        id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent_id   TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        length     BIGINT NOT NULL DEFAULT 0,
+        messages   BIGINT NOT NULL DEFAULT 0,
+        first_at   BIGINT,
+        last_at    BIGINT,
+        project    TEXT,
+        UNIQUE (agent_id, session_id)
+    );
+    CREATE TABLE session_terms (
+        agent_id TEXT NOT NULL,
+        term     TEXT NOT NULL,
+        session  BIGINT NOT NULL REFERENCES sessions(id),
+        tf       BIGINT NOT NULL,
+        PRIMARY KEY (agent_id, term, session)
+    );
+    CREATE INDEX session_terms_session ON session_terms (session);
+    CREATE TABLE session_messages (
+        session BIGINT NOT NULL REFERENCES sessions(id),
+        message BIGINT NOT NULL,
+        PRIMARY KEY (session, message)
+    );
+    "#,
 ];
 
 pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -1,9 +1,50 @@
 //! Forgetting's steps ([`crate::forget::ForgetTx`]) as SQL on one SQLite transaction.
 
 use super::*;
-use crate::store::supersession;
+use crate::sessions::MessageWords;
+use crate::store::{sessions, supersession};
 
 impl ForgetTx for SqliteTx<'_> {
+    fn session_windows(&mut self, agent: &str, session_id: &str) -> Result<Vec<MemoryRecord>> {
+        let mut stmt = self.0.prepare_cached(&format!(
+            "{RECORD_SELECT} WHERE agent_id = ?1 AND kind = 'verbatim' AND forgotten_at IS NULL
+               AND EXISTS (SELECT 1 FROM json_each(records.source_session_ids) s WHERE s.key = 0 AND s.value = ?2)
+             ORDER BY id"
+        ))?;
+        let rows = stmt.query_map(params![agent, session_id], record_from_row)?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn clear_session(&mut self, agent: &str, session_id: &str) -> Result<()> {
+        let key: Option<i64> = self
+            .0
+            .prepare_cached(sessions::SESSION_KEY)?
+            .query_row(params![agent, session_id], |r| r.get(0))
+            .optional()?;
+        if let Some(key) = key {
+            for sql in sessions::CLEAR_SESSION {
+                self.0.prepare_cached(sql)?.execute([key])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn drop_empty_session(&mut self, agent: &str, session_id: &str) -> Result<()> {
+        let key: Option<i64> = self
+            .0
+            .prepare_cached(sessions::SESSION_KEY)?
+            .query_row(params![agent, session_id], |r| r.get(0))
+            .optional()?;
+        if let Some(key) = key {
+            self.0.prepare_cached(sessions::DROP_EMPTY_SESSION)?.execute([key])?;
+        }
+        Ok(())
+    }
+
+    fn add_message_words(&mut self, agent: &str, words: &MessageWords) -> Result<()> {
+        super::insert::add_message_words(self.0, agent, words)
+    }
+
     fn target(&mut self, agent: &str, id: i64) -> Result<Option<MemoryRecord>> {
         let mut stmt = self.0.prepare_cached(&format!("{RECORD_SELECT} WHERE id = ?1 AND agent_id = ?2"))?;
         Ok(stmt.query_row(params![id, agent], record_from_row).optional()?)

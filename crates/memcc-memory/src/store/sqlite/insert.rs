@@ -1,7 +1,8 @@
 //! Inserting's steps ([`crate::insert::InsertTx`]) as SQL on one SQLite transaction.
 
 use super::*;
-use crate::store::supersession;
+use crate::sessions::MessageWords;
+use crate::store::{sessions, supersession};
 
 /// One insert: [`crate::insert::insert`] over [`SqliteTx`].
 pub(crate) fn insert_in(tx: &Transaction<'_>, item: &Insert<'_>) -> Result<Inserted> {
@@ -99,4 +100,25 @@ impl InsertTx for SqliteTx<'_> {
         ])?;
         Ok(())
     }
+
+    fn add_message_words(&mut self, agent: &str, words: &MessageWords) -> Result<()> {
+        add_message_words(self.0, agent, words)
+    }
+}
+
+/// [`InsertTx::add_message_words`] on SQLite: the session (made on its first message), the
+/// message claimed, then its length and terms added.
+pub(super) fn add_message_words(tx: &Transaction<'_>, agent: &str, words: &MessageWords) -> Result<()> {
+    let session: i64 = tx
+        .prepare_cached(sessions::UPSERT_SESSION)?
+        .query_row(params![agent, words.session, words.at, words.project], |r| r.get(0))?;
+    if tx.prepare_cached(sessions::CLAIM_MESSAGE)?.execute(params![session, words.message])? == 0 {
+        return Ok(());
+    }
+    tx.prepare_cached(sessions::ADD_LENGTH)?.execute(params![session, words.length()])?;
+    let mut add = tx.prepare_cached(sessions::ADD_TERM)?;
+    for (term, n) in &words.counts {
+        add.execute(params![agent, term, session, n])?;
+    }
+    Ok(())
 }

@@ -16,11 +16,12 @@ use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::insert::InsertTx;
 use crate::period::Period;
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple, content_hash};
+use crate::sessions::{MessageWords, SessionInfo};
 pub(crate) use crate::store::rows::TRIPLE_SELECT;
 use crate::store::rows::{CURRENT_RECORD, TRIPLE_NOT_FORGOTTEN};
 use crate::store::{
-    Forgetting, FullText, Insert, Inserted, Inspection, MemoryStats, Records, Statements, VectorVisitor, Vectors, json,
-    sql_int,
+    Forgetting, FullText, Insert, Inserted, Inspection, MemoryStats, Posting, Records, Sessions, Statements,
+    VectorVisitor, Vectors, json, sql_int,
 };
 use crate::vector::VectorStore;
 use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};
@@ -532,6 +533,111 @@ impl Statements for SqliteStore {
         let mut stmt = conn.prepare(&format!("{TRIPLE_SELECT} {clause} ORDER BY id DESC LIMIT ?2 OFFSET ?3"))?;
         let rows = stmt.query_map(params![agent, sql_int(limit), sql_int(offset)], triple_from_row)?;
         Ok(Page { items: rows.collect::<std::result::Result<_, _>>()?, total, offset })
+    }
+}
+
+impl Sessions for SqliteStore {
+    fn sessions(&self, agents: &[String]) -> Result<Vec<SessionInfo>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, agent_id, session_id, length, messages, first_at, last_at, project FROM sessions
+              WHERE agent_id IN (SELECT value FROM json_each(?1))",
+        )?;
+        let rows = stmt.query_map([json(&agents)], |r| {
+            Ok(SessionInfo {
+                key: r.get(0)?,
+                agent_id: r.get(1)?,
+                session_id: r.get(2)?,
+                length: r.get(3)?,
+                messages: r.get(4)?,
+                first_at: r.get(5)?,
+                last_at: r.get(6)?,
+                project: r.get(7)?,
+            })
+        })?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn session_postings(&self, agents: &[String], terms: &[String]) -> Result<Vec<Posting>> {
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let place: std::collections::HashMap<&str, usize> =
+            terms.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(
+            "SELECT term, session, tf FROM session_terms
+              WHERE agent_id IN (SELECT value FROM json_each(?1)) AND term IN (SELECT value FROM json_each(?2))",
+        )?;
+        let mut out = Vec::new();
+        let mut rows = stmt.query(params![json(&agents), json(&terms)])?;
+        while let Some(r) = rows.next()? {
+            let term: String = r.get(0)?;
+            if let Some(&i) = place.get(term.as_str()) {
+                out.push((i, r.get(1)?, r.get(2)?));
+            }
+        }
+        Ok(out)
+    }
+
+    fn session_terms(&self, sessions: &[i64]) -> Result<Vec<(i64, String, u32)>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(
+            "SELECT session, term, tf FROM session_terms WHERE session IN (SELECT value FROM json_each(?1))",
+        )?;
+        let rows = stmt.query_map([json(&sessions)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn records_of_sessions(&self, sessions: &[(String, String)]) -> Result<Vec<MemoryRecord>> {
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(&format!(
+            "{RECORD_SELECT} WHERE agent_id = ?1 AND json_extract(source_session_ids, '$[0]') = ?2
+               AND forgotten_at IS NULL"
+        ))?;
+        let mut out = Vec::new();
+        for (agent, session) in sessions {
+            for r in stmt.query_map(params![agent, session], record_from_row)? {
+                out.push(r?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn session_index_version(&self) -> Result<Option<u32>> {
+        let conn = self.reader();
+        let v: Option<String> = conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [crate::store::sessions::VERSION_KEY], |r| r.get(0))
+            .optional()?;
+        Ok(v.and_then(|v| v.parse().ok()))
+    }
+
+    fn reindex_sessions(&self, words: &dyn Fn(&MemoryRecord) -> Vec<MessageWords>, version: u32) -> Result<usize> {
+        self.write(|tx| {
+            for sql in crate::store::sessions::CLEAR_ALL {
+                tx.execute(sql, [])?;
+            }
+            let mut stmt = tx.prepare(&format!(
+                "{RECORD_SELECT} WHERE kind = 'verbatim' AND forgotten_at IS NULL AND id > ?1 ORDER BY id LIMIT 500"
+            ))?;
+            let mut after = 0_i64;
+            loop {
+                let page: Vec<MemoryRecord> =
+                    stmt.query_map([after], record_from_row)?.collect::<std::result::Result<_, _>>()?;
+                let Some(last) = page.last() else { break };
+                after = last.id;
+                for record in &page {
+                    for w in words(record) {
+                        insert::add_message_words(tx, &record.agent_id, &w)?;
+                    }
+                }
+            }
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![crate::store::sessions::VERSION_KEY, version.to_string()],
+            )?;
+            Ok(tx.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get::<_, i64>(0))? as usize)
+        })
     }
 }
 

@@ -121,6 +121,35 @@ const MIGRATIONS: &[&str] = &[
         SELECT agent_id, '', said, forgotten_at FROM tombstones_v5;
     DROP TABLE tombstones_v5;
     "#,
+    // v8: the session index (`crate::sessions`): each session's words as one document, by
+    // term for BM25 and by session for feedback; the messages already counted, each once.
+    r#"
+    CREATE INDEX records_session ON records (agent_id, json_extract(source_session_ids, '$[0]'));
+    CREATE TABLE sessions (
+        id         INTEGER PRIMARY KEY,
+        agent_id   TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        length     INTEGER NOT NULL DEFAULT 0,
+        messages   INTEGER NOT NULL DEFAULT 0,
+        first_at   INTEGER,
+        last_at    INTEGER,
+        project    TEXT,
+        UNIQUE (agent_id, session_id)
+    );
+    CREATE TABLE session_terms (
+        agent_id TEXT NOT NULL,
+        term     TEXT NOT NULL,
+        session  INTEGER NOT NULL REFERENCES sessions(id),
+        tf       INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, term, session)
+    ) WITHOUT ROWID;
+    CREATE INDEX session_terms_session ON session_terms (session);
+    CREATE TABLE session_messages (
+        session INTEGER NOT NULL REFERENCES sessions(id),
+        message INTEGER NOT NULL,
+        PRIMARY KEY (session, message)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
