@@ -242,7 +242,10 @@ impl Recall<'_> {
             ranking: None,
         })?;
         prune(&mut hits);
-        let floor = hits.first().map_or(0.0, |h| h.score * self.search.config.tuning.value_floor);
+        // A line earns its place by its own match (its session's probability orders the lines,
+        // it does not admit them): judged by the record's own score, relative to the best's.
+        let own = |h: &SearchHit| if h.parts.session.is_some() { h.parts.own } else { h.score };
+        let floor = hits.iter().map(own).fold(0.0, f64::max) * self.search.config.tuning.value_floor;
         let mut out = Vec::new();
         let mut used = 0;
         let mut per_session: HashMap<String, i32> = HashMap::new();
@@ -261,10 +264,12 @@ impl Recall<'_> {
             let Some(best) = (0..hits.len()).max_by(|&a, &b| weight(&hits[a]).total_cmp(&weight(&hits[b]))) else {
                 break;
             };
-            if hits[best].score < floor {
-                break;
-            }
             let h = hits.swap_remove(best);
+            if own(&h) < floor {
+                // Below the floor by its own match: skipped (another, ordered lower by its
+                // session, may still clear it).
+                continue;
+            }
             let Some(line) = shown.render_hit(&h, &question.needles, cap, None) else { continue };
             let t = estimate_tokens(&line) + 1;
             let (line, t) = if used + t <= room {

@@ -102,9 +102,12 @@ pub struct ScoreParts {
     /// as the index scored it (BM25), before either is weighed: what the relevance floor reads.
     pub similarity: f64,
     pub bm25: f64,
-    /// The probability the session ranker gave the record's session ([`crate::rank`]): the
-    /// score is it, moved by the parts above relative to the session's best record.
+    /// The probability the session ranker gave the record's session ([`crate::rank`]), when
+    /// the score mixes it in.
     pub session: Option<f64>,
+    /// The record's own hybrid score, before its session's was mixed in (0 for a record only its
+    /// session brought in): what recall's value floor judges a line by.
+    pub own: f64,
 }
 
 impl ScoreParts {
@@ -553,6 +556,7 @@ impl Search<'_> {
                     bm25: lexical.get(&r.id).copied().unwrap_or(0.0),
                     ..ScoreParts::default()
                 };
+                // (The project's share and a record's standing below are part of its own score.)
                 if same_project && q.mode == SearchMode::Hybrid {
                     parts.project = score * tuning.same_project;
                     score += parts.project;
@@ -561,6 +565,7 @@ impl Search<'_> {
                     score *= tuning.not_current;
                     parts.not_current = Some(tuning.not_current);
                 }
+                parts.own = score;
                 SearchHit::of_record(r, score, parts, &q.question.needles, when)
             })
             .collect();
@@ -710,7 +715,9 @@ impl Search<'_> {
                 (Some(_), _) => 0.0,
                 _ => m,
             };
-            h.parts.session = p;
+            if p.is_some() {
+                h.parts.session = p;
+            }
             h.score = score;
         }
         Ok(Some(ranking))

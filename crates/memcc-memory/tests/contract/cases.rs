@@ -1905,3 +1905,52 @@ fn a_session_recounted_after_a_forget_keeps_its_place() {
     let s = rt.store().sessions(&agents).unwrap().into_iter().find(|s| s.session_id == "session-0").unwrap();
     assert_eq!(s.messages, 1);
 }
+
+/// A line earns its place in recall by its own match: a record that says what the question asks,
+/// in a session the ranker finds less likely than the one the conversation is about, is still
+/// shown when the room allows (its session's probability orders the lines, it does not admit them).
+#[test]
+fn recall_shows_a_strong_match_of_a_less_likely_session_when_there_is_room() {
+    use memcc_core::bridge::{ContextTurn, Role};
+    let dir = tempfile::tempdir().unwrap();
+    // The session ranking alone orders (weight 1), among any number of sessions; the
+    // conversation's subject outweighs the question's words in it; a line must reach half the
+    // best's score to be shown.
+    let config: MemoryConfig = serde_json::from_value(serde_json::json!({"tuning": {
+        "sessionWeight": 1.0, "sessionWeightFrom": 0, "sessionWeightFull": 1, "assistantTurn": 10.0, "valueFloor": 0.5
+    }}))
+    .unwrap();
+    let Some(rt) = runtime(&dir, config) else { return };
+    rt.ingest_summary(&summarised(payload(
+        "main",
+        "kitchen",
+        1,
+        &[
+            ("user", "The quartz countertops for the kitchen arrive on the 14th."),
+            ("assistant", "Noted: quartz countertops on the 14th."),
+        ],
+    )))
+    .unwrap();
+    rt.ingest_summary(&summarised(payload(
+        "main",
+        "garden",
+        2,
+        &[
+            ("user", "The garden shed needs a new roof, cedar shingles, and a gutter."),
+            ("assistant", "Cedar shingles for the shed roof, and a gutter on the garden side."),
+        ],
+    )))
+    .unwrap();
+    let mut q = query("main", "When do the quartz countertops arrive?");
+    q.context = vec![ContextTurn::new(
+        Role::Assistant,
+        "Back to the garden shed: cedar shingles, the shed roof, the gutter, the garden shed roof again.",
+    )];
+    // The garden's session is the likelier one: its records come first.
+    let asking = memcc_memory::Asking { context: &q.context, as_of: q.as_of, ..Default::default() };
+    let hits = rt.search_in_context("main", &q.text, &asking, 10, memcc_memory::SearchMode::Hybrid).unwrap();
+    assert!(hits.first().is_some_and(|h| h.text.contains("shed")), "{hits:#?}");
+    let sections = MemoryBridge::retrieve(&rt, &q, 2_000).unwrap();
+    let recall = sections.iter().find(|s| s.name == Layer::Recall).expect("a recall section");
+    assert!(recall.body.contains("14th"), "{}", recall.body);
+}
