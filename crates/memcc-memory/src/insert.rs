@@ -52,8 +52,10 @@ pub(crate) trait InsertTx {
     /// Mark `agent`'s current records about `subject` and `predicate` dated at or before `at`
     /// (other than `id`) as superseded by `id`, valid until `at`.
     fn supersede_records(&mut self, id: i64, agent: &str, subject: &str, predicate: &str, at: i64) -> Result<()>;
-    /// Mark `agent`'s record `old` as superseded by `id` (an edit of it), valid until `at`.
-    fn supersede_record(&mut self, old: i64, id: i64, agent: &str, at: i64) -> Result<()>;
+    /// Mark `agent`'s record `old` as superseded by `id` (an edit of it), valid until `at`;
+    /// whether `old` was current (or already replaced by `id` in this transaction) and is now
+    /// replaced: an edit of a record another edit replaced first changes nothing.
+    fn supersede_record(&mut self, old: i64, id: i64, agent: &str, at: i64) -> Result<bool>;
     /// Store `triple` of `agent`, stated by record `source`; its id.
     fn add_triple(
         &mut self,
@@ -93,8 +95,14 @@ pub(crate) fn insert(tx: &mut dyn InsertTx, item: &Insert<'_>) -> Result<Inserte
         tx.supersede_records(id, &r.agent_id, subject, predicate, r.event_time.unwrap_or(now))?;
     }
     // An edit: the text it corrects stays, as its history.
-    if let Some(old) = r.supersedes {
-        tx.supersede_record(old, id, &r.agent_id, now)?;
+    // Checked here, in the transaction: two edits of one record at once would otherwise both
+    // replace it, and leave two current versions.
+    if let Some(old) = r.supersedes
+        && !tx.supersede_record(old, id, &r.agent_id, now)?
+    {
+        return Err(MemoryError::Input(format!(
+            "mem_{old} was changed or forgotten meanwhile: nothing was stored; edit what holds now"
+        )));
     }
     for t in item.triples {
         let valid_from = t.valid_from.or(r.event_time);

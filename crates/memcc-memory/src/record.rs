@@ -222,5 +222,5 @@ pub struct NewTriple {
     pub valid_from: Option<i64>,
 }
 
-/// The heaviest weight a record can carry (a pinned record's).
+/// The heaviest weight a record can carry (an import checks it; a pin orders first by itself).
 pub(crate) const MAX_WEIGHT: f64 = 3.0;

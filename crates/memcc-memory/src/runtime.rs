@@ -393,7 +393,6 @@ impl MemoryRuntime {
             kind,
             text: text.to_string(),
             event_time: Some(memcc_core::time::now_ms()),
-            weight: if pinned { MAX_WEIGHT } else { 1.0 },
             pinned,
             ..NewRecord::default()
         };
@@ -448,7 +447,10 @@ impl MemoryRuntime {
     /// it changed a current record.
     pub fn pin(&self, agent: &str, id: &str, pinned: bool) -> Result<bool> {
         let record = self.memory_get(agent, id)?;
-        let weight = if pinned { MAX_WEIGHT } else { record.weight.min(1.0) };
+        // A pin orders first by itself and leaves the weight as it was, so an unpinned
+        // preference is as heavy as before. (Pins made before kept `MAX_WEIGHT` only as a pin's
+        // mark: unpinned, such a record weighs as an ordinary one.)
+        let weight = if !pinned && record.pinned && record.weight >= MAX_WEIGHT { 1.0 } else { record.weight };
         self.store.set_pinned(agent, record.id, pinned, weight)
     }
 

@@ -257,7 +257,7 @@ pub trait Statements {
     fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>>;
 
     /// Every statement of `agent` about the same subject and predicate as record `id`, oldest
-    /// first. Just the record when it states none.
+    /// first, forgotten ones left out. Just the record when it states none.
     fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>>;
 
     /// Knowledge-graph triples of `agent`, newest first, those of forgotten records left out.

@@ -10,8 +10,10 @@ pub(crate) const RECORDS_OF_STATEMENT: &str = "UPDATE records SET superseded_by 
        AND superseded_by IS NULL AND COALESCE(event_time, 0) <= ?2";
 
 /// One record replaced by another (an edit): `?1` the old, `?2` the new, `?3` the agent, `?4` when.
-pub(crate) const RECORD: &str =
-    "UPDATE records SET superseded_by = ?2, valid_until = ?4 WHERE id = ?1 AND agent_id = ?3 AND id <> ?2";
+/// Only a record that holds (or that the new one's statement replaced in the same transaction).
+pub(crate) const RECORD: &str = "UPDATE records SET superseded_by = ?2, valid_until = ?4
+     WHERE id = ?1 AND agent_id = ?3 AND id <> ?2 AND forgotten_at IS NULL
+       AND (superseded_by IS NULL OR superseded_by = ?2)";
 
 /// The agent's current triples with the new one's subject and predicate and another object:
 /// `?1` the new triple, `?2` when, `?3` the agent, `?4` subject, `?5` predicate, `?6` object.
@@ -49,8 +51,8 @@ mod tests {
     #[test]
     fn postgres_numbers_the_same_parameters() {
         assert_eq!(
-            postgres(RECORD),
-            "UPDATE records SET superseded_by = $2, valid_until = $4 WHERE id = $1 AND agent_id = $3 AND id <> $2"
+            postgres(UNDO_RECORDS),
+            "UPDATE records SET superseded_by = NULL, valid_until = NULL WHERE superseded_by = $1"
         );
         assert_eq!(postgres("a = '?' AND b = ?12"), "a = '?' AND b = $12");
         for sql in [RECORDS_OF_STATEMENT, RECORD, TRIPLES, UNDO_RECORDS, UNDO_TRIPLES] {

@@ -84,9 +84,8 @@ impl InsertTx for PgInsert<'_, '_> {
         Ok(())
     }
 
-    fn supersede_record(&mut self, old: i64, id: i64, agent: &str, at: i64) -> Result<()> {
-        self.tx.execute(&supersession::postgres(supersession::RECORD), &[&old, &id, &agent, &at])?;
-        Ok(())
+    fn supersede_record(&mut self, old: i64, id: i64, agent: &str, at: i64) -> Result<bool> {
+        Ok(self.tx.execute(&supersession::postgres(supersession::RECORD), &[&old, &id, &agent, &at])? > 0)
     }
 
     fn add_triple(

@@ -67,9 +67,8 @@ impl InsertTx for SqliteTx<'_> {
         Ok(())
     }
 
-    fn supersede_record(&mut self, old: i64, id: i64, agent: &str, at: i64) -> Result<()> {
-        self.0.prepare_cached(supersession::RECORD)?.execute(params![old, id, agent, at])?;
-        Ok(())
+    fn supersede_record(&mut self, old: i64, id: i64, agent: &str, at: i64) -> Result<bool> {
+        Ok(self.0.prepare_cached(supersession::RECORD)?.execute(params![old, id, agent, at])? > 0)
     }
 
     fn add_triple(

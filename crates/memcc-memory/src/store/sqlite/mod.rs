@@ -517,7 +517,7 @@ impl Statements for SqliteStore {
             "WITH RECURSIVE older(id) AS (SELECT ?2 UNION SELECT r.id FROM records r JOIN older o ON r.superseded_by = o.id),
                             newer(id) AS (SELECT ?2 UNION SELECT r.superseded_by FROM records r JOIN newer n ON r.id = n.id
                                           WHERE r.superseded_by IS NOT NULL)
-             {RECORD_SELECT} WHERE agent_id = ?1 AND (id IN (SELECT id FROM older) OR id IN (SELECT id FROM newer)
+             {RECORD_SELECT} WHERE agent_id = ?1 AND forgotten_at IS NULL AND (id IN (SELECT id FROM older) OR id IN (SELECT id FROM newer)
                OR (subject IS NOT NULL AND predicate IS NOT NULL
                    AND (lower(subject), predicate) = (SELECT lower(subject), predicate FROM records WHERE id = ?2)))
              ORDER BY COALESCE(event_time, created_at), id"
