@@ -247,6 +247,14 @@ impl SearchArgs {
             .collect()
     }
 
+    /// The project asked for, named as MemCC names projects ([`memcc_core::project::project_of`]:
+    /// a repository's root, no trailing separator or `.` parts), so "/home/ada/shop/" and a
+    /// path inside the repository find the project its memories were learnt in.
+    pub fn project(&self) -> Option<String> {
+        let asked = self.project.as_deref().map(str::trim).filter(|p| !p.is_empty())?;
+        Some(memcc_core::project::project_of(std::path::Path::new(asked)))
+    }
+
     pub fn max_results(&self) -> usize {
         SEARCH_RESULTS.resolve(self.max_results)
     }
@@ -280,9 +288,10 @@ impl crate::Memcc {
     ) -> Result<Vec<memcc_memory::SearchHit>, crate::MemccError> {
         args.check().map_err(|e| crate::MemccError::Memory(memcc_memory::MemoryError::Input(e)))?;
         let context = args.context_turns();
+        let asked = args.project();
         let asking = memcc_memory::Asking {
             wing: args.wing.as_deref(),
-            project: args.project.as_deref().or(project),
+            project: asked.as_deref().or(project),
             context: &context,
             ..Default::default()
         };
@@ -577,6 +586,22 @@ mod tests {
         assert!(err.contains("maxResults must be between 1 and 100, not 1000"), "{err}");
         assert!(args(serde_json::json!({"query": "q", "minScore": 1.5})).check().unwrap_err().contains("minScore"));
         assert!(args(serde_json::json!({"query": "q", "maxResults": 100, "minScore": 1})).check().is_ok());
+    }
+
+    #[test]
+    fn a_search_s_project_is_named_as_memcc_names_projects() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("shop");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("src")).unwrap();
+        let learnt = memcc_core::project::project_of(&repo);
+        let asked =
+            |p: &str| serde_json::from_value::<SearchArgs>(serde_json::json!({"query": "q", "project": p})).unwrap();
+        let root = repo.to_string_lossy().to_string();
+        for p in [root.clone(), format!("{root}/"), format!("{root}/./src/")] {
+            assert_eq!(asked(&p).project().as_deref(), Some(learnt.as_str()), "{p}");
+        }
+        assert_eq!(asked("  ").project(), None, "an empty project is no project");
     }
 
     #[test]
