@@ -47,9 +47,14 @@ pub enum ContextCommand {
         #[arg(long)]
         hook: bool,
         /// Then flush the session (its fresh tail too is summarised and reaches memory): for a
-        /// session that has ended.
+        /// session that has ended. A directory's transcripts are past sessions: each is flushed
+        /// without it being asked.
         #[arg(long)]
         flush: bool,
+        /// A directory: import its transcripts' messages only, and leave memory as it is (a later
+        /// run without it fills memory from them).
+        #[arg(long, conflicts_with = "flush")]
+        no_flush: bool,
         /// Token budget of that flush.
         #[arg(long, default_value_t = 8000)]
         budget: usize,
@@ -247,7 +252,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
     // the floor, as every host gets it (`Memcc::budget`).
     let grant = |asked: usize| memcc.budget(Some(asked as f64));
     match command {
-        ContextCommand::Import { file, session, strict, format, hook, flush, budget } => {
+        ContextCommand::Import { file, session, strict, format, hook, flush, no_flush, budget } => {
             let (file, session) = if *hook {
                 let input: memcc::hooks::HookInput = serde_json::from_reader(std::io::stdin().lock())
                     .context("reading the hook's JSON on stdin (session_id, transcript_path)")?;
@@ -260,7 +265,8 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 (file.clone().unwrap_or_default(), session.clone())
             };
             if file.is_dir() {
-                return import_dir(cli, &memcc, &file, flush.then(|| grant(*budget)));
+                // A backfill is how a new user's memory starts: past sessions go to memory.
+                return import_dir(cli, &memcc, &file, (!no_flush).then(|| grant(*budget)));
             }
             let open = || -> Result<BufReader<std::fs::File>> {
                 Ok(BufReader::new(std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?))
@@ -657,7 +663,9 @@ fn import_dir(cli: &Cli, memcc: &memcc::Memcc, dir: &std::path::Path, flush: Opt
     }
     let count = |f: &dyn Fn(&FileImport) -> bool| done.iter().filter(|(_, d)| f(d)).count();
     let imported = count(&|d| matches!(d, FileImport::Imported { .. }));
-    let unchanged = count(&|d| matches!(d, FileImport::Unchanged));
+    let unchanged = count(&|d| matches!(d, FileImport::Unchanged { .. }));
+    // Unchanged files whose sessions an earlier run left unflushed, flushed now.
+    let finished = count(&|d| matches!(d, FileImport::Unchanged { flushed: Some(f) } if f.leaf_summaries > 0));
     let empty = count(&|d| matches!(d, FileImport::Empty));
     let added: usize =
         done.iter().map(|(_, d)| if let FileImport::Imported { report, .. } = d { report.added } else { 0 }).sum();
@@ -671,9 +679,10 @@ fn import_dir(cli: &Cli, memcc: &memcc::Memcc, dir: &std::path::Path, flush: Opt
     let value: Vec<serde_json::Value> = done.iter().map(|(p, d)| serde_json::json!({"path": p, "import": d})).collect();
     emit(cli, &value, || {
         let mut s = format!(
-            "{} transcripts: {imported} imported ({added} messages added), {unchanged} unchanged since their import, \
+            "{} transcripts: {imported} imported ({added} messages added), {unchanged} unchanged since their import{}, \
              {empty} with nothing to import, {} failed",
             done.len(),
+            if finished > 0 { format!(" ({finished} of them now handed to memory)") } else { String::new() },
             failed.len()
         );
         for f in failed.iter().take(20) {

@@ -100,13 +100,29 @@ fn a_directory_of_transcripts_is_backfilled_once_and_then_only_what_changed() {
     // An empty session and a subagent's sidechain: nothing to import, no error.
     std::fs::write(projects.join("empty.jsonl"), "").unwrap();
     let dir = h.join("claude");
-    let first = ok(run(h, &["import", dir.parent().unwrap().to_str().unwrap()]));
+    let records = || -> i64 {
+        let stats: serde_json::Value = serde_json::from_str(&ok(run(h, &["--json", "memory", "stats"]))).unwrap();
+        stats["records"].as_i64().unwrap()
+    };
+    // Messages only, as a run that asked for no flush (or stopped before it) leaves them.
+    let first = ok(run(h, &["import", dir.parent().unwrap().to_str().unwrap(), "--no-flush"]));
     assert!(
         first.contains("3 transcripts: 2 imported") && first.contains("1 with nothing to import, 0 failed"),
         "{first}"
     );
+    assert_eq!(records(), 0, "--no-flush leaves memory as it was");
+    // The plain backfill finishes that work: nothing is read again, both sessions reach memory.
     let again = ok(run(h, &["import", dir.parent().unwrap().to_str().unwrap()]));
-    assert!(again.contains("0 imported (0 messages added), 2 unchanged"), "{again}");
+    assert!(
+        again
+            .contains("0 imported (0 messages added), 2 unchanged since their import (2 of them now handed to memory)"),
+        "{again}"
+    );
+    let filled = records();
+    assert!(filled > 0, "a backfill fills memory");
+    let settled = ok(run(h, &["import", dir.parent().unwrap().to_str().unwrap()]));
+    assert!(settled.contains("0 imported (0 messages added), 2 unchanged since their import,"), "{settled}");
+    assert_eq!(records(), filled, "a re-run adds nothing twice");
     // A session that went on: only it is read again, and only its new turn is added.
     let mut more = std::fs::OpenOptions::new().append(true).open(projects.join("cc-1.jsonl")).unwrap();
     writeln!(

@@ -22,8 +22,10 @@ use memcc_context::{ConversationMeta, ImportReport, SessionRef, TranscriptJob};
 pub enum FileImport {
     /// Read into `report.session_id`; `flushed`: what the flush that was asked for did.
     Imported { report: ImportReport, flushed: Option<memcc_context::CompactionOutcome> },
-    /// Passed over: imported whole before, and unchanged since.
-    Unchanged,
+    /// Not read again: imported whole before, and unchanged since. `flushed`: the flush that was
+    /// asked for, done again — a no-op for a session flushed before, the rest of the work for
+    /// one an earlier import left unflushed (imported without a flush, or stopped midway).
+    Unchanged { flushed: Option<memcc_context::CompactionOutcome> },
     /// Nothing MemCC reads in it (an empty session, another kind of file).
     Empty,
     /// It could not be read or stored; the rest of a directory goes on.
@@ -105,8 +107,12 @@ impl Memcc {
         };
         let (size, modified) = stamp(&file);
         let shown = path.to_string_lossy();
-        if options.skip_unchanged && self.context.store().file_imported(agent, &shown, size, modified)? {
-            return Ok(FileImport::Unchanged);
+        if options.skip_unchanged
+            && let Some(session_id) = self.context.store().imported_file_session(agent, &shown, size, modified)?
+        {
+            let session = SessionRef { agent_id: Some(agent.to_string()), ..SessionRef::new(&session_id) };
+            let flushed = options.flush.map(|budget| self.flush(&session, budget)).transpose()?;
+            return Ok(FileImport::Unchanged { flushed });
         }
         let mut parsed = match parse_jsonl(std::io::BufReader::new(file)) {
             Ok(p) => p,
@@ -206,7 +212,7 @@ impl Memcc {
         };
         match self.import_file(&job.agent_id, Path::new(&job.path), &options)? {
             FileImport::Imported { report, .. } => Ok(report.added),
-            FileImport::Unchanged | FileImport::Empty => Ok(0),
+            FileImport::Unchanged { .. } | FileImport::Empty => Ok(0),
             FileImport::Failed { error } => Err(MemccError::Config(error)),
         }
     }

@@ -153,18 +153,23 @@ impl ContextStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// Whether `agent` imported the file at `path` whole when it had this size and modification
-    /// time (ms): a backfill passes over it.
-    pub fn file_imported(&self, agent: &str, path: &str, size: i64, modified_at: i64) -> Result<bool> {
+    /// The session `agent` imported the file at `path` into, when it was imported whole as it
+    /// is now (the same size and modification time); `None` when it is new or changed.
+    pub fn imported_file_session(
+        &self,
+        agent: &str,
+        path: &str,
+        size: i64,
+        modified_at: i64,
+    ) -> Result<Option<String>> {
         let conn = self.conn();
         Ok(conn
             .query_row(
-                "SELECT 1 FROM imported_files WHERE agent_id = ?1 AND path = ?2 AND size = ?3 AND modified_at = ?4",
+                "SELECT session_id FROM imported_files WHERE agent_id = ?1 AND path = ?2 AND size = ?3 AND modified_at = ?4",
                 params![agent, path, size, modified_at],
-                |_| Ok(()),
+                |r| r.get(0),
             )
-            .optional()?
-            .is_some())
+            .optional()?)
     }
 
     /// Note that `agent` imported the file at `path` whole, as it was, into `session`.
