@@ -182,6 +182,25 @@ try {
   const still = await page.locator(`#records tr[data-record="${target}"]`).count();
   assert.equal(still, 0, `${target} is gone from the results once forgotten`);
 
+  // Correct another record through the browser's own dialog: the correction opens as a new
+  // record, and the old one is its history. Then pin and unpin it.
+  const other = await page.locator("#records tr[data-record]").first().getAttribute("data-record");
+  await page.locator(`#records tr[data-record="${other}"]`).click();
+  await page.locator("#record-detail h2.mono").filter({ hasText: other }).waitFor();
+  const corrected = `Corrected in the browser test at ${Date.now()}.`;
+  let asked = "";
+  page.once("dialog", (d) => { asked = d.message(); d.accept(corrected); });
+  await page.locator("#edit").click();
+  await page.locator("#record-detail pre").filter({ hasText: corrected }).waitFor();
+  assert.ok(asked.startsWith(`Correct ${other}`), `the dialog names the record: ${asked}`);
+  const correction = (await page.locator("#record-detail h2.mono").textContent()).trim();
+  assert.notEqual(correction, other, "the correction is a record of its own");
+  await page.locator("#pin").filter({ hasText: /^Pin$/ }).click();
+  await page.locator("#record-detail .tag").filter({ hasText: /^pinned$/ }).waitFor();
+  await page.locator("#pin").filter({ hasText: /^Unpin$/ }).click();
+  await page.locator("#pin").filter({ hasText: /^Pin$/ }).waitFor();
+  await shot("4c-corrected.png");
+
   // The knowledge graph.
   await visit(`#/triples/${encodeURIComponent(agent)}`);
   const triples = await page.locator("#triples tr").allTextContents();

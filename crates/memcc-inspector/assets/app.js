@@ -312,7 +312,7 @@ function nodeDetail(state, node) {
 
 const LAYERS = { identity: "L0 identity", essential: "L1 essential", context: "L2 on-demand (wing)", recall: "L3 deep search" };
 
-async function prompt(agent, sessionId, params) {
+async function promptView(agent, sessionId, params) {
   setNav(agent, "");
   const budget = Number(params.get("budget")) || 8000;
   const pending = params.get("pending") || "";
@@ -479,7 +479,7 @@ async function openRecord(agent, id, record, detail, refresh) {
     const post = (what, body) => api(`/api/memory/${enc(id)}/${what}?agent=${enc(agent)}`,
       { method: "POST", headers: { "content-type": "application/json", "x-memcc-inspector": "1" }, body: JSON.stringify(body) });
     const correct = h("button", { id: "edit", onclick: async () => {
-      const text = prompt(`Correct ${id}: what should it say now? (The old text stays as its history.)`, r.text);
+      const text = window.prompt(`Correct ${id}: what should it say now? (The old text stays as its history.)`, r.text);
       if (text === null || text.trim() === "" || text === r.text) return;
       try {
         const done = await post("edit", { text });
@@ -487,7 +487,8 @@ async function openRecord(agent, id, record, detail, refresh) {
       } catch (e) { detail.append(failure(e)); }
     } }, "Correct…");
     const pinToggle = h("button", { id: "pin", onclick: async () => {
-      try { await post("pin", { pinned: !r.pinned }); refresh(); } catch (e) { detail.append(failure(e)); }
+      // The record again, as it is now (the list's page says nothing of pins).
+      try { await post("pin", { pinned: !r.pinned }); await openRecord(agent, id, null, detail, refresh); } catch (e) { detail.append(failure(e)); }
     } }, r.pinned ? "Unpin" : "Pin");
     // replaceChildren writes a null as the text "null": the parts a record lacks are left out first.
     detail.replaceChildren(...[
@@ -552,7 +553,7 @@ async function route() {
   document.body.dataset.ready = "0";
   try {
     if (parts[0] === "session" && parts.length === 3) await session(parts[1], parts[2], params);
-    else if (parts[0] === "prompt" && parts.length === 3) await prompt(parts[1], parts[2], params);
+    else if (parts[0] === "prompt" && parts.length === 3) await promptView(parts[1], parts[2], params);
     else if (parts[0] === "memory" && parts.length === 2) await memory(parts[1], params);
     else if (parts[0] === "triples" && parts.length === 2) await triples(parts[1], params);
     else await home();
