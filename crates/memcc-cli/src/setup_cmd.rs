@@ -37,7 +37,8 @@ impl Host {
 
     /// The events MemCC hooks, each with the seconds the host gives it. Claude Code gives
     /// `SessionEnd` 1.5 s unless a hook asks for more; MemCC only queues there, but asks for
-    /// room anyway. Codex has no session end: its turn's end (`Stop`) imports and flushes.
+    /// room anyway. Codex caps its `SessionEnd` at 3 s (a longer timeout is warned about at
+    /// every start), so it is asked for no more.
     fn events(self) -> &'static [(HookEvent, u64)] {
         match self {
             Host::ClaudeCode => &[
@@ -51,11 +52,15 @@ impl Host {
                 (HookEvent::SessionStart, 30),
                 (HookEvent::UserPromptSubmit, 30),
                 (HookEvent::Stop, 10),
+                (HookEvent::SessionEnd, CODEX_SESSION_END_SECS),
                 (HookEvent::PreCompact, 10),
             ],
         }
     }
 }
+
+/// The most Codex gives a `SessionEnd` hook (it caps it there since 0.145).
+const CODEX_SESSION_END_SECS: u64 = 3;
 
 #[derive(Args)]
 pub struct SetupArgs {

@@ -147,12 +147,13 @@ impl<'m> FakeHost<'m> {
         FakeHost { host, machine, hooks }
     }
 
-    /// The seconds the host gives `event`'s hooks: their own, except Claude Code's session end,
-    /// cut at 1.5 s (its default; a configured timeout may raise it, which this host does not
-    /// honour, to be sure the work survives the cut).
+    /// The seconds the host gives `event`'s hooks: their own, except the session end: Claude
+    /// Code's cut at 1.5 s (its default; a configured timeout may raise it, which this host does
+    /// not honour, to be sure the work survives the cut), Codex's at 3 s (its cap).
     fn budget(&self, event: &str, configured: u64) -> Duration {
         match (self.host, event) {
             (Host::ClaudeCode, "SessionEnd") => Duration::from_millis(1500),
+            (Host::Codex, "SessionEnd") => Duration::from_secs(configured.min(3)),
             _ => Duration::from_secs(configured),
         }
     }
@@ -262,9 +263,7 @@ impl<'m> FakeHost<'m> {
     }
 
     fn end(&self, s: &Session) {
-        if self.host == Host::ClaudeCode {
-            self.fire("SessionEnd", s, json!({"reason": "exit"}));
-        }
+        self.fire("SessionEnd", s, json!({"reason": "exit"}));
     }
 }
 

@@ -77,6 +77,11 @@ fn setup_keeps_the_users_files_as_they_were_and_uninstall_gives_them_back() {
     let toml = read(&codex);
     assert!(toml.starts_with(CODEX_TOML), "Codex's config is added to, not rewritten:\n{toml}");
     assert!(toml.contains("[mcp_servers.memcc]"), "{toml}");
+    // Codex runs a session end too (since 0.145), cut at 3 s: MemCC asks for no more.
+    let codex_hooks = json(&home.join(".codex/hooks.json"));
+    let end = &codex_hooks["hooks"]["SessionEnd"][0]["hooks"][0];
+    assert!(end["command"].as_str().unwrap().ends_with("hook SessionEnd"), "{codex_hooks}");
+    assert_eq!(end["timeout"], 3, "{codex_hooks}");
 
     // Again: nothing changes, not even a byte.
     let files = [&settings, &claude_json, &codex, &home.join(".codex/hooks.json")];

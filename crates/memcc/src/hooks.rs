@@ -67,10 +67,12 @@ impl HookEvent {
         matches!(self, HookEvent::SessionStart | HookEvent::UserPromptSubmit)
     }
 
-    /// Whether the session's words are flushed into memory after the import: at its end, and
-    /// when its host compacts (what it folds away should be in memory first). A turn's end
-    /// imports and flushes too where the host has no session end (Codex): see
-    /// [`Memcc::answer_hook`].
+    /// Whether the session's words are flushed into memory after the import: at its end, when
+    /// its host compacts (what it folds away should be in memory first), and at every turn's
+    /// end. A session end is not to be counted on — neither host runs it when its terminal is
+    /// killed, and Codex cuts it at 3 s — so each turn reaches memory when it ends, and a
+    /// session in another terminal can recall it at once; the worker does it outside the
+    /// host's time limit ([`Memcc::answer_hook`]).
     fn flushes(self) -> bool {
         matches!(self, HookEvent::SessionEnd | HookEvent::PreCompact | HookEvent::Stop)
     }
