@@ -116,7 +116,9 @@ impl Cli {
         let mut config: MemccConfig = match &self.config {
             Some(file) => {
                 let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-                serde_json::from_str(&text).with_context(|| format!("parsing settings in {}", file.display()))?
+                MemccConfig::from_json(&text)
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("parsing settings in {}", file.display()))?
             }
             None => MemccConfig::default(),
         };

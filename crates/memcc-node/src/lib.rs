@@ -236,7 +236,8 @@ impl MemccNative {
             Arc::new(Pausing::new(model, LENT_MODEL_PAUSE)) as Arc<dyn ChatModel>
         });
         let open = move || -> std::result::Result<Memcc, String> {
-            let config: MemccConfig = parse("config", &config_json)?;
+            let config = MemccConfig::from_json(&config_json)
+                .map_err(|e| coded(memcc::core::ErrorCode::InvalidInput, format!("invalid config JSON: {e}")))?;
             Memcc::open_background(config, host).map_err(fail)
         };
         match catch_unwind(AssertUnwindSafe(open)) {

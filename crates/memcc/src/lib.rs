@@ -197,6 +197,19 @@ pub const DEFAULT_TOKEN_BUDGET: usize = memcc_core::budget::Budget::UNSAID;
 pub const MIN_TOKEN_BUDGET: usize = memcc_core::budget::Budget::FLOOR;
 
 impl MemccConfig {
+    /// Settings from their JSON text; a wrong one is named by its path
+    /// (`memory.tuning.lexical: invalid type: string "high", expected f64`), not only by what
+    /// was expected of it.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let mut reader = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut reader).map_err(|e| named_setting_error(&e))
+    }
+
+    /// [`Self::from_json`] from a JSON value.
+    pub fn from_value(value: serde_json::Value) -> Result<Self, String> {
+        serde_path_to_error::deserialize(value).map_err(|e| named_setting_error(&e))
+    }
+
     /// The token budget to compact and assemble in when the host asks for `asked`: the host's
     /// value (else [`DEFAULT_TOKEN_BUDGET`]), no more than the configured `tokenBudget`, and no
     /// less than [`MIN_TOKEN_BUDGET`]. A value that is not a finite number counts as not asked.
@@ -654,6 +667,12 @@ fn model_in(dir: &std::path::Path) -> bool {
     memcc_memory::embed::usem3::FILES.iter().all(|(f, _)| dir.join(f).is_file())
 }
 
+/// A settings error with the path of the setting it is about, when it is about one.
+fn named_setting_error<E: std::fmt::Display>(e: &serde_path_to_error::Error<E>) -> String {
+    let path = e.path().to_string();
+    if path == "." { e.inner().to_string() } else { format!("{path}: {}", e.inner()) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -678,6 +697,12 @@ mod tests {
         assert_eq!(capped.token_budget(Some(900.0)).tokens(), 900);
         assert_eq!(capped.token_budget(Some(10.0)).tokens(), MIN_TOKEN_BUDGET);
         assert!(serde_json::from_str::<MemccConfig>(r#"{"tokenBudget": "lots"}"#).is_err());
+        // A wrong setting is named by its path.
+        let err = MemccConfig::from_json(r#"{"memory": {"tuning": {"lexical": "high"}}}"#).unwrap_err();
+        assert!(err.starts_with("memory.tuning.lexical: invalid type"), "{err}");
+        let err = MemccConfig::from_json(r#"{"tokenBudget": "lots"}"#).unwrap_err();
+        assert!(err.starts_with("tokenBudget: "), "{err}");
+        assert!(MemccConfig::from_json("{").unwrap_err().contains("EOF"), "not JSON: said so");
     }
 
     #[test]
