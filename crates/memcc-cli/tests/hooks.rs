@@ -372,10 +372,17 @@ fn a_long_sessions_end_outlives_the_hosts_cut_and_a_killed_worker() {
     assert!(started.elapsed() < Duration::from_millis(1500), "the end returned within Claude Code's limit");
     // The worker is at it: kill it as an out-of-memory killer or a reboot would.
     std::thread::sleep(Duration::from_millis(300));
-    if let Some(pid) = worker_pid(&machine) {
-        // SAFETY: the daemon this test's hooks started.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
+    let pid = (0..200)
+        .find_map(|_| {
+            let pid = worker_pid(&machine);
+            if pid.is_none() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            pid
+        })
+        .expect("the session's end started a worker");
+    // SAFETY: the daemon this test's hooks started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "the worker {pid} was there to kill");
     // The next session's first hook starts a worker, which takes the work up again.
     fake.start("next", "blog");
     machine.settled();
