@@ -19,6 +19,8 @@ fn day(ms: Option<i64>) -> String {
 /// A haystack as retrievable units: its turns and its sessions, in conversation order.
 pub struct Corpus {
     pub turns: Vec<String>,
+    /// The session (its unit id) each turn is from.
+    turn_sessions: Vec<String>,
     pub sessions: Vec<String>,
     turn_index: Connection,
     session_index: Connection,
@@ -51,16 +53,18 @@ impl Corpus {
     /// (their index alone, so BM25 weighs terms as if nothing later existed).
     pub fn before(h: &Haystack, n: usize) -> Result<Self, BenchError> {
         let mut turns = Vec::new();
+        let mut turn_sessions = Vec::new();
         let mut sessions = Vec::new();
         for s in h.sessions.iter().take(n) {
             let mut lines = vec![format!("[Date: {}]", day(s.time))];
             for (k, t) in s.turns.iter().enumerate() {
                 turns.push(format!("[Date: {}] {}", day(Some(turn_time(s.time, k))), t.display_text()));
+                turn_sessions.push(s.unit.clone());
                 lines.push(t.display_text());
             }
             sessions.push(lines.join("\n"));
         }
-        Ok(Corpus { turn_index: index(&turns)?, session_index: index(&sessions)?, turns, sessions })
+        Ok(Corpus { turn_index: index(&turns)?, session_index: index(&sessions)?, turns, turn_sessions, sessions })
     }
 
     /// The whole conversation: the ceiling of any prompt built from it.
@@ -88,6 +92,33 @@ impl Corpus {
     pub fn bm25_turns(&self, question: &str, chars: usize) -> Result<String, BenchError> {
         let order = rank(&self.turn_index, question)?;
         Ok(fill_chars(order.iter().map(|&i| self.turns[i].as_str()), chars))
+    }
+
+    /// What of [`Self::bm25_turns`]' text for `question` in `chars` characters comes from the
+    /// sessions `gold`: its characters and turns, and those of them from a gold session.
+    pub fn bm25_turns_evidence(
+        &self,
+        question: &str,
+        chars: usize,
+        gold: &std::collections::HashSet<String>,
+    ) -> Result<crate::prompt::Evidence, BenchError> {
+        let order = rank(&self.turn_index, question)?;
+        let mut e = crate::prompt::Evidence::default();
+        let mut used = 0;
+        for &i in &order {
+            let sep = usize::from(used > 0);
+            let n = self.turns[i].chars().count();
+            let taken = n.min(chars.saturating_sub(used + sep));
+            if taken == 0 {
+                break;
+            }
+            e.add(taken + sep, gold.contains(&self.turn_sessions[i]));
+            used += sep + taken;
+            if taken < n {
+                break;
+            }
+        }
+        Ok(e)
     }
 
     /// The sessions that match `question`, best first (BM25), as indexes into `sessions`.
@@ -192,5 +223,22 @@ mod tests {
         assert_eq!(c.recency(30), "[Date: 2023-06-05] Bo: Wow");
         assert!(c.bm25_sessions_tokens("cat hiking", 20).map(|s| estimate_tokens(&s) <= 20).unwrap());
         assert!(c.whole().contains("Miso") && c.whole().contains("Alps"));
+    }
+
+    #[test]
+    fn the_turns_bm25_puts_in_a_room_are_attributed_to_their_sessions() {
+        let c = Corpus::new(&haystack()).unwrap();
+        let gold: std::collections::HashSet<String> = ["S2".to_string()].into();
+        let text = c.bm25_turns("cat hiking", 1000).unwrap();
+        let e = c.bm25_turns_evidence("cat hiking", 1000, &gold).unwrap();
+        assert_eq!((e.chars, e.lines, e.gold_lines), (text.chars().count(), 2, 1), "{text}");
+        assert_eq!(
+            e.gold_chars,
+            "[Date: 2023-06-05] Ann: We went hiking in the Alps".chars().count()
+                + usize::from(!text.starts_with("[Date: 2023-06-05]"))
+        );
+        // Cut to the room: only what fits is counted.
+        let cut = c.bm25_turns_evidence("cat hiking", 20, &gold).unwrap();
+        assert_eq!((cut.chars, cut.lines), (20, 1));
     }
 }

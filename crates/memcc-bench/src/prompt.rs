@@ -15,7 +15,7 @@
 //!   budget, the question asked at its end: summaries + fresh tail + recall; and, beside it,
 //!   the same prompt plus what one `lcm_expand_query` call with the question returns.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -163,6 +163,93 @@ pub struct Score {
     pub shown_superseded: Option<f64>,
 }
 
+/// What of an injected text comes from the question's gold sessions: characters and lines
+/// (a recalled record, a baseline's turn), all and from gold.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Evidence {
+    pub chars: usize,
+    pub gold_chars: usize,
+    pub lines: usize,
+    pub gold_lines: usize,
+}
+
+impl Evidence {
+    pub fn add(&mut self, chars: usize, gold: bool) {
+        self.chars += chars;
+        self.lines += 1;
+        if gold {
+            self.gold_chars += chars;
+            self.gold_lines += 1;
+        }
+    }
+
+    fn merge(&mut self, o: &Evidence) {
+        self.chars += o.chars;
+        self.gold_chars += o.gold_chars;
+        self.lines += o.lines;
+        self.gold_lines += o.gold_lines;
+    }
+
+    /// The share of characters, and of lines, from gold (`None` when nothing was injected).
+    fn precision(&self) -> Option<Precision> {
+        (self.chars > 0 && self.lines > 0).then(|| Precision {
+            chars: self.gold_chars as f64 / self.chars as f64,
+            lines: self.gold_lines as f64 / self.lines as f64,
+        })
+    }
+}
+
+/// The share of what was injected that comes from the question's gold sessions, pooled over
+/// the questions that got anything.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Precision {
+    pub chars: f64,
+    pub lines: f64,
+}
+
+/// What a hook recalled for `q`, attributed: each recalled line ends with its record's
+/// "(mem_N)"; the characters since the previous line's end are that record's, and it is from
+/// gold when a message it was made from is of one of the question's gold sessions. Tags and
+/// anything after the last line count as no line's.
+fn injected_evidence(
+    memcc: &Memcc,
+    text: &str,
+    ids: &Provenance,
+    gold: &HashSet<String>,
+) -> Result<Evidence, BenchError> {
+    let spans = recalled_lines(text);
+    let records = memcc.memory()?.store().get_many(&spans.iter().map(|s| s.0).collect::<Vec<_>>())?;
+    let from_gold: HashSet<i64> = records
+        .iter()
+        .filter(|r| r.source_message_ids.iter().any(|m| ids.get(m).is_some_and(|(session, _)| gold.contains(session))))
+        .map(|r| r.id)
+        .collect();
+    let mut e = Evidence::default();
+    for (id, chars) in spans {
+        e.add(chars, from_gold.contains(&id));
+    }
+    // What is no line's (the section's tags) is injected too.
+    e.chars += text.chars().count().saturating_sub(e.chars);
+    Ok(e)
+}
+
+/// The records a recall text shows, each with its characters: every "(mem_N)" closes a line,
+/// which holds the characters since the previous one closed.
+fn recalled_lines(text: &str) -> Vec<(i64, usize)> {
+    let mut lines = Vec::new();
+    let (mut start, mut from) = (0, 0);
+    while let Some(at) = text[from..].find("(mem_").map(|i| from + i) {
+        let digits = text[at + 5..].bytes().take_while(u8::is_ascii_digit).count();
+        let end = at + 5 + digits;
+        if let (Ok(id), true) = (text[at + 5..end].parse::<i64>(), text[end..].starts_with(')')) {
+            lines.push((id, text[start..=end].chars().count()));
+            start = end + 1;
+        }
+        from = end;
+    }
+    lines
+}
+
 #[derive(Debug, Clone, Default)]
 struct Tally {
     n: usize,
@@ -174,6 +261,8 @@ struct Tally {
     /// Questions with older versions of their gold, and those whose text showed one as current.
     superseded: usize,
     stale: usize,
+    /// Hook scenarios (MemCC, BM25 turns): what of the injected text is from gold.
+    evidence: Evidence,
 }
 
 impl Tally {
@@ -197,6 +286,7 @@ impl Tally {
         self.cl100k += o.cl100k;
         self.superseded += o.superseded;
         self.stale += o.stale;
+        self.evidence.merge(&o.evidence);
     }
 
     fn score(&self) -> Score {
@@ -232,6 +322,10 @@ pub struct Row {
     pub mean_tokens: f64,
     /// Exact cl100k_base tokens (MemCC's prompts only; baselines have the same characters).
     pub mean_cl100k: Option<f64>,
+    /// Hook scenarios, MemCC and BM25 turns: the share of the injected characters and lines
+    /// from the question's gold sessions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -484,6 +578,7 @@ impl Run<'_> {
         memory: usize,
         prompt: &str,
         expanded: Option<&str>,
+        injected: Option<Evidence>,
     ) -> Result<(), BenchError> {
         let Some((gold, answer)) = Gold::of(q) else { return Ok(()) };
         let memcc = measure(prompt, self.bpe.as_ref());
@@ -509,6 +604,13 @@ impl Run<'_> {
             shown_superseded.push(System::Memcc);
         }
         self.tally(scenario, memory, System::Memcc, &q.category, found, &memcc, memcc_stale);
+        // A hook's injection, beside what BM25 over turns puts in the same characters.
+        if let Some(e) = injected {
+            let baseline = corpus.bm25_turns_evidence(&q.text, chars, &q.gold_sessions)?;
+            for (system, e) in [(System::Memcc, e), (System::Bm25Turns, baseline)] {
+                self.tallies.entry((scenario, memory, system, q.category.clone())).or_default().evidence.merge(&e);
+            }
+        }
         for (system, text) in &texts {
             let found = gold.in_text(text);
             let m = measure(text, None);
@@ -601,7 +703,7 @@ impl Run<'_> {
                 let pending = [AgentMessage::user(&q.text)];
                 let assembled =
                     memcc.context.assemble_for(&session, host_budget(settings, *memory), q.as_of, &pending)?;
-                self.score(corpus, q, Scenario::NewSession, *memory, &scored_text(&assembled, ids, own), None)?;
+                self.score(corpus, q, Scenario::NewSession, *memory, &scored_text(&assembled, ids, own), None, None)?;
             }
             // A hook's host holds its own session; what the hook adds is the prompt's memory,
             // with the session's turns before the prompt as context (the hook reads them from
@@ -614,7 +716,8 @@ impl Run<'_> {
                 let added = memcc
                     .prompt_recall(&agent, session.project.as_deref(), &session.session_id, &q.text, context)?
                     .unwrap_or_default();
-                self.score(corpus, q, *scenario, *memory, &added, None)?;
+                let injected = injected_evidence(memcc, &added, ids, &q.gold_sessions)?;
+                self.score(corpus, q, *scenario, *memory, &added, None, Some(injected))?;
             }
             Ok(())
         };
@@ -655,7 +758,7 @@ impl Run<'_> {
                 })?;
                 let expanded: Vec<&str> = expansion.items.iter().map(|i| i.text.as_str()).collect();
                 let prompt = scored_text(&assembled, ids, own_session(h, q));
-                self.score(corpus, q, Scenario::LongSession, memory, &prompt, Some(&expanded.join("\n")))
+                self.score(corpus, q, Scenario::LongSession, memory, &prompt, Some(&expanded.join("\n")), None)
             };
             let appended = replay_as_one_session(&memcc, h, &session, budget, &mut Provenance::new(), &mut ask)?;
             self.long_runs.push(LongRun::measure(&memcc, h, &session, memory, budget, &appended, dir.path())?);
@@ -856,6 +959,7 @@ fn rows(tallies: &BTreeMap<Key, Tally>, exact: bool) -> Vec<Row> {
                 cats_1_5: all.score(),
                 by_category: cats.iter().map(|(c, t)| ((*c).clone(), t.score())).collect(),
                 mean_chars: all.mean(all.chars),
+                precision: main.evidence.precision(),
                 mean_tokens: all.mean(all.tokens),
                 mean_cl100k: (exact && system == System::Memcc).then(|| all.mean(all.cl100k)),
             }
@@ -956,6 +1060,26 @@ pub fn markdown(report: &PromptReport) -> String {
             s.push_str(&format!(
                 "| {:?} | {} | {} | {} | {} | {:.2} |\n",
                 r.scenario, r.memory_tokens, r.median_tokens, r.p90_tokens, r.max_tokens, r.share_answered
+            ));
+        }
+    }
+    let precise: Vec<&Row> = report.rows.iter().filter(|r| r.precision.is_some()).collect();
+    if !precise.is_empty() {
+        s.push_str(
+            "\nPrecision of what a hook injected (questions with a gold answer): the share of its characters, and \
+             of its lines (a recalled record; a baseline's turn), from the question's gold sessions, pooled over the \
+             questions — MemCC beside BM25 over turns given the same characters:\n\n| scenario | memory | system | \
+             characters from gold | lines from gold |\n|---|---|---|---|---|\n",
+        );
+        for r in precise {
+            let p = r.precision.unwrap_or(Precision { chars: 0.0, lines: 0.0 });
+            s.push_str(&format!(
+                "| {:?} | {} | {} | {:.3} | {:.3} |\n",
+                r.scenario,
+                r.memory_tokens,
+                r.system.label(),
+                p.chars,
+                p.lines
             ));
         }
     }
@@ -1076,6 +1200,17 @@ fn margins(report: &PromptReport, scenario: Scenario) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recall_text_is_cut_into_the_records_its_lines_show() {
+        let text = "<memcc-recall>\n- [Date: 2026-01-02] The port is 8080 (mem_12)\n- a window\nof two lines (mem_7) (since changed: x (mem_9))\n</memcc-recall>";
+        let lines = recalled_lines(text);
+        let ids: Vec<i64> = lines.iter().map(|l| l.0).collect();
+        assert_eq!(ids, [12, 7, 9]);
+        assert_eq!(lines[0].1, "<memcc-recall>\n- [Date: 2026-01-02] The port is 8080 (mem_12)".chars().count());
+        assert_eq!(lines[1].1, "\n- a window\nof two lines (mem_7)".chars().count());
+        assert!(recalled_lines("no refs (mem_) (mem_x1) here").is_empty());
+    }
 
     #[test]
     fn an_older_version_is_shown_as_current_only_where_the_current_point_is_missing() {
