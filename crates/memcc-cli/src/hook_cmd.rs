@@ -63,6 +63,10 @@ fn answer(cli: &Cli, args: &HookArgs) -> Result<Option<serde_json::Value>> {
     let Some(event) = HookEvent::parse(&name) else {
         bail!("{name:?} is not an event MemCC answers (SessionStart, UserPromptSubmit, Stop, SessionEnd, PreCompact)");
     };
+    // A session its user keeps quiet gets nothing, at no cost; what it says is still queued.
+    if event.answers() && memcc::hooks::quiet(std::env::var(memcc::hooks::QUIET_ENV).ok().as_deref()) {
+        return Ok(None);
+    }
     let settings = cli.settings()?;
     if settings.hooks.warm {
         let socket = daemon_cmd::socket_path(cli)?;

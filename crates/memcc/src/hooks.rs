@@ -110,11 +110,45 @@ pub struct HookConfig {
     pub warm: bool,
     /// Seconds the warm process waits for a request before it ends.
     pub idle_secs: u64,
+    /// Projects (repository paths, or any directory: its sessions and those under it) whose
+    /// sessions get nothing from MemCC — no session brief, no recall; what they say is still
+    /// remembered. For one session instead, start its host with `MEMCC_QUIET=1`.
+    pub quiet_projects: Vec<String>,
 }
 
 impl Default for HookConfig {
     fn default() -> Self {
-        HookConfig { session_start_tokens: 700, prompt_tokens: 900, recent_sessions: 3, warm: true, idle_secs: 1800 }
+        HookConfig {
+            session_start_tokens: 700,
+            prompt_tokens: 900,
+            recent_sessions: 3,
+            warm: true,
+            idle_secs: 1800,
+            quiet_projects: Vec::new(),
+        }
+    }
+}
+
+/// The environment variable that keeps one session quiet: a host started with it set (to
+/// anything but "0", "false", "off" or "no") gets nothing injected by MemCC's hooks; what the
+/// session says is still remembered.
+pub const QUIET_ENV: &str = "MEMCC_QUIET";
+
+/// Whether `value` (of [`QUIET_ENV`]) asks for quiet.
+pub fn quiet(value: Option<&str>) -> bool {
+    value
+        .map(str::trim)
+        .is_some_and(|v| !v.is_empty() && !["0", "false", "off", "no"].contains(&v.to_ascii_lowercase().as_str()))
+}
+
+impl HookConfig {
+    /// Whether sessions in `project` get nothing injected ([`HookConfig::quiet_projects`]).
+    pub fn quiet_in(&self, project: &str) -> bool {
+        let project = std::path::Path::new(project);
+        self.quiet_projects
+            .iter()
+            .filter(|q| !q.trim().is_empty())
+            .any(|q| project.starts_with(memcc_core::project::project_of(std::path::Path::new(q.trim()))))
     }
 }
 
@@ -154,7 +188,9 @@ impl Memcc {
     /// Answer `event` of a host's session as [`crate::hooks`] says. `agent` is whose memory.
     pub fn answer_hook(&self, agent: &str, event: HookEvent, input: &HookInput) -> Result<HookAnswer, MemccError> {
         let project = input.cwd.as_deref().map(memcc_core::project::project_of);
+        let quiet = project.as_deref().is_some_and(|p| self.config.hooks.quiet_in(p));
         let context = match event {
+            _ if quiet => None,
             HookEvent::SessionStart => self.session_brief(agent, project.as_deref(), &input.session_id)?,
             HookEvent::UserPromptSubmit => {
                 let prompt = input.prompt.as_deref().unwrap_or_default();
@@ -325,6 +361,31 @@ mod tests {
         assert_eq!(quiet.host_output(), None);
         let blank = HookAnswer { context: Some(" \n".into()), ..said };
         assert_eq!(blank.host_output(), None);
+    }
+
+    #[test]
+    fn quiet_is_asked_by_any_value_but_a_no() {
+        for v in ["1", "true", "yes", "on", " 1 "] {
+            assert!(quiet(Some(v)), "{v}");
+        }
+        for v in [None, Some(""), Some("0"), Some("false"), Some("OFF"), Some("no")] {
+            assert!(!quiet(v), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn a_quiet_project_is_its_directory_and_what_is_under_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let shop = dir.path().join("shop");
+        std::fs::create_dir_all(shop.join(".git")).unwrap();
+        std::fs::create_dir_all(shop.join("web/src")).unwrap();
+        let blog = dir.path().join("blog");
+        let config = HookConfig { quiet_projects: vec![format!("{}/web/", shop.display())], ..HookConfig::default() };
+        let project = |p: &std::path::Path| memcc_core::project::project_of(p);
+        assert!(config.quiet_in(&project(&shop.join("web/src"))), "a path inside the repository names it");
+        assert!(config.quiet_in(&project(&shop)));
+        assert!(!config.quiet_in(&project(&blog)));
+        assert!(!HookConfig::default().quiet_in(&project(&shop)));
     }
 
     #[test]
