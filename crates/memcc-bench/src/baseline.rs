@@ -101,9 +101,9 @@ impl Corpus {
         question: &str,
         chars: usize,
         gold: &std::collections::HashSet<String>,
-    ) -> Result<crate::prompt::Evidence, BenchError> {
+    ) -> Result<crate::evidence::Evidence, BenchError> {
         let order = rank(&self.turn_index, question)?;
-        let mut e = crate::prompt::Evidence::default();
+        let mut e = crate::evidence::Evidence::default();
         let mut used = 0;
         for &i in &order {
             let sep = usize::from(used > 0);

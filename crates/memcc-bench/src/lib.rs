@@ -14,6 +14,7 @@
 pub mod answer;
 pub mod backends;
 pub mod baseline;
+pub mod evidence;
 pub mod haystack;
 #[cfg(unix)]
 pub mod hook;

@@ -24,6 +24,7 @@ use serde::Serialize;
 
 use crate::answer::{Containment, contains, contains_point, contains_points, gold_tokens, point_tokens, text_tokens};
 use crate::baseline::Corpus;
+use crate::evidence::{Evidence, Precision};
 use crate::haystack::HQuestion;
 use crate::haystack::Haystack;
 use crate::pipeline::{Provenance, open_with, replay, replay_as_one_session, session_id};
@@ -161,50 +162,6 @@ pub struct Score {
     /// shown as the current one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shown_superseded: Option<f64>,
-}
-
-/// What of an injected text comes from the question's gold sessions: characters and lines
-/// (a recalled record, a baseline's turn), all and from gold.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Evidence {
-    pub chars: usize,
-    pub gold_chars: usize,
-    pub lines: usize,
-    pub gold_lines: usize,
-}
-
-impl Evidence {
-    pub fn add(&mut self, chars: usize, gold: bool) {
-        self.chars += chars;
-        self.lines += 1;
-        if gold {
-            self.gold_chars += chars;
-            self.gold_lines += 1;
-        }
-    }
-
-    fn merge(&mut self, o: &Evidence) {
-        self.chars += o.chars;
-        self.gold_chars += o.gold_chars;
-        self.lines += o.lines;
-        self.gold_lines += o.gold_lines;
-    }
-
-    /// The share of characters, and of lines, from gold (`None` when nothing was injected).
-    fn precision(&self) -> Option<Precision> {
-        (self.chars > 0 && self.lines > 0).then(|| Precision {
-            chars: self.gold_chars as f64 / self.chars as f64,
-            lines: self.gold_lines as f64 / self.lines as f64,
-        })
-    }
-}
-
-/// The share of what was injected that comes from the question's gold sessions, pooled over
-/// the questions that got anything.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Precision {
-    pub chars: f64,
-    pub lines: f64,
 }
 
 /// What a hook recalled for `q`, attributed: each recalled line ends with its record's
