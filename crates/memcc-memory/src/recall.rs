@@ -163,11 +163,12 @@ impl Recall<'_> {
             as_of: asked.as_of,
             project: asked.project.as_deref(),
         };
-        let tuning = &self.search.config.tuning;
+        let records = usize::try_from(self.search.store.record_count()?).unwrap_or(0);
+        let floor = crate::search::RelevanceFloor::at(&self.search.config.tuning, records);
         // What the host holds goes; then all goes unless something clears the floor.
         let prune = |hits: &mut Vec<SearchHit>| {
             hits.retain(|h| !skip(h));
-            if !hits.iter().any(|h| h.relevant(tuning)) {
+            if !hits.iter().any(|h| h.relevant(&floor)) {
                 hits.clear();
             }
         };

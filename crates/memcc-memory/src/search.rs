@@ -186,12 +186,11 @@ impl SearchHit {
 
     /// Whether the hit says something about the query at all, as an absolute judgement (a
     /// search ranks whatever it finds, relevant or not): its meaning is close to the query's, or
-    /// it shares enough of the query's rarer words. A knowledge-graph line is made only of
-    /// facts about whom the query names, and counts as relevant.
-    pub fn relevant(&self, tuning: &crate::tuning::Tuning) -> bool {
-        self.record.is_none()
-            || self.parts.similarity >= tuning.relevant_meaning
-            || self.parts.bm25 >= tuning.relevant_words
+    /// it shares enough of the query's rarer words, as `floor` sets them for the store. A
+    /// knowledge-graph line is made only of facts about whom the query names, and counts as
+    /// relevant.
+    pub fn relevant(&self, floor: &RelevanceFloor) -> bool {
+        self.record.is_none() || self.parts.similarity >= floor.meaning || self.parts.bm25 >= floor.words
     }
 
     /// What a reader should know of the hit's standing, as a suffix: " (superseded by mem_N)",
@@ -207,6 +206,34 @@ impl SearchHit {
             format!(" (since changed: {})", self.outdated.join("; "))
         } else {
             String::new()
+        }
+    }
+}
+
+/// The least a hit must match to count as saying something about a query
+/// ([`SearchHit::relevant`]), for a store of a given size: the same judgement at ten records and
+/// at a hundred thousand. A search's best match of a prompt with nothing to recall gets closer
+/// as the store grows (more records, more near misses): the meaning half rises by
+/// `relevantMeaningRise` per e-fold above `relevantSize` records (never below
+/// `relevantMeaning`). A word's BM25 weight grows with the store too (its idf): the words half
+/// is `relevantWords` in proportion to the weight of a word said once, so a few exact words
+/// reach it in a small store as they do in a large one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RelevanceFloor {
+    pub meaning: f64,
+    pub words: f64,
+}
+
+impl RelevanceFloor {
+    /// The floor of a store of `records` records.
+    pub fn at(tuning: &crate::tuning::Tuning, records: usize) -> RelevanceFloor {
+        let (n, reference) = (records.max(2) as f64, tuning.relevant_size.max(2) as f64);
+        // FTS5's idf of a word said once, which MemCC keeps twice (a summary's sentence and the
+        // window it came from): ln((n − 2 + 0.5) / (2 + 0.5)).
+        let rare = |n: f64| ((n - 1.5) / 2.5).ln().max(f64::EPSILON);
+        RelevanceFloor {
+            meaning: tuning.relevant_meaning + tuning.relevant_meaning_rise * (n / reference).ln().max(0.0),
+            words: tuning.relevant_words * rare(n) / rare(reference),
         }
     }
 }
@@ -275,6 +302,22 @@ fn names(words: &[String], phrase: &[String]) -> bool {
 #[cfg(test)]
 mod names_tests {
     use super::*;
+
+    #[test]
+    fn the_relevance_floor_rises_with_the_store_and_words_count_for_more_in_a_small_one() {
+        let tuning = crate::tuning::Tuning::default();
+        let at = |n| RelevanceFloor::at(&tuning, n);
+        let reference = at(tuning.relevant_size);
+        assert!((reference.meaning - tuning.relevant_meaning).abs() < 1e-12);
+        assert!((reference.words - tuning.relevant_words).abs() < 1e-9);
+        // Small stores: the meaning floor stays, a few rare words reach the words floor.
+        assert_eq!(at(17).meaning, tuning.relevant_meaning);
+        assert!(at(17).words < 7.0 && at(0).words > 0.0, "{:?} {:?}", at(17), at(0));
+        // Large stores: both rise, the meaning half by relevantMeaningRise per e-fold.
+        let big = at(tuning.relevant_size * 4);
+        assert!((big.meaning - (tuning.relevant_meaning + tuning.relevant_meaning_rise * 4f64.ln())).abs() < 1e-12);
+        assert!(big.words > tuning.relevant_words && at(100_000).words > big.words);
+    }
 
     #[test]
     fn a_choice_is_named_by_its_words_in_order_or_inside_a_chinese_run() {

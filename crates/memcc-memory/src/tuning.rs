@@ -68,18 +68,29 @@ pub struct Tuning {
     /// new session went 0.246 / 0.449 / 0.648 / 0.860 → 0.249 / 0.474 / 0.644 / 0.842 at 1k–8k.
     pub session_decay: f64,
     /// The relevance gate of the recall a host asks for each prompt (a Claude Code or Codex
-    /// hook): the prompt gets recall when some candidate's
-    /// meaning match (cosine) reaches `relevantMeaning` or its full-text match (BM25 as the index
-    /// scores it) reaches `relevantWords`, and nothing otherwise. Chosen between the best
-    /// matches of prompts with nothing to recall (chit-chat, generic commands, questions about
-    /// what was never said) and of real questions, on LoCoMo's and RealMem's dev stores: a cosine
-    /// of 0.28 is above 97 % of the former's on LoCoMo (86 % on RealMem, whose assistant talks of
-    /// everything) and below 98.8 % of the latter's on both; a BM25 of 15 above every such
-    /// prompt's on both (it speaks for exact identifiers — a host name, a ticket — that the
-    /// model's meaning misses). docs/benchmarks.md has what the gate costs and spares.
+    /// hook): the prompt gets recall when some candidate's meaning match (cosine) reaches
+    /// `relevantMeaning` or its full-text match (BM25 as the index scores it) reaches
+    /// `relevantWords`, and nothing otherwise — both as they stand in a store of
+    /// `relevantSize` records, and moved with the store's size (`relevantMeaningRise`).
+    /// Chosen between the best matches of prompts with nothing to recall (chit-chat, generic
+    /// commands, questions about what was never said) and of real questions on LoCoMo's and
+    /// RealMem's dev stores: in stores of about 400 records a cosine of 0.28 is above 97 % of
+    /// the former's and below 98.8 % of the latter's; a BM25 of 15 above every such prompt's
+    /// (it speaks for exact identifiers — a host name, a ticket — that the model's meaning
+    /// misses). docs/benchmarks.md has what the gate costs and spares.
     pub relevant_meaning: f64,
-    /// The full-text (BM25) half of the hook's relevance gate (see `relevantMeaning`).
+    /// The full-text (BM25) half of the hook's relevance gate (see `relevantMeaning`), at
+    /// `relevantSize` records; elsewhere in proportion to the rarest word's weight (its idf),
+    /// which grows with the store: a match of a few words of a small store reaches it.
     pub relevant_words: f64,
+    /// The store size (records) the gate's two values are set for.
+    pub relevant_size: usize,
+    /// How much the meaning half rises each time a store larger than `relevantSize` grows by a
+    /// factor of e: among more records, the best match of a prompt with nothing to recall is
+    /// closer by chance (RealMem dev: its 95th percentile went 0.24 → 0.28 → 0.32 → 0.35 at
+    /// 100 / 400 / 800 / 1,600 records). Chosen on prompts of a tuning set of their own, apart
+    /// from the bench's (docs/experiments.md, session 37).
+    pub relevant_meaning_rise: f64,
     /// The most of recall's budget the essential layer (L1) may take, and the share kept back
     /// for the wing's on-demand layer (L2), in percent of the budget (each also capped by its
     /// own token setting).
@@ -176,6 +187,8 @@ impl Default for Tuning {
             session_decay: 0.9,
             relevant_meaning: 0.28,
             relevant_words: 15.0,
+            relevant_size: 400,
+            relevant_meaning_rise: 0.06,
             essential_percent: 15,
             on_demand_percent: 10,
             essential_tokens: 800,
@@ -232,6 +245,7 @@ impl Tuning {
             ("sessionDecay", self.session_decay, 1.0),
             ("relevantMeaning", self.relevant_meaning, 1.0),
             ("relevantWords", self.relevant_words, 1000.0),
+            ("relevantMeaningRise", self.relevant_meaning_rise, 1.0),
             ("knowledgeGraphAlone", self.knowledge_graph_alone, 1.0),
             ("assistantTurn", self.assistant_turn, 10.0),
             ("userTurn", self.user_turn, 10.0),
@@ -276,6 +290,7 @@ impl Tuning {
             ("sessionWeightFrom", self.session_weight_from),
             ("sessionWeightFull", self.session_weight_full),
             ("fillRecords", self.fill_records),
+            ("relevantSize", self.relevant_size),
         ] {
             if value > 1_000_000 {
                 return Err(format!("memory.tuning.{name} must be at most 1000000, not {value}"));

@@ -1196,6 +1196,47 @@ fn the_project_asked_in_favours_its_own_records_and_invents_no_match() {
     assert!(nothing.iter().all(|h| h.score < 0.05), "nothing matches, nothing is raised: {nothing:?}");
 }
 
+/// A new user's small store — a week of work in two repositories, under twenty records — gives
+/// a prompt's exact match to the prompt, in its project, and gives chit-chat nothing. (The
+/// relevance gate once asked a BM25 of 15, out of reach of a few words in so few records, and
+/// such questions got nothing. The hashing embedder's "meaning" is shared words, so its half of
+/// the gate is shut here: the words half alone must open it.)
+#[test]
+fn a_small_store_answers_an_exact_question_and_stays_quiet_on_chit_chat() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = MemoryConfig::default();
+    config.tuning.relevant_meaning = 1.0;
+    let Some(rt) = runtime(&dir, config) else { return };
+    let said: [(&str, &str, &str); 8] = [
+        ("/src/api", "The dev server listens on port 8080 behind the proxy.", "Noted, 8080 it is."),
+        ("/src/api", "We deploy the API on Fridays after the standup.", "Deploys are on Fridays then."),
+        ("/src/api", "Rate limits live in config/limits.toml for each tenant.", "I will read limits.toml first."),
+        ("/src/api", "Migrations go through sqlx migrate run, never by hand.", "Understood, sqlx only."),
+        ("/src/blog", "The blog builds with zola and publishes from the main branch.", "Zola on main, got it."),
+        ("/src/blog", "Images for posts are kept in static/img, resized to 1200 wide.", "Resized to 1200 px."),
+        ("/src/blog", "Drafts have draft = true in their front matter.", "I will keep drafts marked."),
+        ("/src/blog", "Comments come from a self-hosted isso instance.", "Isso it is."),
+    ];
+    for (day, (project, user, assistant)) in said.iter().enumerate() {
+        let mut p = payload("main", &format!("sum_{day}"), day as i64, &[("user", user), ("assistant", assistant)]);
+        p.project = Some((*project).into());
+        rt.ingest_summary(&summarised(p)).unwrap();
+    }
+    let records = rt.store().list_records(&RecordFilter { agent_id: Some("main".into()), ..Default::default() }, 0, 100);
+    assert!(records.unwrap().total <= 20, "a small store");
+    let ask = |text: &str, project: &str| {
+        let q = RecallQuery { project: Some(project.into()), ..query("main", text) };
+        rt.recall_for_prompt(&q, 400).unwrap().map(|s| s.body)
+    };
+    let port = ask("What port does the dev server listen on?", "/src/api").expect("an exact question gets its answer");
+    assert!(port.contains("8080"), "{port}");
+    let images = ask("Where are the images for posts kept?", "/src/blog").expect("in the other project too");
+    assert!(images.contains("static/img"), "{images}");
+    for chit_chat in ["thanks!", "ok", "sounds good to me", "great, go ahead"] {
+        assert_eq!(ask(chit_chat, "/src/api"), None, "{chit_chat}");
+    }
+}
+
 /// A memory record has a size: a 2 MB "memory" is refused with a clear error (by `add` and, per
 /// line, by `import`, which takes the rest), and a search hit carries at most a cut of a long
 /// record, marked, while `memory_get` returns it whole.
