@@ -77,6 +77,31 @@ pub fn socket_path(cli: &Cli) -> Result<PathBuf> {
     Ok(std::env::temp_dir().join(format!("memcc-{uid}")).join(format!("daemon-{print}.sock")))
 }
 
+/// Whether the daemon's socket at `socket` is one only this user could have put there, as
+/// OpenSSH checks its control sockets: its directory is this user's and no one else may write
+/// in it, and the socket (when there is one) is this user's. A long data-dir path puts the
+/// socket in the shared temporary directory, where another local user could make
+/// `memcc-<uid>/` first and answer every hook; what is not ours is not connected to.
+pub fn socket_is_ours(socket: &Path) -> std::result::Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let dir = socket.parent().ok_or_else(|| format!("{} has no directory", socket.display()))?;
+    let d = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !d.is_dir() || d.uid() != uid || d.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} is not this user's alone (owner {}, mode {:o}): the warm process is not used",
+            dir.display(),
+            d.uid(),
+            d.mode() & 0o7777
+        ));
+    }
+    match std::fs::symlink_metadata(socket) {
+        Ok(m) if m.uid() != uid => Err(format!("{} belongs to user {}: not connected to", socket.display(), m.uid())),
+        _ => Ok(()),
+    }
+}
+
 fn fingerprint(text: &str) -> String {
     use std::hash::{Hash, Hasher};
     // The same binary computes it on both sides (the version is part of the key).
@@ -133,6 +158,7 @@ pub fn run(cli: &Cli, args: &DaemonArgs) -> Result<()> {
     }
     let dir = socket.parent().context("the socket path has no directory")?;
     private_dir(dir)?;
+    socket_is_ours(&socket).map_err(anyhow::Error::msg)?;
     // One daemon per socket, decided before anything loads: the lock is held for the process's
     // life (the OS lets go at exit).
     let mut lock =
@@ -174,6 +200,10 @@ pub fn run(cli: &Cli, args: &DaemonArgs) -> Result<()> {
 
 /// `--stop`: end the daemon that holds the socket's lock (its pid is in the lock file).
 fn stop(socket: &Path) -> Result<()> {
+    // The lock names the process to end: only one this user wrote.
+    if socket.parent().is_some_and(Path::exists) {
+        socket_is_ours(socket).map_err(anyhow::Error::msg)?;
+    }
     let lock_path = socket.with_extension("lock");
     let Ok(lock) = std::fs::File::open(&lock_path) else {
         println!("no daemon runs for these settings");
@@ -293,6 +323,7 @@ fn spawn_idle_watch(memcc: Arc<Memcc>, last_request: Arc<AtomicI64>, socket: Pat
 
 /// Ask the daemon of these settings; `None` when none answers (none runs, or it is starting).
 pub fn ask(socket: &Path, request: &Request, timeout: Duration) -> Option<Response> {
+    socket_is_ours(socket).ok()?;
     let stream = UnixStream::connect(socket).ok()?;
     stream.set_read_timeout(Some(timeout)).ok()?;
     stream.set_write_timeout(Some(timeout)).ok()?;
@@ -331,4 +362,40 @@ pub fn spawn(cli: &Cli, drain_only: bool) -> Result<()> {
     }
     command.spawn().context("starting the MemCC daemon")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_socket_in_a_directory_others_may_write_is_not_connected_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("memcc-1000");
+        std::fs::create_dir(&run).unwrap();
+        let socket = run.join("daemon-abc.sock");
+        // Whoever listens there answers every request as if it were MemCC.
+        let listener = UnixListener::bind(&socket).unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut line = String::new();
+                let _ = BufReader::new(&stream).read_line(&mut line);
+                let _ = writeln!(&stream, r#"{{"output": {{"injected": true}}, "error": null}}"#);
+            }
+        });
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(socket_is_ours(&socket), Ok(()));
+        let request = Request { agent: "main".into(), event: HookEvent::Stop, input: serde_json::json!({}) };
+        assert!(ask(&socket, &request, Duration::from_secs(5)).is_some(), "our own directory: asked");
+        for mode in [0o777, 0o1777, 0o720, 0o702] {
+            std::fs::set_permissions(&run, std::fs::Permissions::from_mode(mode)).unwrap();
+            let why = socket_is_ours(&socket).unwrap_err();
+            assert!(why.contains("not this user's alone"), "{mode:o}: {why}");
+            // Not even asked: a listener there would read the prompt.
+            assert!(ask(&socket, &request, Duration::from_millis(200)).is_none());
+        }
+        let missing = dir.path().join("nowhere").join("daemon.sock");
+        assert!(socket_is_ours(&missing).is_err(), "no directory: nothing to connect to");
+    }
 }

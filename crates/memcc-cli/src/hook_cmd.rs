@@ -70,17 +70,25 @@ fn answer(cli: &Cli, args: &HookArgs) -> Result<Option<serde_json::Value>> {
     let settings = cli.settings()?;
     if settings.hooks.warm {
         let socket = daemon_cmd::socket_path(cli)?;
-        let request = Request { agent: cli.agent.clone(), event, input: value };
-        if let Some(response) = daemon_cmd::ask(&socket, &request, patience(event)) {
-            if let Some(e) = response.error {
-                bail!(e);
+        let made = socket.parent().is_some_and(std::path::Path::exists);
+        match daemon_cmd::socket_is_ours(&socket) {
+            // Someone else's directory: answered here, cold, and said why (`setup --check`
+            // shows the log); no daemon is started into it.
+            Err(why) if made => log_error(cli, &format!("memcc hook: {why}")),
+            _ => {
+                let request = Request { agent: cli.agent.clone(), event, input: value };
+                if let Some(response) = daemon_cmd::ask(&socket, &request, patience(event)) {
+                    if let Some(e) = response.error {
+                        bail!(e);
+                    }
+                    return Ok(response.output);
+                }
+                // None runs: start one for the hooks to come (it drains what this one queues),
+                // and answer this one here.
+                if let Err(e) = daemon_cmd::spawn(cli, false) {
+                    log_error(cli, &format!("memcc hook: could not start the daemon: {e:#}"));
+                }
             }
-            return Ok(response.output);
-        }
-        // None runs: start one for the hooks to come (it drains what this one queues), and
-        // answer this one here.
-        if let Err(e) = daemon_cmd::spawn(cli, false) {
-            log_error(cli, &format!("memcc hook: could not start the daemon: {e:#}"));
         }
     }
     if !event.answers() {
