@@ -269,7 +269,9 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 return import_dir(cli, &memcc, &file, (!no_flush).then(|| grant(*budget)));
             }
             let open = || -> Result<BufReader<std::fs::File>> {
-                Ok(BufReader::new(std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?))
+                let f = memcc::transcripts::open_transcript(&file)
+                    .with_context(|| format!("opening {}", file.display()))?;
+                Ok(BufReader::new(f))
             };
             // A hook's session that ended before it wrote anything.
             if *hook && !file.exists() {

@@ -49,6 +49,34 @@ pub struct ImportOptions {
 /// session, not the session.
 const TAIL_BYTES: u64 = 512 * 1024;
 
+/// Open the transcript at `path` if it is a regular file (a symlink to one included). A FIFO
+/// would block whoever opens it until something writes to it — a host's path, the one import
+/// worker for good — and a device (`/dev/zero`) never ends: refused, with the reason. (Looked at
+/// before it is opened, as opening a FIFO waits for a writer; and again once open, in case it
+/// was swapped meanwhile.) An import reads a file twice (its format, then its messages), which
+/// no pipe allows either: write a pipe's output to a file first.
+pub fn open_transcript(path: &Path) -> std::io::Result<std::fs::File> {
+    let refused = |what: &str| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is {what}, not a transcript file: nothing was read (write it to a file first)", path.display()),
+        )
+    };
+    let kind = std::fs::metadata(path)?.file_type();
+    if kind.is_dir() {
+        return Err(refused("a directory"));
+    }
+    if !kind.is_file() {
+        #[cfg(unix)]
+        let fifo = std::os::unix::fs::FileTypeExt::is_fifo(&kind);
+        #[cfg(not(unix))]
+        let fifo = false;
+        return Err(refused(if fifo { "a FIFO" } else { "a device or socket" }));
+    }
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.is_file() { Ok(file) } else { Err(refused("no longer a regular file")) }
+}
+
 /// The last `n` turns the user and the assistant said in the transcript at `path`, oldest first:
 /// what a prompt's recall reads as its context ([`memcc_core::bridge::ContextTurn`]). Read from
 /// its last [`TAIL_BYTES`], and only from a regular file (a FIFO or a device would block the
@@ -57,15 +85,8 @@ pub fn last_turns(path: &Path, n: usize) -> Vec<memcc_core::bridge::ContextTurn>
     use memcc_core::bridge::{ContextTurn, Role};
     use std::io::{Read, Seek, SeekFrom};
     let read = || -> std::io::Result<Vec<u8>> {
-        // Looked at before it is opened: opening a FIFO waits for a writer.
-        if !std::fs::metadata(path)?.is_file() {
-            return Ok(Vec::new());
-        }
-        let mut file = std::fs::File::open(path)?;
+        let mut file = open_transcript(path)?;
         let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Ok(Vec::new());
-        }
         let start = meta.len().saturating_sub(TAIL_BYTES);
         file.seek(SeekFrom::Start(start))?;
         let mut tail = Vec::new();
@@ -100,7 +121,7 @@ pub fn last_turns(path: &Path, n: usize) -> Vec<memcc_core::bridge::ContextTurn>
 impl Memcc {
     /// Import the transcript at `path` into `agent`'s memory, as `options` say.
     pub fn import_file(&self, agent: &str, path: &Path, options: &ImportOptions) -> Result<FileImport, MemccError> {
-        let file = match std::fs::File::open(path) {
+        let file = match open_transcript(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileImport::Empty),
             Err(e) => return Ok(FileImport::Failed { error: format!("opening {}: {e}", path.display()) }),
@@ -251,13 +272,14 @@ fn with_subagents(path: &Path, parsed: &mut ParsedTranscript) {
     }
     files.sort();
     for file in files {
-        let kind = std::fs::read_to_string(file.with_extension("meta.json"))
+        let kind = open_transcript(&file.with_extension("meta.json"))
+            .and_then(std::io::read_to_string)
             .ok()
             .and_then(|meta| serde_json::from_str::<serde_json::Value>(&meta).ok())
             .and_then(|meta| meta.get("agentType").and_then(serde_json::Value::as_str).map(str::to_owned))
             .filter(|kind| !kind.trim().is_empty());
         let name = kind.map_or_else(|| "subagent".to_string(), |kind| format!("{kind} subagent"));
-        let read = std::fs::File::open(&file).and_then(|f| parse_subagent_jsonl(std::io::BufReader::new(f), &name));
+        let read = open_transcript(&file).and_then(|f| parse_subagent_jsonl(std::io::BufReader::new(f), &name));
         match read {
             Ok(subagent) => parsed.merge_subagent(subagent),
             Err(e) => parsed
@@ -334,7 +356,14 @@ mod tests {
             let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
             if made {
                 assert!(last_turns(&fifo, 4).is_empty());
+                // Nor by an import.
+                let refused = open_transcript(&fifo).unwrap_err();
+                assert!(refused.to_string().contains("is a FIFO, not a transcript file"), "{refused}");
             }
+            let device = open_transcript(Path::new("/dev/zero")).unwrap_err();
+            assert!(device.to_string().contains("a device or socket"), "{device}");
+            assert!(open_transcript(dir.path()).unwrap_err().to_string().contains("a directory"));
+            assert!(open_transcript(&dir.path().join("junk.jsonl")).is_ok(), "a regular file is read");
         }
     }
 }
