@@ -674,7 +674,8 @@ fn import_dir(cli: &Cli, memcc: &memcc::Memcc, dir: &std::path::Path, flush: Opt
     let failed: Vec<String> = done
         .iter()
         .filter_map(|(p, d)| match d {
-            FileImport::Failed { error } => Some(format!("  {}: {error}", p.display())),
+            // A file's name is whatever was put there: shown, not obeyed by the terminal.
+            FileImport::Failed { error } => Some(printable(&format!("  {}: {error}", p.display()))),
             _ => None,
         })
         .collect();

@@ -240,7 +240,11 @@ impl Memcc {
             Some(p) => format!(
                 "MemCC memory for this project ({}), from earlier sessions. memory_search finds more; cite a \
                  memory as (mem_N).",
-                memcc_core::project::project_name(p)
+                // A directory's name is the user's, but it is not the model's to read as markup.
+                memcc_core::framing::escape_in_section(&cut(memcc_core::project::project_name(p), 80))
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .collect::<String>()
             ),
             None => "MemCC memory from earlier sessions. memory_search finds more; cite a memory as (mem_N).".into(),
         }];
