@@ -76,7 +76,7 @@ node -e '
   const ours = d.hooks.filter((h) => / hook [A-Za-z]+$/.test(h.command));
   const events = ours.map((h) => h.eventName).sort().join(",");
   const problems = [...d.warnings, ...d.errors];
-  if (events !== "preCompact,sessionStart,stop,userPromptSubmit" || problems.length
+  if (events !== "preCompact,sessionEnd,sessionStart,stop,userPromptSubmit" || problems.length
       || !d.hooks.some((h) => h.command === "notify-send done") || ours.some((h) => !h.timeoutSec)) {
     console.error(JSON.stringify(d, null, 1)); process.exit(1);
   }' "$WORK/hooks.jsonl" || fail "Codex does not read MemCC's hooks as written, or warns about them"
@@ -99,4 +99,4 @@ node -e '
   || fail "--uninstall did not give the user's configuration back"
 grep -q 'memcc' "$HOME/.codex/config.toml" && fail "--uninstall left MemCC in config.toml"
 grep -q 'mcp_servers.other' "$HOME/.codex/config.toml" || fail "--uninstall took the user's own server from config.toml"
-echo "host configs: Claude Code's settings type-check against the published types; Codex reads MemCC's server and 4 hooks without a warning; uninstall restores both"
+echo "host configs: Claude Code's settings type-check against the published types; Codex reads MemCC's server and 5 hooks without a warning; uninstall restores both"
