@@ -217,6 +217,12 @@ fn home() -> Result<PathBuf> {
 }
 
 fn read(path: &Path) -> Result<Option<String>> {
+    // A FIFO or a device in a config file's place would hang setup (or never end): refused.
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+    {
+        bail!("{} is not a regular file: setup reads and writes only files", path.display());
+    }
     match std::fs::read_to_string(path) {
         Ok(s) => Ok(Some(s)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -362,22 +368,39 @@ fn codex_files(command: &MemccCommand, uninstall: bool) -> Result<Vec<ConfigFile
 }
 
 /// Write `f` through a file beside it (renamed into place, so a host never reads half of it),
-/// keeping the old contents as `<name>.memcc-backup` first.
+/// keeping the old contents as `<name>.memcc-backup` first. A config file that is a symlink
+/// (dotfiles, home-manager) is written where it points, and stays a link. The backup is the
+/// user's alone (a config may hold credentials) and is the first one MemCC made: a later setup
+/// does not overwrite the bytes the user had before MemCC ever touched the file.
 fn write_with_backup(f: &ConfigFile) -> Result<()> {
-    let dir = f.path.parent().context("a config file has a directory")?;
+    let path = match std::fs::symlink_metadata(&f.path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(&f.path).with_context(|| format!("following the link {}", f.path.display()))?
+        }
+        _ => f.path.clone(),
+    };
+    let dir = path.parent().context("a config file has a directory")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     if let Some(old) = &f.before {
-        let mut name = f.path.file_name().unwrap_or_default().to_os_string();
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
         name.push(".memcc-backup");
-        std::fs::write(dir.join(name), old).with_context(|| format!("backing up {}", f.path.display()))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        match options.open(dir.join(name)) {
+            Ok(mut backup) => std::io::Write::write_all(&mut backup, old.as_bytes())
+                .with_context(|| format!("backing up {}", f.path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e).with_context(|| format!("backing up {}", f.path.display())),
+        }
     }
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     std::io::Write::write_all(&mut tmp, f.after.as_bytes())?;
     // Keep the file's permissions (~/.claude.json holds credentials: 600).
-    if let Ok(meta) = std::fs::metadata(&f.path) {
+    if let Ok(meta) = std::fs::metadata(&path) {
         std::fs::set_permissions(tmp.path(), meta.permissions())?;
     }
-    tmp.persist(&f.path).with_context(|| format!("writing {}", f.path.display()))?;
+    tmp.persist(&path).with_context(|| format!("writing {}", f.path.display()))?;
     Ok(())
 }
 

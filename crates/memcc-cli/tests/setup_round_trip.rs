@@ -106,3 +106,42 @@ fn setup_keeps_the_users_files_as_they_were_and_uninstall_gives_them_back() {
     assert_eq!(json(&settings), serde_json::json!({"model": "opus"}));
     assert_eq!(json(&claude_json), serde_json::json!({"numStartups": 1}));
 }
+
+/// Dotfiles kept in a repository and linked into place stay links: setup writes through them.
+/// The backup is the user's alone and stays the bytes they had before MemCC first touched the
+/// file; a FIFO in a config file's place is refused, not waited on.
+#[test]
+fn setup_writes_through_a_linked_config_and_keeps_the_first_backup_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let dotfiles = home.join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let real = dotfiles.join("claude.json");
+    std::fs::write(&real, CLAUDE_JSON).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = home.join(".claude.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+
+    ok(setup(home, &["claude-code"]));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "still a link");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    assert!(written["mcpServers"]["memcc"].is_object(), "written where the link points: {written}");
+    let backup = dotfiles.join("claude.json.memcc-backup");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), CLAUDE_JSON);
+    assert_eq!(std::fs::metadata(&backup).unwrap().permissions().mode() & 0o777, 0o600, "the backup is private");
+    // Uninstall and set up again: the backup is still the user's first file.
+    ok(setup(home, &["claude-code", "--uninstall"]));
+    ok(setup(home, &["claude-code"]));
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), CLAUDE_JSON, "the first backup stays");
+
+    let fifo_home = home.join("fifo");
+    std::fs::create_dir_all(fifo_home.join(".claude")).unwrap();
+    let made = Command::new("mkfifo").arg(fifo_home.join(".claude/settings.json")).status().is_ok_and(|s| s.success());
+    if made {
+        let out = setup(&fifo_home, &["claude-code"]);
+        assert!(!out.status.success(), "refused");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"), "{out:?}");
+    }
+}
