@@ -177,9 +177,9 @@ fn shell_quote(s: &str) -> String {
     shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned())
 }
 
-/// Whether a hook's command is MemCC's: its program is a `memcc` binary running a hook of an
-/// event (`… hook SessionStart`), or the `import --hook` of earlier setups, which the hooks
-/// replace.
+/// Whether a hook's command is MemCC's: its program is the `memcc` binary (by that name: a
+/// user's own `memcc-notify` is theirs) running a hook of an event (`… hook SessionStart`), or
+/// the `import --hook` of earlier setups, which the hooks replace.
 fn is_memcc_hook(command: &str) -> bool {
     let Some(words) = shlex::split(command) else { return false };
     // Environment assignments before the program.
@@ -188,7 +188,7 @@ fn is_memcc_hook(command: &str) -> bool {
     let rest = &words[program + 1..];
     let hook = rest.windows(2).any(|w| w[0] == "hook" && HookEvent::parse(&w[1]).is_some());
     let import = rest.iter().any(|w| w == "import") && rest.iter().any(|w| w == "--hook");
-    name.starts_with("memcc") && (hook || import)
+    name == "memcc" && (hook || import)
 }
 
 fn claude_dir() -> Result<PathBuf> {
@@ -720,6 +720,8 @@ mod tests {
         assert!(is_memcc_hook("/usr/local/bin/memcc --agent main hook SessionStart"));
         assert!(is_memcc_hook("'/home/a b/memcc' --home '/x y' --agent main hook Stop"));
         assert!(is_memcc_hook("MEMCC_MODEL_DIR=/m /usr/bin/memcc --agent claude hook UserPromptSubmit"));
+        assert!(!is_memcc_hook("memcc-notify hook Stop"), "a user's own program named like it");
+        assert!(!is_memcc_hook("/opt/bin/memccx --agent main hook Stop"));
         assert!(is_memcc_hook("memcc --agent claude import --hook --flush"), "an earlier setup's, replaced");
         assert!(!is_memcc_hook("python3 ~/.claude/hooks/lint.py"));
         assert!(!is_memcc_hook("echo memcc hook"));
