@@ -170,9 +170,10 @@ impl Memcc {
         flush: Option<crate::Budget>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Vec<(PathBuf, FileImport)>, MemccError> {
-        let mut files = Vec::new();
-        transcripts_under(dir, &mut files)
-            .map_err(|e| MemccError::Config(format!("reading {}: {e}", dir.display())))?;
+        let (mut files, mut unreadable) = (Vec::new(), Vec::new());
+        transcripts_under(dir, &mut files, &mut unreadable).map_err(|e| {
+            MemccError::Context(memcc_context::ContextError::Input(format!("reading {}: {e}", dir.display())))
+        })?;
         files.sort();
         let options = ImportOptions { flush, skip_unchanged: true, ..ImportOptions::default() };
         let mut out = Vec::with_capacity(files.len());
@@ -182,6 +183,8 @@ impl Memcc {
             out.push((path, done));
             progress(i + 1, total);
         }
+        // What could not be read is reported beside what was imported, not instead of it.
+        out.extend(unreadable.into_iter().map(|(path, error)| (path, FileImport::Failed { error })));
         Ok(out)
     }
 
@@ -267,7 +270,7 @@ const SUBAGENTS_DIR: &str = "subagents";
 fn with_subagents(path: &Path, parsed: &mut ParsedTranscript) {
     let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else { return };
     let mut files = Vec::new();
-    if transcripts_under(&dir.join(stem).join(SUBAGENTS_DIR), &mut files).is_err() {
+    if transcripts_under(&dir.join(stem).join(SUBAGENTS_DIR), &mut files, &mut Vec::new()).is_err() {
         return; // no subagents (the usual case)
     }
     files.sort();
@@ -290,16 +293,23 @@ fn with_subagents(path: &Path, parsed: &mut ParsedTranscript) {
 }
 
 /// The `*.jsonl` files under `dir`, at any depth, but for subagents (read with their session);
-/// links are not followed (a loop of them would never end).
-fn transcripts_under(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// links are not followed (a loop of them would never end). A directory below `dir` that cannot
+/// be read is put in `unreadable` with why, and the rest is still found; `dir` itself that
+/// cannot be read is the error.
+fn transcripts_under(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    unreadable: &mut Vec<(PathBuf, String)>,
+) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        let path = entry.path();
+        let Ok(entry) = entry else { continue };
+        let (Ok(kind), path) = (entry.file_type(), entry.path()) else { continue };
         if kind.is_dir() && entry.file_name() == SUBAGENTS_DIR {
             continue;
         } else if kind.is_dir() {
-            transcripts_under(&path, out)?;
+            if let Err(e) = transcripts_under(&path, out, unreadable) {
+                unreadable.push((path, format!("reading the directory: {e}")));
+            }
         } else if kind.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
             out.push(path);
         }
@@ -340,6 +350,29 @@ mod tests {
         assert_eq!((turns[0].role.clone(), turns[0].text.as_str()), (Role::User, "How do we deploy the API?"));
         assert_eq!(turns[1].role, Role::Assistant);
         assert!(turns[1].text.contains("blue-green"), "{turns:?}");
+    }
+
+    #[test]
+    fn a_directory_that_cannot_be_read_is_reported_and_the_rest_found() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.jsonl"), "{}\n").unwrap();
+        // A chain of directories deeper than a path may name (PATH_MAX): made by a shell that
+        // walks into each, it cannot be read by its full path — even by root, whom permission
+        // bits do not stop.
+        let made = std::process::Command::new("bash")
+            .arg("-c")
+            .arg("set -P; cd \"$1\" && for i in $(seq 30); do d=$(printf '%0200d' $i); mkdir \"$d\" && cd \"$d\" || exit 1; done; echo '{}' > deep.jsonl")
+            .arg("sh")
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (mut found, mut unreadable) = (Vec::new(), Vec::new());
+        transcripts_under(dir.path(), &mut found, &mut unreadable).unwrap();
+        assert_eq!(found, [dir.path().join("a.jsonl")]);
+        assert_eq!(unreadable.len(), 1, "{unreadable:?}");
+        assert!(unreadable[0].1.contains("reading the directory"), "{unreadable:?}");
+        assert!(transcripts_under(&dir.path().join("missing"), &mut found, &mut unreadable).is_err(), "the top one");
     }
 
     #[test]
