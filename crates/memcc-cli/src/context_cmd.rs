@@ -265,6 +265,28 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
                 (file.clone().unwrap_or_default(), session.clone())
             };
             if file.is_dir() {
+                // A hook names its own session's transcript: a directory there is not one.
+                if *hook {
+                    bail!(
+                        "the hook's transcript_path {} is a directory, not a transcript: nothing imported",
+                        printable(&file.display().to_string())
+                    );
+                }
+                // Each file of a directory is its own session, in the format it is written in.
+                let given: Vec<&str> = [
+                    (session.is_some(), "--session"),
+                    (*strict, "--strict"),
+                    (!matches!(format, FormatArg::Auto), "--format"),
+                ]
+                .into_iter()
+                .filter_map(|(set, name)| set.then_some(name))
+                .collect();
+                if !given.is_empty() {
+                    bail!(
+                        "{} applies to one transcript, not a directory (each file is its own session): nothing imported",
+                        given.join(", ")
+                    );
+                }
                 // A backfill is how a new user's memory starts: past sessions go to memory.
                 return import_dir(cli, &memcc, &file, (!no_flush).then(|| grant(*budget)));
             }

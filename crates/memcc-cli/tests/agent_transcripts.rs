@@ -104,6 +104,12 @@ fn a_directory_of_transcripts_is_backfilled_once_and_then_only_what_changed() {
         let stats: serde_json::Value = serde_json::from_str(&ok(run(h, &["--json", "memory", "stats"]))).unwrap();
         stats["records"].as_i64().unwrap()
     };
+    // What applies to one transcript is refused for a directory, before anything is read.
+    for flags in [&["--session", "s"][..], &["--strict"], &["--format", "codex"]] {
+        let out = run(h, &[&["import", dir.parent().unwrap().to_str().unwrap()][..], flags].concat());
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && said.contains("not a directory"), "{flags:?}: {said}");
+    }
     // Messages only, as a run that asked for no flush (or stopped before it) leaves them.
     let first = ok(run(h, &["import", dir.parent().unwrap().to_str().unwrap(), "--no-flush"]));
     assert!(
@@ -159,6 +165,25 @@ fn a_directory_of_transcripts_is_backfilled_once_and_then_only_what_changed() {
     hook.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
     let out = hook.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+
+    // A hook naming a directory as its transcript does not import the tree under it.
+    let before: serde_json::Value = serde_json::from_str(&ok(run(h, &["--json", "sessions"]))).unwrap();
+    let mut hook = Command::new(BIN)
+        .arg("--home")
+        .arg(h)
+        .args(["--embedding-model", "hashing", "import", "--hook"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input =
+        serde_json::json!({"session_id": "odd", "transcript_path": h.join("claude"), "hook_event_name": "Stop"});
+    hook.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    let out = hook.wait_with_output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("is a directory, not a transcript"));
+    let after: serde_json::Value = serde_json::from_str(&ok(run(h, &["--json", "sessions"]))).unwrap();
+    assert_eq!(before, after, "nothing imported");
 }
 
 /// A Claude Code session that delegated to a subagent: the subagent's transcript (beside the
