@@ -76,7 +76,7 @@ impl Recall<'_> {
         let identity = self.identity();
         let identity_tokens = identity.as_ref().map_or(0, |t| estimate_tokens(t) + SECTION_TAGS);
         let mut shown = Shown::default();
-        let l1 = self.essentials(agents, &mut shown, essential_budget)?;
+        let l1 = self.essentials(agents, asked.project.as_deref(), &mut shown, essential_budget)?;
         let cost = |ls: &[Line]| ls.iter().map(|(l, _)| estimate_tokens(l) + 1).sum::<usize>() + SECTION_TAGS;
         let l1_tokens = cost(&l1);
         // L3 gets the rest, keeping L2's share back; L2 takes what L3 leaves of its share.
@@ -126,10 +126,10 @@ impl Recall<'_> {
 
     /// What a new session should know before anything is asked: who the agent is (L0) and its
     /// essentials (L1), within `budget` tokens.
-    pub fn standing(&self, agents: &[String], budget: usize) -> Result<Vec<RecallSection>> {
+    pub fn standing(&self, agents: &[String], project: Option<&str>, budget: usize) -> Result<Vec<RecallSection>> {
         let identity = self.identity();
         let identity_tokens = identity.as_ref().map_or(0, |t| estimate_tokens(t) + SECTION_TAGS);
-        let l1 = self.essentials(agents, &mut Shown::default(), budget.saturating_sub(identity_tokens))?;
+        let l1 = self.essentials(agents, project, &mut Shown::default(), budget.saturating_sub(identity_tokens))?;
         let mut sections: Vec<RecallSection> = identity.map(identity_section).into_iter().collect();
         if !l1.is_empty() {
             sections.push(section(Layer::Essential, l1));
@@ -177,11 +177,22 @@ impl Recall<'_> {
         Ok((!lines.is_empty()).then(|| section(Layer::Recall, lines)))
     }
 
-    /// L1: pinned and weighty records, within `budget` tokens (its tags included).
-    fn essentials(&self, agents: &[String], shown: &mut Shown, budget: usize) -> Result<Vec<Line>> {
+    /// L1: pinned and weighty records, within `budget` tokens (its tags included). A pin made on a memory learnt in a project holds in that
+    /// project (a repository's port is no other's); one with no project (`memory add --pin`)
+    /// holds everywhere, as do the weighty ones — the user's preferences go where the user goes.
+    fn essentials(
+        &self,
+        agents: &[String],
+        project: Option<&str>,
+        shown: &mut Shown,
+        budget: usize,
+    ) -> Result<Vec<Line>> {
         let config = self.search.config;
-        let essentials =
+        let mut essentials =
             self.search.store.essentials(agents, config.essential_min_weight, config.tuning.essentials_read)?;
+        if let Some(asked) = project {
+            essentials.retain(|r| !r.pinned || r.project.as_deref().is_none_or(|p| p == asked));
+        }
         Ok(lines(&essentials, shown, budget.saturating_sub(SECTION_TAGS), &[], &|r| {
             if r.pinned {
                 "essential: pinned".to_string()

@@ -564,8 +564,13 @@ impl MemoryRuntime {
     /// `budget` tokens: a host that keeps its own conversation shows it once, as the session
     /// begins.
     pub fn standing(&self, agent: &str, budget: usize) -> Result<Vec<RecallSection>> {
+        self.standing_in(agent, None, budget)
+    }
+
+    /// [`Self::standing`] for a session of `project`: the pins of other projects left out.
+    pub fn standing_in(&self, agent: &str, project: Option<&str>, budget: usize) -> Result<Vec<RecallSection>> {
         let agents = self.readable_agents(agent);
-        Recall { search: self.search(), classifier: &self.classifier }.standing(&agents, budget)
+        Recall { search: self.search(), classifier: &self.classifier }.standing(&agents, project, budget)
     }
 
     /// Recall for one prompt of a host that keeps its own conversation (a Claude Code or Codex

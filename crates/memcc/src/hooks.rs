@@ -227,7 +227,7 @@ impl Memcc {
         let sessions_tokens = sessions.as_deref().map_or(0, estimate_tokens);
         // Memory that cannot open leaves the session list standing.
         let standing = match self.memory() {
-            Ok(m) => m.standing(agent, budget.saturating_sub(sessions_tokens + 40))?,
+            Ok(m) => m.standing_in(agent, project, budget.saturating_sub(sessions_tokens + 40))?,
             Err(e) => {
                 tracing::warn!(error = %e, "session start without long-term memory");
                 Vec::new()

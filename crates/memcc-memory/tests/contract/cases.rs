@@ -1237,6 +1237,41 @@ fn a_small_store_answers_an_exact_question_and_stays_quiet_on_chit_chat() {
     }
 }
 
+/// A pin made on a memory learnt in one repository holds in that repository: a session of
+/// another is not told its port. A pin with no project (added by hand) holds everywhere, as the
+/// user's weighty preferences do; without a project asked, every pin stands.
+#[test]
+fn a_projects_pin_stands_in_its_project_and_a_global_one_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    for (day, project, said) in [
+        (0, "/src/api", "The API dev server listens on port 8080."),
+        (1, "/src/blog", "The blog dev server listens on port 1111."),
+    ] {
+        let mut p = payload("main", &format!("sum_{day}"), day, &[("user", said)]);
+        p.project = Some(project.into());
+        rt.ingest_summary(&p).unwrap();
+    }
+    let filter = RecordFilter { agent_id: Some("main".into()), ..Default::default() };
+    for r in rt.store().list_records(&filter, 0, 100).unwrap().items {
+        rt.pin("main", &format!("mem_{}", r.id), true).unwrap();
+    }
+    rt.add("main", "Always answer in British English.", RecordKind::Fact, true, None).unwrap();
+    let standing = |project: Option<&str>| -> String {
+        rt.standing_in("main", project, 2_000).unwrap().into_iter().map(|s| s.body).collect()
+    };
+    let blog = standing(Some("/src/blog"));
+    assert!(blog.contains("1111") && blog.contains("British English"), "{blog}");
+    assert!(!blog.contains("8080"), "another repository's pin: {blog}");
+    let everywhere = standing(None);
+    assert!(everywhere.contains("1111") && everywhere.contains("8080"), "{everywhere}");
+    // The assembled prompt's essentials follow the project asked in too.
+    let q = RecallQuery { project: Some("/src/api".into()), ..query("main", "what is for dinner") };
+    let sections = MemoryBridge::retrieve(&rt, &q, 2_000).unwrap();
+    let essential = sections.iter().find(|s| s.name == Layer::Essential).map(|s| s.body.clone()).unwrap_or_default();
+    assert!(essential.contains("8080") && !essential.contains("1111"), "{essential}");
+}
+
 /// A memory record has a size: a 2 MB "memory" is refused with a clear error (by `add` and, per
 /// line, by `import`, which takes the rest), and a search hit carries at most a cut of a long
 /// record, marked, while `memory_get` returns it whole.
