@@ -29,7 +29,7 @@ const MAX_PAYLOAD: u64 = 16 << 20;
 /// How long a hook waits for the warm process: an answer the host shows the model may take a
 /// moment (memory may still be loading there); queuing is a write.
 fn patience(event: HookEvent) -> Duration {
-    if event.answers() { Duration::from_secs(20) } else { Duration::from_secs(2) }
+    if event.answers() { Duration::from_secs(memcc::hooks::WARM_PATIENCE_SECS) } else { Duration::from_secs(2) }
 }
 
 pub fn run(cli: &Cli, args: &HookArgs) -> Result<()> {

@@ -19,7 +19,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use crate::Cli;
-use memcc::hooks::HookEvent;
+use memcc::hooks::{ANSWER_TIMEOUT_SECS, HookEvent, QUEUE_TIMEOUT_SECS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Host {
@@ -42,18 +42,18 @@ impl Host {
     fn events(self) -> &'static [(HookEvent, u64)] {
         match self {
             Host::ClaudeCode => &[
-                (HookEvent::SessionStart, 30),
-                (HookEvent::UserPromptSubmit, 30),
-                (HookEvent::Stop, 10),
-                (HookEvent::SessionEnd, 10),
-                (HookEvent::PreCompact, 10),
+                (HookEvent::SessionStart, ANSWER_TIMEOUT_SECS),
+                (HookEvent::UserPromptSubmit, ANSWER_TIMEOUT_SECS),
+                (HookEvent::Stop, QUEUE_TIMEOUT_SECS),
+                (HookEvent::SessionEnd, QUEUE_TIMEOUT_SECS),
+                (HookEvent::PreCompact, QUEUE_TIMEOUT_SECS),
             ],
             Host::Codex => &[
-                (HookEvent::SessionStart, 30),
-                (HookEvent::UserPromptSubmit, 30),
-                (HookEvent::Stop, 10),
+                (HookEvent::SessionStart, ANSWER_TIMEOUT_SECS),
+                (HookEvent::UserPromptSubmit, ANSWER_TIMEOUT_SECS),
+                (HookEvent::Stop, QUEUE_TIMEOUT_SECS),
                 (HookEvent::SessionEnd, CODEX_SESSION_END_SECS),
-                (HookEvent::PreCompact, 10),
+                (HookEvent::PreCompact, QUEUE_TIMEOUT_SECS),
             ],
         }
     }

@@ -111,7 +111,7 @@ impl Default for MemoryConfig {
             vector_dedup_enabled: false,
             vector_dedup_threshold: DEFAULT_DEDUP_THRESHOLD,
             shared_agents: Vec::new(),
-            essential_min_weight: 2.0,
+            essential_min_weight: crate::record::STANDING_PREFERENCE_WEIGHT,
             recency_half_life_days: 30.0,
             wings: Vec::new(),
             chunk_tokens: 120,
@@ -141,7 +141,7 @@ impl MemoryConfig {
         }
         if !self.essential_min_weight.is_finite() {
             warnings.push("essentialMinWeight must be a number; using 2".into());
-            self.essential_min_weight = 2.0;
+            self.essential_min_weight = crate::record::STANDING_PREFERENCE_WEIGHT;
         }
         if let Err(e) = self.tuning.check() {
             warnings.push(format!("{e}; using the default tuning"));

@@ -237,8 +237,10 @@ impl Ingest<'_> {
             let said = ground_relative_dates(&m.text, m.timestamp);
             for p in preferences(&said) {
                 let weight = match p.category {
-                    PrefCategory::Like | PrefCategory::Dislike | PrefCategory::Bio => 2.0,
-                    _ => 1.5,
+                    PrefCategory::Like | PrefCategory::Dislike | PrefCategory::Bio => {
+                        crate::record::STANDING_PREFERENCE_WEIGHT
+                    }
+                    _ => crate::record::PREFERENCE_WEIGHT,
                 };
                 let document = about_speaker(&p.document, m.speaker.as_deref());
                 let text = format!("{} {document}", date_header(m.timestamp, m.timestamp));

@@ -222,5 +222,12 @@ pub struct NewTriple {
     pub valid_from: Option<i64>,
 }
 
+/// What a preference the user states about what they like, dislike or are weighs: the default
+/// `essentialMinWeight`, so it stands in every session's essentials wherever it was said.
+pub(crate) const STANDING_PREFERENCE_WEIGHT: f64 = 2.0;
+
+/// What any other preference weighs: above a plain record (1.0), below the essentials.
+pub(crate) const PREFERENCE_WEIGHT: f64 = 1.5;
+
 /// The heaviest weight a record can carry (an import checks it; a pin orders first by itself).
 pub(crate) const MAX_WEIGHT: f64 = 3.0;

@@ -129,6 +129,17 @@ impl Default for HookConfig {
     }
 }
 
+/// The seconds MemCC asks a host to give its hooks that answer (`SessionStart`,
+/// `UserPromptSubmit`): room for a cold start that loads the model on a loaded machine.
+pub const ANSWER_TIMEOUT_SECS: u64 = 30;
+
+/// The seconds it asks for the hooks that only queue a transcript (one write).
+pub const QUEUE_TIMEOUT_SECS: u64 = 10;
+
+/// How long a hook that answers waits for the warm process before it answers cold: what is left
+/// of [`ANSWER_TIMEOUT_SECS`] must hold a cold answer (about a second, more on a loaded machine).
+pub const WARM_PATIENCE_SECS: u64 = ANSWER_TIMEOUT_SECS - 10;
+
 /// The environment variable that keeps one session quiet: a host started with it set (to
 /// anything but "0", "false", "off" or "no") gets nothing injected by MemCC's hooks; what the
 /// session says is still remembered.
