@@ -43,6 +43,11 @@ const env = {
   OPENCLAW_STATE_DIR: state,
   OPENCLAW_CONFIG_PATH: path.join(state, "openclaw.json"),
   NO_COLOR: "1",
+  // OpenClaw runs npm (pack, install) against the local registry: an npm cache of this test's
+  // own, so another npm on the machine holding ~/.npm's locks cannot stall it past OpenClaw's
+  // 60 s limit, and no update check.
+  npm_config_cache: path.join(state, "npm-cache"),
+  npm_config_update_notifier: "false",
 };
 delete env.MEMCC_HOME;
 
