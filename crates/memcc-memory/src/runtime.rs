@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::classify::Classifier;
 use crate::config::{MemoryConfig, VectorBackend};
@@ -43,9 +43,11 @@ pub struct MemoryRuntime {
     ranking_models: RwLock<Option<Arc<Models>>>,
     triple_model: Option<Arc<dyn ChatModel>>,
     /// The highest record id whose vector the index has read from `memory.db`: another process
-    /// writing the same store adds rows above it, which searches then read first. `None` when
-    /// the store searches its own vectors (nothing to catch up).
-    index_seen: Option<std::sync::atomic::AtomicI64>,
+    /// writing the same store adds rows above it, which searches then read first (under the lock,
+    /// so no search sees an index half read). `i64::MIN` until the flat index is first needed: a
+    /// process that never searches (a session's start, a queued import) never reads the vectors.
+    /// `None` when the store searches its own vectors (nothing to catch up).
+    index_seen: Option<Mutex<i64>>,
 }
 
 /// The vector index of `model`, loaded from the store (its source of truth).
@@ -60,12 +62,11 @@ fn open_index(
         VectorBackend::Flat => {
             let source_store = store.clone();
             let source_model = model.to_string();
-            let index: Arc<dyn VectorStore> = Arc::new(FlatScan::new(
+            // Read on first use ([`MemoryRuntime::catch_up`]).
+            Ok(Arc::new(FlatScan::new(
                 dim,
                 Some(Box::new(move |ids: &[i64]| source_store.vectors(ids, &source_model))),
-            ));
-            load_index(&*index, &**store, model)?;
-            Ok(index)
+            )))
         }
         #[cfg(feature = "lancedb")]
         VectorBackend::Lancedb => {
@@ -106,6 +107,7 @@ fn lance_dir(path: &Path, model: &str) -> std::path::PathBuf {
 }
 
 /// Every current vector of `model` into `index`, in batches.
+#[cfg(feature = "lancedb")]
 fn load_index(index: &dyn VectorStore, store: &dyn MemoryStore, model: &str) -> Result<()> {
     load_index_after(index, store, model, i64::MIN)
 }
@@ -169,8 +171,12 @@ impl MemoryRuntime {
         let (index, index_seen) = match store.native_index(&model, embedder.dim())? {
             Some(index) => (index, None),
             None => {
-                let seen = std::sync::atomic::AtomicI64::new(store.last_vector_id()?);
-                (open_index(path, &config, &store, &model, embedder.dim())?, Some(seen))
+                // The flat index is read when first needed; another is read (or checked) now.
+                let seen = match config.vector_backend {
+                    VectorBackend::Flat => i64::MIN,
+                    _ => store.last_vector_id()?,
+                };
+                (open_index(path, &config, &store, &model, embedder.dim())?, Some(Mutex::new(seen)))
             }
         };
         let classifier = if config.wings.is_empty() { Classifier::default() } else { Classifier::new(&config.wings) };
@@ -218,17 +224,23 @@ impl MemoryRuntime {
         agents
     }
 
-    /// Read into the index the vectors other processes wrote since it last looked (one indexed
-    /// `MAX` when there are none).
+    /// Read into the index the vectors it has not seen: all of them the first time, then those
+    /// other processes wrote since it last looked (one indexed `MAX` when there are none).
     fn catch_up(&self) -> Result<()> {
-        use std::sync::atomic::Ordering;
         let Some(index_seen) = &self.index_seen else { return Ok(()) };
-        let seen = index_seen.load(Ordering::Acquire);
         let last = self.store.last_vector_id()?;
-        if last > seen && index_seen.compare_exchange(seen, last, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-            load_index_after(&*self.index, &*self.store, &self.embedder.model_id(), seen)?;
+        let mut seen = index_seen.lock().unwrap_or_else(|p| p.into_inner());
+        if last > *seen {
+            load_index_after(&*self.index, &*self.store, &self.embedder.model_id(), *seen)?;
+            *seen = last;
         }
         Ok(())
+    }
+
+    /// Read the vector index now rather than at the first search: a long-lived process (the
+    /// warm process, a host's gateway) does it while nothing waits.
+    pub fn load_index(&self) -> Result<()> {
+        self.catch_up()
     }
 
     fn search(&self) -> Search<'_> {
@@ -251,26 +263,28 @@ impl MemoryRuntime {
         }
     }
 
-    fn ingest(&self) -> Ingest<'_> {
-        Ingest {
+    /// Ingestion, with the index caught up first (it finds near-duplicates in it).
+    fn ingest(&self) -> Result<Ingest<'_>> {
+        self.catch_up()?;
+        Ok(Ingest {
             store: &*self.store,
             index: &*self.index,
             embedder: &*self.embedder,
             config: &self.config,
             classifier: &self.classifier,
             triple_model: self.triple_model.as_deref(),
-        }
+        })
     }
 
     /// What the bridge delivers: a committed summary (and, for a leaf, the raw messages it
     /// covers), stored as records (see [`crate::ingest`]).
     pub fn ingest_summary(&self, s: &SummaryPayload) -> Result<IngestReport> {
-        self.ingest().summary(s)
+        self.ingest()?.summary(s)
     }
 
     /// Embed up to `limit` queued records; `progress(done, total)` after each batch.
     pub fn process_pending(&self, limit: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<usize> {
-        self.ingest().process_pending(limit, progress)
+        self.ingest()?.process_pending(limit, progress)
     }
 
     /// Every record of `agent` (or all) as JSON lines; returns the count.
@@ -398,7 +412,7 @@ impl MemoryRuntime {
         };
         let mut report = IngestReport::default();
         let found = triples(text);
-        let inserted = self.ingest().store_batch(vec![(record, found)], None, &mut report)?;
+        let inserted = self.ingest()?.store_batch(vec![(record, found)], None, &mut report)?;
         inserted.into_iter().next().ok_or_else(|| MemoryError::Input("a near-identical memory already exists".into()))
     }
 
@@ -435,7 +449,7 @@ impl MemoryRuntime {
             supersedes: Some(old.id),
         };
         let mut report = IngestReport::default();
-        let inserted = self.ingest().store_batch(vec![(record, triples(text))], None, &mut report)?;
+        let inserted = self.ingest()?.store_batch(vec![(record, triples(text))], None, &mut report)?;
         let done = inserted.into_iter().next().ok_or_else(|| MemoryError::Input("the edit was not stored".into()))?;
         if done.duplicate {
             return Err(MemoryError::Input(format!("mem_{} already says that", done.id)));
@@ -607,5 +621,54 @@ impl MemoryBridge for MemoryRuntime {
 
     fn forgotten(&self, agent: &str, session_id: &str) -> Result<std::collections::HashSet<String>, BridgeError> {
         self.store.tombstones(agent, &[session_id.to_string()]).map_err(|e| BridgeError::Failed(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::HashingEmbedder;
+
+    fn open(path: &Path) -> MemoryRuntime {
+        MemoryRuntime::open(path, MemoryConfig::default(), Arc::new(HashingEmbedder::default())).unwrap()
+    }
+
+    /// A process that never searches never reads the vectors; the first searches, however many
+    /// at once, each see all of them.
+    #[test]
+    fn the_flat_index_is_read_at_the_first_search_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("memory.db");
+        {
+            let rt = open(&path);
+            for text in
+                ["The spare key is under the blue flowerpot.", "The boiler was serviced in May.", "Ferry at nine."]
+            {
+                rt.add("main", text, RecordKind::Fact, false, None).unwrap();
+            }
+        }
+        let rt = open(&path);
+        assert_eq!(rt.index.len(), 0, "opening reads no vector");
+        rt.standing("main", 1000).unwrap();
+        assert_eq!(rt.index.len(), 0, "a session's standing layers read none either");
+        let hits: Vec<Vec<i64>> = std::thread::scope(|s| {
+            let searches: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        let hits =
+                            rt.search_with("main", "blue flowerpot key", None, None, 3, SearchMode::Dense).unwrap();
+                        hits.iter().map(|h| h.record.as_ref().map_or(0, |r| r.id)).collect()
+                    })
+                })
+                .collect();
+            searches.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(rt.index.len(), 3);
+        assert_eq!(hits[0].len(), 3, "{hits:?}");
+        assert!(hits.iter().all(|h| h == &hits[0]), "every search saw the whole index: {hits:?}");
+        // An explicit load (a long-lived host's) reads it at once.
+        let rt = open(&path);
+        rt.load_index().unwrap();
+        assert_eq!(rt.index.len(), 3);
     }
 }

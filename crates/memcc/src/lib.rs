@@ -471,6 +471,11 @@ impl Memcc {
                         )?;
                     }
                     let mut rt = MemoryRuntime::open(&dir.join("memory.db"), config.memory_config(), embedder)?;
+                    // A long-lived host reads the vector index on this thread, while nothing
+                    // waits; a one-shot command reads it at its first search, if it makes one.
+                    if opening == Opening::Background {
+                        rt.load_index()?;
+                    }
                     if let Some(r) = &reranker {
                         rt = rt.with_reranker(r.clone());
                     }
