@@ -175,7 +175,7 @@ pub fn run(cli: &crate::Cli, home: Option<PathBuf>) -> Result<()> {
         .messages
         .iter()
         .map(|m| AgentMessage::from_value(m.clone()).text())
-        .filter(|t| t.starts_with("<memcc-"))
+        .filter(|t| t.starts_with(memcc::core::RECALL_IS_DATA))
         .collect();
     // Each section's opening, its first lines, and any line about Lina.
     let mut in_section = 0;

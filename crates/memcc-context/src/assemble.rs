@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::store::{ContextItem, ContextStore, Conversation, ItemRef, Summary};
 use memcc_core::bridge::{ContextTurn, Layer, MemoryBridge, RecallQuery, RecallSection, Role};
 use memcc_core::estimate_tokens;
+use memcc_core::framing::RECALL_IS_DATA;
 
 /// Added to the system prompt once compacted history exists.
 pub const COMPACTION_HINT: &str = "Earlier turns of this conversation were compacted into <summary> blocks by MemCC. \
@@ -78,7 +79,16 @@ static SECTION_TAG: std::sync::LazyLock<regex::Regex> =
 /// Escape text placed inside a `<summary>` element so it can neither close nor open one, nor
 /// any of MemCC's `<memcc-…>` sections, in any letter case.
 pub fn escape_summary_text(text: &str) -> String {
-    memcc_core::framing::defang(&SECTION_TAG.replace_all(text, "&lt;$1")).into_owned()
+    let escaped = SECTION_TAG.replace_all(text, "&lt;$1");
+    // A tag drawn to pass the eye (a fullwidth `＜`, `‹`, letters of other scripts) is kept as
+    // a reader sees it, escaped.
+    let seen = memcc_core::framing::skeleton(&escaped);
+    let escaped = if SECTION_TAG.is_match(&seen) {
+        SECTION_TAG.replace_all(&seen, "&lt;$1").into_owned()
+    } else {
+        escaped.into_owned()
+    };
+    memcc_core::framing::defang(&escaped).into_owned()
 }
 
 /// A summary as the model sees it.
@@ -167,14 +177,17 @@ impl Assembler<'_> {
         }
 
         // Recalled memory, defensively re-checked against its share.
+        // The sections come after a line saying they are quoted data (prompt injection in what
+        // was recalled), inside the same share.
         let memory_budget = self.config.memory_budget(remaining);
+        let framing = FRAME + estimate_tokens(RECALL_IS_DATA) + 1;
         let mut sections: Vec<RecallSection> = Vec::new();
-        if memory_budget > FRAME {
+        if memory_budget > framing {
             let query = self.recall_query(conversation, &items, as_of, pending)?;
             if !query.text.trim().is_empty() {
-                match self.bridge.retrieve(&query, memory_budget - FRAME) {
+                match self.bridge.retrieve(&query, memory_budget - framing) {
                     Ok(found) => {
-                        let mut used = FRAME;
+                        let mut used = framing;
                         for s in found {
                             let t = estimate_tokens(&s.body) + 1;
                             if used + t <= memory_budget {
@@ -189,7 +202,10 @@ impl Assembler<'_> {
                 }
             }
         }
-        let memory_text = sections.iter().map(|s| s.body.as_str()).collect::<Vec<_>>().join("\n");
+        let memory_text = std::iter::once(RECALL_IS_DATA)
+            .chain(sections.iter().map(|s| s.body.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n");
         let memory_tokens = if sections.is_empty() { 0 } else { FRAME + estimate_tokens(&memory_text) };
         remaining -= memory_tokens.min(remaining);
 

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Memcc, MemccError};
 use memcc_context::{LeftOff, SessionSource};
 use memcc_core::bridge::{ContextTurn, Role};
+use memcc_core::framing::RECALL_IS_DATA;
 use memcc_core::{RecallQuery, estimate_tokens};
 
 /// The points of a host's session MemCC answers.
@@ -259,6 +260,7 @@ impl Memcc {
             ),
             None => "MemCC memory from earlier sessions. memory_search finds more; cite a memory as (mem_N).".into(),
         }];
+        out.push(RECALL_IS_DATA.to_string());
         out.extend(standing.into_iter().map(|s| s.body));
         out.extend(sessions);
         Ok(Some(out.join("\n")))
@@ -306,8 +308,10 @@ impl Memcc {
             context,
             project: project.map(String::from),
         };
-        let lead = "MemCC recalled these from earlier sessions for this prompt (memory_get reads one whole):";
-        let budget = self.config.hooks.prompt_tokens.saturating_sub(estimate_tokens(lead) + 1);
+        let lead = format!(
+            "MemCC recalled these from earlier sessions for this prompt (memory_get reads one whole). {RECALL_IS_DATA}"
+        );
+        let budget = self.config.hooks.prompt_tokens.saturating_sub(estimate_tokens(&lead) + 1);
         Ok(memory.recall_for_prompt(&query, budget)?.map(|s| format!("{lead}\n{}", s.body)))
     }
 }

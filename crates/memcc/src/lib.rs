@@ -55,6 +55,7 @@ pub mod memory {
 pub mod core {
     pub use memcc_core::ErrorCode;
     pub use memcc_core::estimate_tokens;
+    pub use memcc_core::framing::RECALL_IS_DATA;
     pub use memcc_core::llm::{ChatMessage, ChatModel, ChatRequest, LENT_MODEL_PAUSE, LlmError, Pausing};
     pub use memcc_core::sqlite::private_dir;
     pub use memcc_core::time::{day, minute, now_ms};

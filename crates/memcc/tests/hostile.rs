@@ -91,7 +91,9 @@ fn memcc_text(a: &memcc_context::Assembled) -> String {
     a.messages
         .iter()
         .map(|m| AgentMessage::from_value(m.clone()).text())
-        .filter(|t| t.starts_with("<summary") || t.starts_with("<memcc-") || t.starts_with("[MemCC"))
+        .filter(|t| {
+            t.starts_with("<summary") || t.starts_with(memcc_core::framing::RECALL_IS_DATA) || t.starts_with("[MemCC")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
