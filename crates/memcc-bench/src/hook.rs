@@ -3,7 +3,9 @@
 //! event's JSON on stdin, until it exits — at growing store sizes, answered by the warm process
 //! (`memcc daemon`) and, beside it in the same run, by a cold process that loads the model and the
 //! vector index itself (`hooks.warm: false`), and the bare start of the binary (`memcc
-//! --version`) as the floor no hook goes under.
+//! --version`) as the floor no hook goes under. Beside them, twenty `SessionStart` hooks started
+//! together with no warm process running, as a morning's terminals or a script opening sessions
+//! start them.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,7 +46,13 @@ pub struct HookRow {
     pub cold: Spread,
     /// Prompts the warm process added anything to (the rest cleared no relevance floor).
     pub warm_answered: usize,
+    /// [`STARTS_AT_ONCE`] `SessionStart` hooks started together with no warm process running (a
+    /// morning's terminals, a script opening sessions): each one's time.
+    pub starts_at_once: Spread,
 }
+
+/// How many sessions start together in the concurrency row.
+pub const STARTS_AT_ONCE: usize = 20;
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -156,11 +164,44 @@ pub fn run(
             warm_answered += usize::from(said);
         }
         let _ = memcc(&warm_config).args(["daemon", "--stop"]).stdout(Stdio::null()).status();
+        // Twenty sessions start at once, no warm process running: each hook finds none, one of
+        // them starts it, and each answers itself or is answered by it.
+        let started: Vec<(Instant, std::process::Child)> = (0..STARTS_AT_ONCE)
+            .map(|i| {
+                let payload = serde_json::json!({"session_id": format!("start-{i}"), "cwd": dir.path(),
+                                                 "hook_event_name": "SessionStart", "source": "startup"});
+                let t = Instant::now();
+                let mut child = memcc(&warm_config)
+                    .args(["hook", "SessionStart"])
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()?;
+                if let Some(mut stdin) = child.stdin.take() {
+                    writeln!(stdin, "{payload}")?;
+                }
+                Ok((t, child))
+            })
+            .collect::<Result<_, std::io::Error>>()?;
+        let mut starts = Vec::new();
+        for (t, mut child) in started {
+            child.wait()?;
+            starts.push(t.elapsed());
+        }
+        // The warm process they started (it may have come up after the last of them ended).
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = memcc(&warm_config).args(["daemon", "--stop"]).stdout(Stdio::null()).status();
         let mut cold = Vec::new();
         for p in prompts.iter().take(samples.clamp(1, 10)) {
             cold.push(ask(&cold_config, p)?.0);
         }
-        rows.push(HookRow { records: n, warm: Spread::of(warm), cold: Spread::of(cold), warm_answered });
+        rows.push(HookRow {
+            records: n,
+            warm: Spread::of(warm),
+            cold: Spread::of(cold),
+            warm_answered,
+            starts_at_once: Spread::of(starts),
+        });
     }
     Ok(HookReport { machine: crate::machine(), samples, bare_start, rows })
 }
@@ -181,13 +222,14 @@ pub fn markdown(r: &HookReport) -> String {
     let mut s = format!(
         "Prompt hook latency (`memcc hook UserPromptSubmit`, the binary started with the event's JSON on stdin, \
          until it exits) — {} prompts per size; {} cores, {}. `memcc --version` alone: p50 {:.1} ms, p95 {:.1} ms.\n\n\
-         | records | warm p50 ms | warm p95 ms | warm max ms | cold p50 ms | cold p95 ms | warm / cold (p50) | prompts answered |\n\
-         |---|---|---|---|---|---|---|---|\n",
+         | records | warm p50 ms | warm p95 ms | warm max ms | cold p50 ms | cold p95 ms | warm / cold (p50) | prompts answered \
+         | {STARTS_AT_ONCE} session starts at once, p50 / max ms |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
         r.samples, r.machine.cores, r.machine.cpu, r.bare_start.p50_ms, r.bare_start.p95_ms
     );
     for row in &r.rows {
         s.push_str(&format!(
-            "| {} | {:.1} | {:.1} | {:.1} | {:.0} | {:.0} | {:.2} | {} |\n",
+            "| {} | {:.1} | {:.1} | {:.1} | {:.0} | {:.0} | {:.2} | {} | {:.0} / {:.0} |\n",
             row.records,
             row.warm.p50_ms,
             row.warm.p95_ms,
@@ -195,7 +237,9 @@ pub fn markdown(r: &HookReport) -> String {
             row.cold.p50_ms,
             row.cold.p95_ms,
             row.warm.p50_ms / row.cold.p50_ms.max(0.001),
-            row.warm_answered
+            row.warm_answered,
+            row.starts_at_once.p50_ms,
+            row.starts_at_once.max_ms
         ));
     }
     s

@@ -382,8 +382,24 @@ impl Memcc {
     /// For hosts with an event loop: the context engine opens now (migrations, a few ms) and the
     /// memory runtime (embedding model, vector index) on a thread of its own; see [`MemorySlot`].
     /// Configuration errors of either half are still reported here.
+    /// Once memory is open, the vector index is read on a thread of its own too: a session's
+    /// start (which needs no vectors) is answered meanwhile, and a search waits for the index.
     pub fn open_background(config: MemccConfig, host_model: Option<Arc<dyn ChatModel>>) -> Result<Self, MemccError> {
-        Self::open_inner(config, host_model, None, Opening::Background)
+        let memcc = Self::open_inner(config, host_model, None, Opening::Background)?;
+        if let Some(slot) = memcc.memory.clone() {
+            let spawned = std::thread::Builder::new().name("memcc-index".into()).spawn(move || {
+                // A memory that failed to open says so where it is asked for.
+                if let Ok(runtime) = slot.get()
+                    && let Err(e) = runtime.load_index()
+                {
+                    tracing::warn!(error = %e, "the vector index could not be read; searches try again");
+                }
+            });
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "no thread to read the vector index; the first search reads it");
+            }
+        }
+        Ok(memcc)
     }
 
     fn open_inner(
@@ -472,11 +488,6 @@ impl Memcc {
                         )?;
                     }
                     let mut rt = MemoryRuntime::open(&dir.join("memory.db"), config.memory_config(), embedder)?;
-                    // A long-lived host reads the vector index on this thread, while nothing
-                    // waits; a one-shot command reads it at its first search, if it makes one.
-                    if opening == Opening::Background {
-                        rt.load_index()?;
-                    }
                     if let Some(r) = &reranker {
                         rt = rt.with_reranker(r.clone());
                     }
