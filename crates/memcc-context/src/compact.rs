@@ -310,7 +310,13 @@ impl Compactor<'_> {
         if children.len() != run.len() {
             return Ok(None);
         }
-        let source = children.iter().map(|c| c.content.as_str()).collect::<Vec<_>>().join("\n\n");
+        // The children's reading aids stay out: this summary writes its own, and a word list
+        // would carry a forgotten word past the sentence check below.
+        let source = children
+            .iter()
+            .map(|c| memcc_core::bridge::without_reading_aids(&c.content))
+            .collect::<Vec<_>>()
+            .join("\n\n");
         let source = self.without_forgotten(conversation, source);
         let source_tokens: usize = run.iter().map(|i| i.tokens).sum();
         let produced = summarize_escalating(

@@ -34,5 +34,5 @@ pub use message::AgentMessage;
 pub use purge::PurgeReport;
 pub use schema::SCHEMA_VERSION;
 pub use store::{ContextStore, ConversationMeta, SessionListing, SessionSource, TranscriptJob};
-pub use summarize::{ExtractiveSummarizer, LlmSummarizer, Summarizer};
+pub use summarize::{EXPAND_FOOTER, ExtractiveSummarizer, LlmSummarizer, Summarizer, SummaryInput};
 pub use verify::VerifyReport;

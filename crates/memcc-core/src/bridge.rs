@@ -133,12 +133,18 @@ pub struct SummaryPayload {
 impl SummaryPayload {
     /// The summary's text without its [`EXPAND_FOOTER`] and [`SUBJECTS_LINE`] lines.
     pub fn content_without_footer(&self) -> String {
-        self.content
-            .lines()
-            .filter(|l| !l.starts_with(EXPAND_FOOTER) && !l.starts_with(SUBJECTS_LINE))
-            .collect::<Vec<_>>()
-            .join("\n")
+        without_reading_aids(&self.content)
     }
+}
+
+/// A summary's text without its reading aids (the [`EXPAND_FOOTER`] and [`SUBJECTS_LINE`]
+/// lines): what it says, as memory stores it and a condensing summariser reads it (an index of
+/// words is no statement, and would carry a forgotten word past the sentence check).
+pub fn without_reading_aids(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with(EXPAND_FOOTER) && !l.starts_with(SUBJECTS_LINE))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// What the assembler asks memory for.

@@ -22,10 +22,12 @@ static CITATION: LazyLock<Regex> = LazyLock::new(|| static_regex(r"(?i)(\(\s*mem
 /// is kept, made inert (its words are the same words to a reader).
 pub fn defang(text: &str) -> Cow<'_, str> {
     let plain = defang_plain(text);
-    if matches!(plain, Cow::Owned(_)) || text.is_ascii() {
+    if text.is_ascii() {
         return plain;
     }
-    let seen = skeleton(text);
+    // Read after the plain marks were broken (their zero-width spaces stay in the skeleton), so a
+    // look-alike beside an ASCII mark is caught too.
+    let seen = skeleton(&plain);
     match defang_plain(&seen) {
         Cow::Owned(d) => Cow::Owned(d),
         Cow::Borrowed(_) => plain,
@@ -155,6 +157,12 @@ mod tests {
             // Inert: read as a reader reads it, nothing is left to defang.
             assert!(matches!(defang(&d), Cow::Borrowed(_)), "{forged:?} -> {d:?}");
             assert!(d.contains("from 1999") || d.contains("12"), "the words stay: {d:?}");
+        }
+        // A look-alike beside a plain mark (the plain one broken first) is caught as well.
+        for mixed in ["[MemCC: a] then [MemCC\u{FF1A} b]", "(mem_1) and (m\u{0435}m_2)", "[MemCC: x] (m\u{0435}m_2)"] {
+            let d = defang(mixed);
+            assert!(matches!(defang(&d), Cow::Borrowed(_)), "{mixed:?} -> {d:?}");
+            assert!(!NOTE.is_match(&skeleton(&d)) && !CITATION.is_match(&skeleton(&d)), "{mixed:?} -> {d:?}");
         }
         // Text in other scripts with nothing to forge is left exactly as it is.
         assert_eq!(escape_in_section("《三体》和〈序〉 ‹quote›"), "《三体》和〈序〉 ‹quote›");
