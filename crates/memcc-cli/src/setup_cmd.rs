@@ -516,9 +516,11 @@ fn check_host(host: Host) -> Result<Vec<Finding>> {
     let names: Vec<String> =
         hooks.iter().map(|(e, _, t)| format!("{e} ({}s)", t.map_or("default".into(), |t| t.to_string()))).collect();
     out.push(Finding { ok: true, line: format!("hooks in {}: {}", hooks_path.display(), names.join(", ")) });
-    if let Some((_, command, _)) = hooks.iter().find(|(e, _, _)| e == "SessionStart") {
+    if let Some((_, command, timeout)) = hooks.iter().find(|(e, _, _)| e == "SessionStart") {
         let started = Instant::now();
-        out.push(match hook_answers(command) {
+        // Hosts give a hook 60 s when its entry names no timeout.
+        let limit = Duration::from_secs(timeout.unwrap_or(60));
+        out.push(match hook_answers(command, limit) {
             Ok(said) => Finding {
                 ok: true,
                 line: format!("SessionStart hook answers ({said}, {:.1} s)", started.elapsed().as_secs_f64()),
@@ -634,14 +636,19 @@ fn mcp_answers(command: &str, args: &[String]) -> Result<usize> {
 }
 
 /// Run a `SessionStart` hook's command as its host does (a shell, the JSON on stdin, the
-/// current directory as the session's) for a session of no consequence; what it said.
-fn hook_answers(command: &str) -> Result<String> {
+/// current directory as the session's) for a session of no consequence, for at most `limit` (the
+/// time its host gives it); what it said.
+fn hook_answers(command: &str, limit: Duration) -> Result<String> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
     let cwd = std::env::current_dir()?;
     let payload = json!({"session_id": "memcc-setup-check", "transcript_path": null, "cwd": cwd,
                          "hook_event_name": "SessionStart", "source": "startup"});
+    // A group of its own, so a hook that hangs is ended with whatever it started.
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(command)
+        .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -649,9 +656,46 @@ fn hook_answers(command: &str) -> Result<String> {
         .context("cannot start sh")?;
     if let Some(mut stdin) = child.stdin.take() {
         use std::io::Write;
-        writeln!(stdin, "{payload}")?;
+        // A hook that does not read its payload is no error here.
+        let _ = writeln!(stdin, "{payload}");
     }
-    let out = child.wait_with_output()?;
+    // Read on threads: a hook that writes much must not stall on a full pipe.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            let _ = tx.send(bytes);
+        });
+        rx
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            // SAFETY: kill sends a signal, to the group this check started.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            bail!(
+                "no answer within {} s, the time its host gives it: the host goes on without MemCC's brief",
+                limit.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // What it started in the background may hold the pipes open: what came by now is its answer.
+    let grace = Duration::from_secs(1);
+    let out = std::process::Output {
+        status,
+        stdout: stdout.recv_timeout(grace).unwrap_or_default(),
+        stderr: stderr.recv_timeout(grace).unwrap_or_default(),
+    };
     // A hook never fails its host, so what went wrong is only on stderr.
     let said = String::from_utf8_lossy(&out.stderr);
     let problem = said.lines().find(|l| l.starts_with("memcc hook") || l.contains("error"));

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_memcc");
 
@@ -144,4 +144,54 @@ fn setup_writes_through_a_linked_config_and_keeps_the_first_backup_private() {
         assert!(!out.status.success(), "refused");
         assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"), "{out:?}");
     }
+}
+
+/// A `SessionStart` hook that never answers is given the time its host gives it, then ended with
+/// what it started, and `setup --check` says so instead of waiting with it.
+#[test]
+fn setup_check_ends_a_hook_that_never_answers() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let bin = home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let pid_file = home.path().join("hook.pid");
+    // A program named memcc (so the check takes the hook for MemCC's) that hangs.
+    let hanging = bin.join("memcc");
+    std::fs::write(&hanging, format!("#!/bin/sh\necho $$ > {}\nexec sleep 600\n", pid_file.display())).unwrap();
+    std::fs::set_permissions(&hanging, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let claude = home.path().join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let settings = json!({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": format!("{} hook SessionStart", hanging.display()), "timeout": 2}
+    ]}]}});
+    std::fs::write(claude.join("settings.json"), settings.to_string()).unwrap();
+    let mut child = Command::new(BIN)
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .arg("--home")
+        .arg(home.path().join("data"))
+        .args(["setup", "--check", "claude-code"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("setup --check waited on a hanging hook");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "a hook that does not answer fails the check: {stdout}");
+    assert!(stdout.contains("FAIL SessionStart hook: no answer within 2 s"), "{stdout}");
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    // Ended: gone, or a zombie its parent (reparented, in a container perhaps to a PID 1 that
+    // does not reap) has not collected.
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let running = state.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'));
+    assert!(!running, "the hung hook (process {pid}) was ended: {state}");
 }
