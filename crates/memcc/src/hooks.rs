@@ -308,9 +308,7 @@ impl Memcc {
             context,
             project: project.map(String::from),
         };
-        let lead = format!(
-            "MemCC recalled these from earlier sessions for this prompt (memory_get reads one whole). {RECALL_IS_DATA}"
-        );
+        let lead = format!("MemCC recalled these for this prompt (memory_get reads one whole); {RECALL_IS_DATA}");
         let budget = self.config.hooks.prompt_tokens.saturating_sub(estimate_tokens(&lead) + 1);
         Ok(memory.recall_for_prompt(&query, budget)?.map(|s| format!("{lead}\n{}", s.body)))
     }
