@@ -84,7 +84,79 @@ struct ConfigFile {
     path: PathBuf,
     /// What it holds now (`None`: it does not exist).
     before: Option<String>,
-    after: String,
+    /// What it should hold (`None`: it should not exist — MemCC made it, and uninstalling leaves
+    /// nothing of anyone else's in it).
+    after: Option<String>,
+    /// The backup's bytes are what `after` gives back: it goes once they are in place.
+    backup_done: bool,
+}
+
+impl ConfigFile {
+    fn new(path: PathBuf, before: Option<String>, after: String) -> ConfigFile {
+        ConfigFile { path, before, after: Some(after), backup_done: false }
+    }
+
+    /// Uninstalling: the bytes the user had before MemCC first touched the file (its backup),
+    /// when nothing but MemCC's part changed since; no file at all when MemCC made it and
+    /// nothing but MemCC's empty frame is left. `same` compares two texts as the host reads them,
+    /// `empty` says a text holds nothing.
+    fn give_back(mut self, same: fn(&str, &str) -> bool, empty: fn(&str) -> bool) -> ConfigFile {
+        let Some(after) = self.after.clone() else { return self };
+        let target = std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
+        match std::fs::read_to_string(backup_path(&target)) {
+            Ok(original) if same(&original, &after) => {
+                self.after = Some(original);
+                self.backup_done = true;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && empty(&after) => {
+                // No backup: the file was not there before MemCC wrote it.
+                let linked = std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_symlink());
+                if !linked {
+                    self.after = None;
+                }
+            }
+            _ => {}
+        }
+        self
+    }
+}
+
+/// Where the bytes of `path` before MemCC first wrote it are kept.
+fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".memcc-backup");
+    path.with_file_name(name)
+}
+
+/// Two JSON texts that hold the same values.
+fn same_json(a: &str, b: &str) -> bool {
+    let parse = |t: &str| serde_json::from_str::<Value>(t).ok();
+    parse(a).is_some() && parse(a) == parse(b)
+}
+
+/// A JSON text that holds nothing but empty objects and arrays.
+fn empty_json(text: &str) -> bool {
+    fn empty(v: &Value) -> bool {
+        match v {
+            Value::Object(o) => o.values().all(empty),
+            Value::Array(a) => a.is_empty(),
+            _ => false,
+        }
+    }
+    serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object() && empty(&v))
+}
+
+/// Two TOML texts the same but for trailing blank space (`toml_edit` keeps the rest as it was).
+fn same_toml(a: &str, b: &str) -> bool {
+    a.trim_end() == b.trim_end()
+}
+
+/// A TOML text with no key in it (empty tables aside).
+fn empty_toml(text: &str) -> bool {
+    fn empty(t: &dyn toml_edit::TableLike) -> bool {
+        t.iter().all(|(_, v)| v.as_table_like().is_some_and(empty))
+    }
+    text.parse::<toml_edit::DocumentMut>().is_ok_and(|d| empty(d.as_table()))
 }
 
 pub fn run(cli: &Cli, args: &SetupArgs) -> Result<()> {
@@ -97,18 +169,25 @@ pub fn run(cli: &Cli, args: &SetupArgs) -> Result<()> {
         Host::ClaudeCode => claude_code_files(&command, args.uninstall)?,
         Host::Codex => codex_files(&command, args.uninstall)?,
     };
-    let changed: Vec<&ConfigFile> = files.iter().filter(|f| f.before.as_deref() != Some(f.after.as_str())).collect();
+    let changed: Vec<&ConfigFile> =
+        files.iter().filter(|f| f.before.as_deref() != f.after.as_deref() || f.backup_done).collect();
     if changed.is_empty() {
         println!("{}: nothing to change", host.label());
         return Ok(());
     }
     for f in &changed {
-        if args.dry_run {
-            println!("would write {}:\n{}", f.path.display(), f.after);
-            continue;
+        match (&f.after, args.dry_run) {
+            (Some(after), true) => println!("would write {}:\n{after}", f.path.display()),
+            (None, true) => println!("would remove {} (MemCC made it)", f.path.display()),
+            (Some(_), false) => {
+                write_with_backup(f)?;
+                println!("wrote {}", f.path.display());
+            }
+            (None, false) => {
+                std::fs::remove_file(&f.path).with_context(|| format!("removing {}", f.path.display()))?;
+                println!("removed {} (MemCC made it)", f.path.display());
+            }
         }
-        write_with_backup(f)?;
-        println!("wrote {}", f.path.display());
     }
     if !args.dry_run && !args.uninstall {
         match host {
@@ -292,7 +371,7 @@ fn claude_code_files(command: &MemccCommand, uninstall: bool) -> Result<Vec<Conf
     let Value::Object(hooks) = hooks else { bail!("{}: hooks is not an object", settings_path.display()) };
     merge_hooks(hooks, &wanted)?;
     drop_if_added_empty(&mut settings, "hooks", had_hooks && !uninstall);
-    let settings_file = ConfigFile { path: settings_path, before, after: pretty(&Value::Object(settings))? };
+    let settings_file = ConfigFile::new(settings_path, before, pretty(&Value::Object(settings))?);
 
     let servers_path = claude_json()?;
     let before = read(&servers_path)?;
@@ -311,8 +390,9 @@ fn claude_code_files(command: &MemccCommand, uninstall: bool) -> Result<Vec<Conf
         );
     }
     drop_if_added_empty(&mut state, "mcpServers", had_servers && !uninstall);
-    let servers_file = ConfigFile { path: servers_path, before, after: pretty(&Value::Object(state))? };
-    Ok(vec![settings_file, servers_file])
+    let servers_file = ConfigFile::new(servers_path, before, pretty(&Value::Object(state))?);
+    let files = vec![settings_file, servers_file];
+    Ok(if uninstall { files.into_iter().map(|f| f.give_back(same_json, empty_json)).collect() } else { files })
 }
 
 fn codex_files(command: &MemccCommand, uninstall: bool) -> Result<Vec<ConfigFile>> {
@@ -328,7 +408,7 @@ fn codex_files(command: &MemccCommand, uninstall: bool) -> Result<Vec<ConfigFile
     let hooks = file.entry("hooks").or_insert_with(|| json!({}));
     let Value::Object(hooks) = hooks else { bail!("{}: hooks is not an object", hooks_path.display()) };
     merge_hooks(hooks, &wanted)?;
-    let hooks_file = ConfigFile { path: hooks_path, before, after: pretty(&Value::Object(file))? };
+    let hooks_file = ConfigFile::new(hooks_path, before, pretty(&Value::Object(file))?);
 
     let config_path = dir.join("config.toml");
     let before = read(&config_path)?;
@@ -363,8 +443,12 @@ fn codex_files(command: &MemccCommand, uninstall: bool) -> Result<Vec<ConfigFile
         }
         servers.insert("memcc", toml_edit::Item::Table(server));
     }
-    let config_file = ConfigFile { path: config_path, before, after: doc.to_string() };
-    Ok(vec![hooks_file, config_file])
+    let config_file = ConfigFile::new(config_path, before, doc.to_string());
+    Ok(if uninstall {
+        vec![hooks_file.give_back(same_json, empty_json), config_file.give_back(same_toml, empty_toml)]
+    } else {
+        vec![hooks_file, config_file]
+    })
 }
 
 /// Write `f` through a file beside it (renamed into place, so a host never reads half of it),
@@ -373,6 +457,7 @@ fn codex_files(command: &MemccCommand, uninstall: bool) -> Result<Vec<ConfigFile
 /// user's alone (a config may hold credentials) and is the first one MemCC made: a later setup
 /// does not overwrite the bytes the user had before MemCC ever touched the file.
 fn write_with_backup(f: &ConfigFile) -> Result<()> {
+    let Some(after) = &f.after else { return Ok(()) };
     let path = match std::fs::symlink_metadata(&f.path) {
         Ok(m) if m.file_type().is_symlink() => {
             std::fs::canonicalize(&f.path).with_context(|| format!("following the link {}", f.path.display()))?
@@ -381,13 +466,13 @@ fn write_with_backup(f: &ConfigFile) -> Result<()> {
     };
     let dir = path.parent().context("a config file has a directory")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    if let Some(old) = &f.before {
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(".memcc-backup");
+    if let Some(old) = &f.before
+        && !f.backup_done
+    {
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        match options.open(dir.join(name)) {
+        match options.open(backup_path(&path)) {
             Ok(mut backup) => std::io::Write::write_all(&mut backup, old.as_bytes())
                 .with_context(|| format!("backing up {}", f.path.display()))?,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -395,12 +480,16 @@ fn write_with_backup(f: &ConfigFile) -> Result<()> {
         }
     }
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, f.after.as_bytes())?;
+    std::io::Write::write_all(&mut tmp, after.as_bytes())?;
     // Keep the file's permissions (~/.claude.json holds credentials: 600).
     if let Ok(meta) = std::fs::metadata(&path) {
         std::fs::set_permissions(tmp.path(), meta.permissions())?;
     }
     tmp.persist(&path).with_context(|| format!("writing {}", f.path.display()))?;
+    if f.backup_done {
+        // The user's bytes are back in place: the copy has done its work.
+        let _ = std::fs::remove_file(backup_path(&path));
+    }
     Ok(())
 }
 

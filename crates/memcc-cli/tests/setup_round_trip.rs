@@ -93,10 +93,12 @@ fn setup_keeps_the_users_files_as_they_were_and_uninstall_gives_them_back() {
 
     ok(setup(home, &["claude-code", "--uninstall"]));
     ok(setup(home, &["codex", "--uninstall"]));
-    assert_eq!(json(&settings), serde_json::from_str::<Value>(SETTINGS).unwrap(), "settings.json as the user had it");
-    assert_eq!(keys(&json(&settings)), ["permissions", "model", "env", "hooks"]);
-    assert_eq!(json(&claude_json), serde_json::from_str::<Value>(CLAUDE_JSON).unwrap(), ".claude.json as it was");
-    assert_eq!(read(&codex).trim_end(), CODEX_TOML.trim_end(), "config.toml as it was");
+    // Byte for byte what the user had; what MemCC made (Codex's hooks.json, the backups) gone.
+    assert_eq!(read(&settings), SETTINGS, "settings.json as the user had it");
+    assert_eq!(read(&claude_json), CLAUDE_JSON, ".claude.json as it was");
+    assert_eq!(read(&codex), CODEX_TOML, "config.toml as it was");
+    assert!(!home.join(".codex/hooks.json").exists(), "Codex's hooks.json was MemCC's");
+    assert_eq!(leftovers(home), Vec::<String>::new());
 
     // A settings file with no hooks and a state file with no servers: none after an uninstall.
     std::fs::write(&settings, "{\"model\": \"opus\"}\n").unwrap();
@@ -105,6 +107,60 @@ fn setup_keeps_the_users_files_as_they_were_and_uninstall_gives_them_back() {
     ok(setup(home, &["claude-code", "--uninstall"]));
     assert_eq!(json(&settings), serde_json::json!({"model": "opus"}));
     assert_eq!(json(&claude_json), serde_json::json!({"numStartups": 1}));
+}
+
+/// Backups and other files MemCC left under `home` (its data directory aside).
+fn leftovers(home: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for dir in [home.to_path_buf(), home.join(".claude"), home.join(".codex")] {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.contains("memcc") && name != "data" {
+                found.push(entry.path().display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Uninstall gives back what was there, byte for byte — numbers a JSON library would rewrite
+/// and a layout it would not keep included — and removes what MemCC made: on a clean home, setup
+/// and uninstall leave no file behind. A file the user changed since keeps their change.
+#[test]
+fn uninstall_gives_back_the_bytes_and_removes_what_memcc_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    ok(setup(home, &["claude-code"]));
+    ok(setup(home, &["codex"]));
+    let made = [".claude/settings.json", ".claude.json", ".codex/hooks.json", ".codex/config.toml"];
+    assert!(made.iter().all(|f| home.join(f).is_file()), "setup wrote its files");
+    ok(setup(home, &["claude-code", "--uninstall"]));
+    ok(setup(home, &["codex", "--uninstall"]));
+    for f in made {
+        assert!(!home.join(f).exists(), "{f} was MemCC's alone and is gone");
+    }
+    assert_eq!(leftovers(home), Vec::<String>::new());
+
+    // Odd numbers and an odd layout: given back as they were.
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let odd = "{ \"numStartups\" : 123456789012345678901234567890, \"ratio\": 1.50,\n\t\"x\": [1,2] }";
+    std::fs::write(home.join(".claude.json"), odd).unwrap();
+    ok(setup(home, &["claude-code"]));
+    assert_ne!(read(&home.join(".claude.json")), odd);
+    ok(setup(home, &["claude-code", "--uninstall"]));
+    assert_eq!(read(&home.join(".claude.json")), odd);
+
+    // Changed by the user after setup: their change stays, MemCC's part goes.
+    ok(setup(home, &["claude-code"]));
+    let path = home.join(".claude.json");
+    let mut state: Value = serde_json::from_str(&read(&path)).unwrap();
+    state["theme"] = json!("dark");
+    std::fs::write(&path, state.to_string()).unwrap();
+    ok(setup(home, &["claude-code", "--uninstall"]));
+    let after: Value = serde_json::from_str(&read(&path)).unwrap();
+    assert_eq!(after["theme"], "dark");
+    assert!(after.get("mcpServers").and_then(|s| s.get("memcc")).is_none(), "{after}");
 }
 
 /// Dotfiles kept in a repository and linked into place stay links: setup writes through them.
