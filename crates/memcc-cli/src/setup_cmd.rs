@@ -121,6 +121,23 @@ impl ConfigFile {
     }
 }
 
+/// Write or remove `f` as it says.
+fn apply(f: &ConfigFile) -> Result<()> {
+    match &f.after {
+        Some(_) => write_with_backup(f),
+        None => std::fs::remove_file(&f.path).with_context(|| format!("removing {}", f.path.display())),
+    }
+}
+
+/// `f` as it was before [`apply`]: its old bytes, or no file.
+fn put_back(f: &ConfigFile) -> Result<()> {
+    let undo = ConfigFile { path: f.path.clone(), before: None, after: f.before.clone(), backup_done: false };
+    match &undo.after {
+        Some(_) => write_with_backup(&undo),
+        None => std::fs::remove_file(&f.path).with_context(|| format!("removing {}", f.path.display())),
+    }
+}
+
 /// Where the bytes of `path` before MemCC first wrote it are kept.
 fn backup_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
@@ -175,18 +192,39 @@ pub fn run(cli: &Cli, args: &SetupArgs) -> Result<()> {
         println!("{}: nothing to change", host.label());
         return Ok(());
     }
+    if args.dry_run {
+        for f in &changed {
+            match &f.after {
+                Some(after) => println!("would write {}:\n{after}", f.path.display()),
+                None => println!("would remove {} (MemCC made it)", f.path.display()),
+            }
+        }
+        return Ok(());
+    }
+    // All of them or none: a file that cannot be written (a read-only home, a broken link) puts
+    // back the ones written before it, so no host is left half set up.
+    let backup_of = |f: &ConfigFile| backup_path(&std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone()));
+    let had_backup: Vec<bool> = changed.iter().map(|f| backup_of(f).exists()).collect();
+    for (i, f) in changed.iter().enumerate() {
+        if let Err(e) = apply(f) {
+            for (done, had) in changed[..=i].iter().zip(&had_backup).rev() {
+                // The one that failed is as it was, but for a backup it may have made.
+                if !std::ptr::eq(*done, *f)
+                    && let Err(undo) = put_back(done)
+                {
+                    eprintln!("memcc: could not put {} back: {undo:#}", done.path.display());
+                }
+                if !had {
+                    let _ = std::fs::remove_file(backup_of(done));
+                }
+            }
+            return Err(e.context(format!("nothing changed for {}", host.label())));
+        }
+    }
     for f in &changed {
-        match (&f.after, args.dry_run) {
-            (Some(after), true) => println!("would write {}:\n{after}", f.path.display()),
-            (None, true) => println!("would remove {} (MemCC made it)", f.path.display()),
-            (Some(_), false) => {
-                write_with_backup(f)?;
-                println!("wrote {}", f.path.display());
-            }
-            (None, false) => {
-                std::fs::remove_file(&f.path).with_context(|| format!("removing {}", f.path.display()))?;
-                println!("removed {} (MemCC made it)", f.path.display());
-            }
+        match f.after {
+            Some(_) => println!("wrote {}", f.path.display()),
+            None => println!("removed {} (MemCC made it)", f.path.display()),
         }
     }
     if !args.dry_run && !args.uninstall {

@@ -248,6 +248,27 @@ fn setup_check_ends_a_hook_that_never_answers() {
     // Ended: gone, or a zombie its parent (reparented, in a container perhaps to a PID 1 that
     // does not reap) has not collected.
     let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let running = state.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'));
+    let running = !state.is_empty() && state.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'));
     assert!(!running, "the hung hook (process {pid}) was ended: {state}");
+}
+
+/// A file setup cannot write (here a link to a directory that is not there; a read-only home
+/// for a user) leaves every other file as it was: no host half set up.
+#[test]
+fn a_file_that_cannot_be_written_leaves_the_others_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(home.join(".claude/settings.json"), SETTINGS).unwrap();
+    std::os::unix::fs::symlink(home.join("gone/dir/claude.json"), home.join(".claude.json")).unwrap();
+    let out = setup(home, &["claude-code"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("nothing changed for Claude Code"), "{said}");
+    assert_eq!(std::fs::read_to_string(home.join(".claude/settings.json")).unwrap(), SETTINGS);
+    assert_eq!(leftovers(home), Vec::<String>::new(), "no backup of a change that did not happen");
+    // Nor is a file made where there was none.
+    std::fs::remove_file(home.join(".claude/settings.json")).unwrap();
+    assert!(!setup(home, &["claude-code"]).status.success());
+    assert!(!home.join(".claude/settings.json").exists());
 }
