@@ -272,3 +272,75 @@ fn a_file_that_cannot_be_written_leaves_the_others_as_they_were() {
     assert!(!setup(home, &["claude-code"]).status.success());
     assert!(!home.join(".claude/settings.json").exists());
 }
+
+/// Any JSON a user keeps in Claude Code's two files — keys in any order, nesting, numbers of
+/// any size and form, other hooks (one named like MemCC's own but not its program) — comes back
+/// byte for byte after setup and uninstall, and a second setup changes nothing.
+mod any_user_file {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn leaf() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<i64>().prop_map(|n| n.to_string()),
+            Just("123456789012345678901234567890".to_string()),
+            Just("1.50".to_string()),
+            Just("-0.0".to_string()),
+            Just("2e3".to_string()),
+            "[a-zA-Z \u{e9}\u{4e2d}]{0,8}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+            Just("true".to_string()),
+            Just("null".to_string()),
+        ]
+    }
+
+    /// A JSON text written as a person might: spacing, order and number forms their own.
+    fn value() -> impl Strategy<Value = String> {
+        leaf().prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(", "))),
+                proptest::collection::vec(("[a-z]{1,6}", inner), 0..4).prop_map(|kv| {
+                    let fields: Vec<String> = kv.iter().map(|(k, v)| format!("\"{k}\" :{v}")).collect();
+                    format!("{{ {} }}", fields.join(",\n  "))
+                }),
+            ]
+        })
+    }
+
+    fn object() -> impl Strategy<Value = String> {
+        (proptest::collection::btree_map("[a-z]{1,6}", value(), 0..5), any::<bool>()).prop_map(|(m, own_hook)| {
+            let mut fields: Vec<String> = m.iter().rev().map(|(k, v)| format!("\"{k}\":  {v}")).collect();
+            if own_hook {
+                fields.push(
+                    r#""hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "memcc-notify start"}]}]}"#
+                        .into(),
+                );
+            }
+            format!("{{\n\t{}\n}}\n", fields.join(",\n\t"))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #[test]
+        fn setup_then_uninstall_gives_back_the_bytes(settings in object(), state in object()) {
+            let dir = tempfile::tempdir().unwrap();
+            let home = dir.path();
+            std::fs::create_dir_all(home.join(".claude")).unwrap();
+            let (settings_path, state_path) = (home.join(".claude/settings.json"), home.join(".claude.json"));
+            std::fs::write(&settings_path, &settings).unwrap();
+            std::fs::write(&state_path, &state).unwrap();
+            ok(setup(home, &["claude-code"]));
+            let installed = std::fs::read_to_string(&settings_path).unwrap();
+            prop_assert!(installed.contains("hook SessionStart"), "{installed}");
+            if settings.contains("memcc-notify") {
+                prop_assert!(installed.contains("memcc-notify start"), "another program's hook stays: {installed}");
+            }
+            ok(setup(home, &["claude-code"]));
+            prop_assert_eq!(std::fs::read_to_string(&settings_path).unwrap(), installed, "a second setup is a no-op");
+            ok(setup(home, &["claude-code", "--uninstall"]));
+            prop_assert_eq!(std::fs::read_to_string(&settings_path).unwrap(), settings);
+            prop_assert_eq!(std::fs::read_to_string(&state_path).unwrap(), state);
+            prop_assert_eq!(leftovers(home), Vec::<String>::new());
+        }
+    }
+}
