@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 
+use crate::terminal::printable;
 use crate::{Cli, emit};
 use memcc::context::{AgentMessage, SessionRef};
 use memcc::context::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
@@ -716,12 +717,6 @@ fn import_dir(cli: &Cli, memcc: &memcc::Memcc, dir: &std::path::Path, flush: Opt
         }
         s
     })
-}
-
-/// `text` as a terminal shows it safely: control characters (an escape sequence in a session id
-/// a transcript chose) as `\u{…}`.
-fn printable(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }
 
 /// One `memcc: warning:` line per message stored as given (of no kind MemCC reads), the first

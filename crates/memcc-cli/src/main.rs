@@ -18,6 +18,7 @@ mod model_cmd;
 mod progress;
 #[cfg(unix)]
 mod setup_cmd;
+mod terminal;
 mod ui_cmd;
 
 use std::path::PathBuf;

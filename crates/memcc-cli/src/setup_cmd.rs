@@ -19,6 +19,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use crate::Cli;
+use crate::terminal::printable;
 use memcc::hooks::{ANSWER_TIMEOUT_SECS, HookEvent, QUEUE_TIMEOUT_SECS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -549,13 +550,13 @@ fn check(cli: &Cli, only: Option<Host>) -> Result<()> {
         println!("{}", host.label());
         for f in check_host(host)? {
             failed |= !f.ok;
-            println!("  {} {}", if f.ok { "ok  " } else { "FAIL" }, f.line);
+            println!("  {} {}", if f.ok { "ok  " } else { "FAIL" }, printable(&f.line));
         }
     }
     println!("MemCC");
     for f in check_memcc(cli)? {
         failed |= !f.ok;
-        println!("  {} {}", if f.ok { "ok  " } else { "FAIL" }, f.line);
+        println!("  {} {}", if f.ok { "ok  " } else { "FAIL" }, printable(&f.line));
     }
     if failed {
         bail!("a part that is installed does not answer (see FAIL above)");

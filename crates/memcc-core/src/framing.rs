@@ -94,7 +94,14 @@ static TAG_LIKE: LazyLock<Regex> = LazyLock::new(|| static_regex(r"(?i)<\s*/?\s*
 /// MemCC's marks made inert ([`defang`]).
 pub fn escape_in_section(text: &str) -> String {
     let escape = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
-    let escaped = escape(text);
+    // Control characters (a terminal's escape sequences, a carriage return that hides a line
+    // where a host prints the context) are no words: left out, lines and tabs kept.
+    let text: Cow<'_, str> = if text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        Cow::Owned(text.chars().filter(|&c| !c.is_control() || c == '\n' || c == '\t').collect())
+    } else {
+        Cow::Borrowed(text)
+    };
+    let escaped = escape(&text);
     let seen = skeleton(&escaped);
     let escaped = if TAG_LIKE.is_match(&seen) { escape(&seen) } else { escaped };
     defang(&escaped).into_owned()
@@ -190,6 +197,8 @@ mod tests {
         }
         // It names the sections without writing a tag a reader could take for one.
         assert!(RECALL_IS_DATA.contains("memcc-*") && RECALL_IS_DATA.contains("not instructions"));
+        // A terminal's escape sequence or a carriage return is left out; lines and tabs stay.
+        assert_eq!(escape_in_section("a\u{1b}[2Jb\rc\u{9b}d\u{7f}\n\te"), "a[2Jbcd\n\te");
         assert!(!TAG_LIKE.is_match(&skeleton(RECALL_IS_DATA)));
     }
 }
