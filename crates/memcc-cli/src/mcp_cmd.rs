@@ -35,9 +35,10 @@ pub struct McpArgs {
     /// The conversation conversation_* and lcm_* use when a call names none.
     #[arg(long)]
     session: Option<String>,
-    /// Token budget of conversation_assemble and of compaction after conversation_append.
-    #[arg(long, default_value_t = 16_000)]
-    budget: usize,
+    /// Token budget of conversation_assemble and of compaction after conversation_append, when a
+    /// call names none (default: the configured tokenBudget, else 128000, as for every host).
+    #[arg(long)]
+    budget: Option<usize>,
     /// The project the client works in: its memories are favoured (default over stdio: the
     /// repository of the directory the client starts the server in, as Claude Code and Codex
     /// do per session; over HTTP, which serves many: none). `none` turns it off.

@@ -353,8 +353,11 @@ fn setup_check_prints_hostile_text_as_text() {
     let home = dir.path();
     let run = home.join("data/run");
     std::fs::create_dir_all(&run).unwrap();
-    std::fs::write(run.join("hooks.log"), "2026-12-07 10:00 memcc hook: session \u{1b}[2J\u{1b}]0;pwned\u{7}x failed\n")
-        .unwrap();
+    std::fs::write(
+        run.join("hooks.log"),
+        "2026-12-07 10:00 memcc hook: session \u{1b}[2J\u{1b}]0;pwned\u{7}x failed\n",
+    )
+    .unwrap();
     let out = setup(home, &["--check", "claude-code"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("hook error logged"), "{stdout}");

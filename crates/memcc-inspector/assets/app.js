@@ -314,9 +314,10 @@ const LAYERS = { identity: "L0 identity", essential: "L1 essential", context: "L
 
 async function promptView(agent, sessionId, params) {
   setNav(agent, "");
-  const budget = Number(params.get("budget")) || 8000;
+  // No budget asked: the server grants what every host gets (the configured tokenBudget, else its default).
+  const asked = Number(params.get("budget")) || null;
   const pending = params.get("pending") || "";
-  const budgetInput = h("input", { type: "number", id: "budget", min: 256, step: 500, value: budget });
+  const budgetInput = h("input", { type: "number", id: "budget", min: 256, step: 500, value: asked ?? "" });
   const pendingInput = h("input", { type: "text", id: "pending", size: 40, placeholder: "next user message (optional; joins the recall query)", value: pending });
   const go = () => navigate(`#/prompt/${enc(agent)}/${enc(sessionId)}?budget=${enc(budgetInput.value)}&pending=${enc(pendingInput.value)}`);
   const head = [
@@ -325,7 +326,10 @@ async function promptView(agent, sessionId, params) {
     h("div", { class: "toolbar" }, "Budget (tokens)", budgetInput, pendingInput, h("button", { onclick: go, id: "assemble" }, "Assemble")),
   ];
   show(...head, h("p", { class: "muted" }, "Assembling…"));
-  const a = await api(`/api/assemble?agent=${enc(agent)}&session=${enc(sessionId)}&budget=${budget}&pending=${enc(pending)}`);
+  const budgetParam = asked ? `&budget=${asked}` : "";
+  const a = await api(`/api/assemble?agent=${enc(agent)}&session=${enc(sessionId)}${budgetParam}&pending=${enc(pending)}`);
+  const budget = a.budget;
+  if (!asked) budgetInput.value = budget;
   const totals = { system: a.systemTokens, summary: 0, message: 0, dayMarker: 0 };
   for (const p of a.parts) if (p.source.kind !== "memory") totals[p.source.kind === "truncatedLatest" ? "message" : p.source.kind] += p.tokens;
   const layerTokens = Object.fromEntries(a.memory.map((m) => [m.name, m.tokens]));

@@ -214,17 +214,21 @@ pub(crate) struct AssembleQuery {
 /// The prompt MemCC would send next, each message with its origin and tokens, and each recalled
 /// line with the record behind it.
 pub(crate) async fn assemble(State(state): State<AppState>, Query(q): Query<AssembleQuery>) -> ApiResult {
-    let budget = q.budget.unwrap_or(8_000);
-    if !(256..=2_000_000).contains(&budget) {
-        return Err(bad_request(format!("budget {budget} is outside 256..=2000000 tokens")));
+    // A host's nonsense value is floored; a person who typed one is told.
+    if let Some(b) = q.budget.filter(|&b| b < memcc::Budget::FLOOR) {
+        return Err(bad_request(format!(
+            "budget {b} is below the least a prompt is assembled in ({} tokens)",
+            memcc::Budget::FLOOR
+        )));
     }
     let agent = state.agent(q.agent.clone());
     let session = session_ref(&state, q.agent, &q.session);
     blocking(&state, move |m| {
         let pending: Vec<AgentMessage> =
             q.pending.iter().filter(|p| !p.trim().is_empty()).map(|p| AgentMessage::user(p)).collect();
-        // Within the configured cap, as a host's ask is.
-        let budget = m.budget(Some(budget as f64));
+        // As a host's ask is: within the configured cap, over the floor, the hosts' default
+        // when the page names none.
+        let budget = m.budget(q.budget.map(|b| b as f64));
         let a = m.assemble_for(&session, budget, None, &pending)?;
         if let Some(i) = q.part {
             let Some(message) = a.messages.get(i) else {

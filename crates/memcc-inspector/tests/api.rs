@@ -311,4 +311,8 @@ fn the_assembled_prompt_keeps_to_the_configured_cap() {
     assert!(prompt["estimatedTokens"].as_u64().unwrap() <= 1_000, "{prompt}");
     let asked_less = server.ok("/api/assemble?session=trip&budget=600");
     assert_eq!(asked_less["budget"], 600, "below the cap, the ask stands");
+    // No budget asked: what a host that names none gets — the cap here, else the hosts' default.
+    assert_eq!(server.ok("/api/assemble?session=trip")["budget"], 1_000);
+    let uncapped = Server::start_capped(None);
+    assert_eq!(uncapped.ok("/api/assemble?session=trip")["budget"], memcc::Budget::UNSAID as u64);
 }

@@ -59,8 +59,9 @@ pub struct Defaults {
     pub allowed_agents: Vec<String>,
     /// The conversation `conversation_*` and `lcm_*` use when a call names none.
     pub session_id: Option<String>,
-    /// Token budget of `conversation_assemble` and of compaction after `conversation_append`.
-    pub budget: usize,
+    /// Token budget of `conversation_assemble` and of compaction after `conversation_append`
+    /// when a call names none (`None`: what every host gets, `Memcc::budget`).
+    pub budget: Option<usize>,
     /// The project the server's client works in (a stdio server's working directory's): its
     /// memories are favoured when a call names none.
     pub project: Option<String>,
@@ -184,7 +185,7 @@ impl MemccMcp {
     /// floor every host applies (`Memcc::budget`): a model's `budget: 1` does not fold the whole
     /// conversation.
     fn budget(&self, asked: Option<u32>) -> memcc::Budget {
-        self.memcc.budget(Some(asked.map_or(self.defaults.budget as f64, f64::from)))
+        self.memcc.budget(asked.map(f64::from).or(self.defaults.budget.map(|b| b as f64)))
     }
 
     fn session(&self, given: &Option<String>) -> Result<String, ErrorData> {
