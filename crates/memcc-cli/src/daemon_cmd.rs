@@ -241,6 +241,9 @@ fn drain_alone(cli: &Cli) -> Result<()> {
 
 /// Answer one request on `stream`: a hook's event (queuing wakes the worker).
 fn serve(memcc: &Memcc, stream: UnixStream, wake: &(Mutex<bool>, Condvar)) -> Result<()> {
+    // A hook writes its request at once; a client that connects and says nothing does not hold
+    // a thread for ever.
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut line = String::new();
     BufReader::new((&stream).take(MAX_REQUEST)).read_line(&mut line)?;
     let response = match serde_json::from_str::<Request>(&line) {
