@@ -139,6 +139,9 @@ fn put_back(f: &ConfigFile) -> Result<()> {
     }
 }
 
+/// The largest settings file setup reads.
+const MAX_CONFIG_BYTES: u64 = 256 << 20;
+
 /// Where the bytes of `path` before MemCC first wrote it are kept.
 fn backup_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
@@ -335,11 +338,21 @@ fn home() -> Result<PathBuf> {
 }
 
 fn read(path: &Path) -> Result<Option<String>> {
-    // A FIFO or a device in a config file's place would hang setup (or never end): refused.
-    if let Ok(meta) = std::fs::metadata(path)
-        && !meta.is_file()
-    {
-        bail!("{} is not a regular file: setup reads and writes only files", path.display());
+    // A FIFO or a device in a config file's place would hang setup (or never end): refused; so
+    // is a file no host's settings grow to (~/.claude.json keeps every project's history: a few
+    // MB), which would only be read into memory whole.
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() {
+            bail!("{} is not a regular file: setup reads and writes only files", path.display());
+        }
+        if meta.len() > MAX_CONFIG_BYTES {
+            bail!(
+                "{} is {} MB, more than a host's settings file holds ({} MB): setup leaves it alone",
+                path.display(),
+                meta.len() >> 20,
+                MAX_CONFIG_BYTES >> 20
+            );
+        }
     }
     match std::fs::read_to_string(path) {
         Ok(s) => Ok(Some(s)),

@@ -364,3 +364,21 @@ fn setup_check_prints_hostile_text_as_text() {
     assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7}'), "{stdout:?}");
     assert!(stdout.contains("\\u{1b}[2J"), "shown, not obeyed: {stdout}");
 }
+
+/// A settings file larger than any host writes is left alone with a clear error (not read whole
+/// into memory), and nothing else is written.
+#[test]
+fn a_huge_settings_file_is_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let huge = home.join(".claude/settings.json");
+    // Sparse: 300 MB on paper, nothing on disk.
+    std::fs::File::create(&huge).unwrap().set_len(300 << 20).unwrap();
+    let out = setup(home, &["claude-code"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("setup leaves it alone"), "{said}");
+    assert_eq!(std::fs::metadata(&huge).unwrap().len(), 300 << 20);
+    assert!(!home.join(".claude.json").exists(), "nothing else written");
+    assert_eq!(leftovers(home), Vec::<String>::new());
+}
