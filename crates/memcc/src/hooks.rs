@@ -93,6 +93,10 @@ pub struct HookInput {
     pub prompt: Option<String>,
     #[serde(default)]
     pub hook_event_name: Option<String>,
+    /// The subagent a hook fires in (Claude Code's `agent_id`: present only inside a subagent,
+    /// absent on the session's own thread).
+    #[serde(default, rename = "agent_id")]
+    pub subagent: Option<String>,
 }
 
 /// Settings of the hooks (`hooks` in the settings file).
@@ -115,6 +119,10 @@ pub struct HookConfig {
     /// sessions get nothing from MemCC — no session brief, no recall; what they say is still
     /// remembered. For one session instead, start its host with `MEMCC_QUIET=1`.
     pub quiet_projects: Vec<String>,
+    /// Inject into subagents too (Claude Code's `Task` workers). Off: a subagent was given its
+    /// task by the session that already had MemCC's recall, and a worker's prompts are not the
+    /// user's.
+    pub subagents: bool,
 }
 
 impl Default for HookConfig {
@@ -126,6 +134,7 @@ impl Default for HookConfig {
             warm: true,
             idle_secs: 1800,
             quiet_projects: Vec::new(),
+            subagents: false,
         }
     }
 }
@@ -200,7 +209,9 @@ impl Memcc {
     /// Answer `event` of a host's session as [`crate::hooks`] says. `agent` is whose memory.
     pub fn answer_hook(&self, agent: &str, event: HookEvent, input: &HookInput) -> Result<HookAnswer, MemccError> {
         let project = input.cwd.as_deref().map(memcc_core::project::project_of);
-        let quiet = project.as_deref().is_some_and(|p| self.config.hooks.quiet_in(p));
+        let subagent = input.subagent.as_deref().is_some_and(|a| !a.trim().is_empty());
+        let quiet = project.as_deref().is_some_and(|p| self.config.hooks.quiet_in(p))
+            || (subagent && !self.config.hooks.subagents);
         let context = match event {
             _ if quiet => None,
             HookEvent::SessionStart => self.session_brief(agent, project.as_deref(), &input.session_id)?,
