@@ -78,7 +78,11 @@ fn check_sampling(s: &Value) {
     assert_eq!(s["compacted"], true, "{s}");
     let asked = s["asked"].as_array().unwrap();
     assert!(!asked.is_empty(), "the client's model was asked: {s}");
-    assert!(asked.iter().all(|a| a["system"] == true && a["chars"].as_u64().unwrap() > 200), "{s}");
+    // Each with MemCC's system prompt and words to summarise: a leaf's messages (thousands of
+    // characters here), or a condensation's child summaries without their reading aids (a
+    // couple of hundred).
+    assert!(asked.iter().all(|a| a["system"] == true && a["chars"].as_u64().unwrap() > 100), "{s}");
+    assert!(asked.iter().any(|a| a["chars"].as_u64().unwrap() > 2_000), "{s}");
     assert!(s["summaries_by_client"].as_u64().unwrap() >= 1, "its summaries are stored: {s}");
     assert_eq!(s["method"], "llm:mcp-client:normal", "written by the client's model, not a fallback: {s}");
 }
