@@ -132,20 +132,25 @@ pub fn run(
         memcc(&warm_config).arg("daemon").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
         let ready = Instant::now();
         let mut warm_answered = 0;
-        let ask = |config: &Path, prompt: &str| -> Result<(Duration, bool), BenchError> {
-            let payload = serde_json::json!({"session_id": "bench", "cwd": dir.path(), "hook_event_name": "UserPromptSubmit",
-                                             "prompt": prompt});
-            let t = Instant::now();
+        // A hook started as its host starts it: the event's JSON on stdin, stdout kept when asked.
+        let hook = |config: &Path, payload: serde_json::Value, stdout: Stdio| -> std::io::Result<std::process::Child> {
+            let event = payload["hook_event_name"].as_str().unwrap_or_default().to_string();
             let mut child = memcc(config)
-                .args(["hook", "UserPromptSubmit"])
+                .args(["hook", &event])
                 .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
+                .stdout(stdout)
                 .stderr(Stdio::null())
                 .spawn()?;
             if let Some(mut stdin) = child.stdin.take() {
                 writeln!(stdin, "{payload}")?;
             }
-            let out = child.wait_with_output()?;
+            Ok(child)
+        };
+        let ask = |config: &Path, prompt: &str| -> Result<(Duration, bool), BenchError> {
+            let payload = serde_json::json!({"session_id": "bench", "cwd": dir.path(), "hook_event_name": "UserPromptSubmit",
+                                             "prompt": prompt});
+            let t = Instant::now();
+            let out = hook(config, payload, Stdio::piped())?.wait_with_output()?;
             Ok((t.elapsed(), !out.stdout.is_empty()))
         };
         // Until the daemon answers (its socket is up and memory loaded).
@@ -171,16 +176,7 @@ pub fn run(
                 let payload = serde_json::json!({"session_id": format!("start-{i}"), "cwd": dir.path(),
                                                  "hook_event_name": "SessionStart", "source": "startup"});
                 let t = Instant::now();
-                let mut child = memcc(&warm_config)
-                    .args(["hook", "SessionStart"])
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()?;
-                if let Some(mut stdin) = child.stdin.take() {
-                    writeln!(stdin, "{payload}")?;
-                }
-                Ok((t, child))
+                Ok((t, hook(&warm_config, payload, Stdio::null())?))
             })
             .collect::<Result<_, std::io::Error>>()?;
         let mut starts = Vec::new();

@@ -103,8 +103,7 @@ impl ConfigFile {
     /// `empty` says a text holds nothing.
     fn give_back(mut self, same: fn(&str, &str) -> bool, empty: fn(&str) -> bool) -> ConfigFile {
         let Some(after) = self.after.clone() else { return self };
-        let target = std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
-        match std::fs::read_to_string(backup_path(&target)) {
+        match std::fs::read_to_string(self.backup()) {
             Ok(original) if same(&original, &after) => {
                 self.after = Some(original);
                 self.backup_done = true;
@@ -120,6 +119,11 @@ impl ConfigFile {
         }
         self
     }
+
+    /// Its backup, beside the file a link points to.
+    fn backup(&self) -> PathBuf {
+        backup_path(&std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone()))
+    }
 }
 
 /// Write or remove `f` as it says.
@@ -132,11 +136,7 @@ fn apply(f: &ConfigFile) -> Result<()> {
 
 /// `f` as it was before [`apply`]: its old bytes, or no file.
 fn put_back(f: &ConfigFile) -> Result<()> {
-    let undo = ConfigFile { path: f.path.clone(), before: None, after: f.before.clone(), backup_done: false };
-    match &undo.after {
-        Some(_) => write_with_backup(&undo),
-        None => std::fs::remove_file(&f.path).with_context(|| format!("removing {}", f.path.display())),
-    }
+    apply(&ConfigFile { path: f.path.clone(), before: None, after: f.before.clone(), backup_done: false })
 }
 
 /// The largest settings file setup reads.
@@ -207,8 +207,7 @@ pub fn run(cli: &Cli, args: &SetupArgs) -> Result<()> {
     }
     // All of them or none: a file that cannot be written (a read-only home, a broken link) puts
     // back the ones written before it, so no host is left half set up.
-    let backup_of = |f: &ConfigFile| backup_path(&std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone()));
-    let had_backup: Vec<bool> = changed.iter().map(|f| backup_of(f).exists()).collect();
+    let had_backup: Vec<bool> = changed.iter().map(|f| f.backup().exists()).collect();
     for (i, f) in changed.iter().enumerate() {
         if let Err(e) = apply(f) {
             for (done, had) in changed[..=i].iter().zip(&had_backup).rev() {
@@ -219,7 +218,7 @@ pub fn run(cli: &Cli, args: &SetupArgs) -> Result<()> {
                     eprintln!("memcc: could not put {} back: {undo:#}", done.path.display());
                 }
                 if !had {
-                    let _ = std::fs::remove_file(backup_of(done));
+                    let _ = std::fs::remove_file(done.backup());
                 }
             }
             return Err(e.context(format!("nothing changed for {}", host.label())));
@@ -524,7 +523,7 @@ fn write_with_backup(f: &ConfigFile) -> Result<()> {
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        match options.open(backup_path(&path)) {
+        match options.open(f.backup()) {
             Ok(mut backup) => std::io::Write::write_all(&mut backup, old.as_bytes())
                 .with_context(|| format!("backing up {}", f.path.display()))?,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -540,7 +539,7 @@ fn write_with_backup(f: &ConfigFile) -> Result<()> {
     tmp.persist(&path).with_context(|| format!("writing {}", f.path.display()))?;
     if f.backup_done {
         // The user's bytes are back in place: the copy has done its work.
-        let _ = std::fs::remove_file(backup_path(&path));
+        let _ = std::fs::remove_file(f.backup());
     }
     Ok(())
 }

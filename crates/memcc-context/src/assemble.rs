@@ -79,16 +79,7 @@ static SECTION_TAG: std::sync::LazyLock<regex::Regex> =
 /// Escape text placed inside a `<summary>` element so it can neither close nor open one, nor
 /// any of MemCC's `<memcc-…>` sections, in any letter case.
 pub fn escape_summary_text(text: &str) -> String {
-    let escaped = SECTION_TAG.replace_all(text, "&lt;$1");
-    // A tag drawn to pass the eye (a fullwidth `＜`, `‹`, letters of other scripts) is kept as
-    // a reader sees it, escaped.
-    let seen = memcc_core::framing::skeleton(&escaped);
-    let escaped = if SECTION_TAG.is_match(&seen) {
-        SECTION_TAG.replace_all(&seen, "&lt;$1").into_owned()
-    } else {
-        escaped.into_owned()
-    };
-    memcc_core::framing::defang(&escaped).into_owned()
+    memcc_core::framing::escape_as_read(text, &SECTION_TAG, |t| SECTION_TAG.replace_all(t, "&lt;$1").into_owned())
 }
 
 /// A summary as the model sees it.

@@ -93,7 +93,6 @@ static TAG_LIKE: LazyLock<Regex> = LazyLock::new(|| static_regex(r"(?i)<\s*/?\s*
 /// other scripts, invisible marks inside), which is kept as a reader sees it, escaped — and
 /// MemCC's marks made inert ([`defang`]).
 pub fn escape_in_section(text: &str) -> String {
-    let escape = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
     // Control characters (a terminal's escape sequences, a carriage return that hides a line
     // where a host prints the context) are no words: left out, lines and tabs kept.
     let text: Cow<'_, str> = if text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
@@ -101,9 +100,17 @@ pub fn escape_in_section(text: &str) -> String {
     } else {
         Cow::Borrowed(text)
     };
-    let escaped = escape(&text);
+    escape_as_read(&text, &TAG_LIKE, |t| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;"))
+}
+
+/// `text` made safe by `escape`, checked as a reader sees it: when the escaped text still reads
+/// as a tag `tag` matches (a look-alike bracket, letters of other scripts, invisible marks
+/// inside), the reader's view of it is what is kept, escaped; then MemCC's marks are made inert
+/// ([`defang`]). Recalled text and summaries each escape their own way, through this.
+pub fn escape_as_read(text: &str, tag: &Regex, escape: impl Fn(&str) -> String) -> String {
+    let escaped = escape(text);
     let seen = skeleton(&escaped);
-    let escaped = if TAG_LIKE.is_match(&seen) { escape(&seen) } else { escaped };
+    let escaped = if tag.is_match(&seen) { escape(&seen) } else { escaped };
     defang(&escaped).into_owned()
 }
 

@@ -105,11 +105,8 @@ impl Usem3 {
     /// Write the prepared file in `dir` now (`memcc model fetch` does, so the first hook does
     /// not), unless it is there and current.
     pub fn prepare_dir(dir: &Path) -> Result<(), EmbedError> {
-        let key = SourceKey::of(dir, &FILES.map(|(f, _)| f))?;
-        if Prepared::open(dir, &key).is_none_or(|p| Self::from_prepared(&p).is_err()) {
-            Self::from_prepared(&Prepared::store(dir, &key, Self::prepare(dir)?)?)?;
-        }
-        Ok(())
+        // Loading prepares it when it is missing or stale, and only then.
+        Self::load(dir).map(drop)
     }
 
     /// The tensors of `weights.npz` and `sp.model`, as the model reads them.
@@ -124,22 +121,8 @@ impl Usem3 {
         let proj_w = ndarray::concatenate(Axis(1), &[f2("proj2")?.view(), f2("proj3")?.view(), f2("proj5")?.view()])
             .map_err(model_err)?;
         tensors.push(("proj_w", mat(&proj_w)));
-        for (name, stored) in [
-            ("w1_2", "w1_2"),
-            ("w1_3", "w1_3"),
-            ("w1_5", "w1_5"),
-            ("w2_2", "w2_2"),
-            ("w2_3", "w2_3"),
-            ("w2_5", "w2_5"),
-            ("cnn_W", "cnn_W"),
-            ("d0", "d0"),
-            ("d1", "d1"),
-            ("d2", "d2"),
-            ("d3", "d3"),
-            ("p1", "p1"),
-            ("p3", "p3"),
-        ] {
-            tensors.push((name, mat(&f2(stored)?)));
+        for name in ["w1_2", "w1_3", "w1_5", "w2_2", "w2_3", "w2_5", "cnn_W", "d0", "d1", "d2", "d3", "p1", "p3"] {
+            tensors.push((name, mat(&f2(name)?)));
         }
         let mut f1 =
             |name: &str| -> Result<Array1<f32>, EmbedError> { npz.by_name(&format!("{name}.npy")).map_err(model_err) };
