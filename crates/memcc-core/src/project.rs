@@ -31,6 +31,15 @@ pub fn project_name(project: &str) -> &str {
     trimmed.rsplit(['/', '\\']).find(|s| !s.is_empty()).unwrap_or(trimmed)
 }
 
+/// Whether `text` names `project` by its short name as a word of its own, in any case ("what
+/// port does the API use?" names `/src/api`): asked in one project, a question about another.
+pub fn named_in(text: &str, project: &str) -> bool {
+    let name = project_name(project).to_lowercase();
+    let part = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
+    // "api's", "api:" and "(api)" name it; "rapid" and "api-gateway" do not.
+    !name.is_empty() && text.to_lowercase().split(|c: char| !part(c)).any(|w| w.trim_end_matches('.') == name)
+}
+
 /// `cwd` without `.` and `..` parts and trailing separators (no symlinks resolved: the path a
 /// host names is the path its transcripts name).
 fn normalise(cwd: &Path) -> PathBuf {
@@ -103,5 +112,17 @@ mod tests {
         std::fs::create_dir_all(&sub).unwrap();
         std::fs::write(sub.join(".git"), "gitdir: ../../.git/modules/lib\n").unwrap();
         assert_eq!(project_of(&sub), display(&sub));
+    }
+
+    #[test]
+    fn a_question_names_a_project_by_its_short_name_as_a_word() {
+        for named in ["What port does the API use?", "the api's port", "ask (api): port", "is it in api."] {
+            assert!(named_in(named, "/home/ada/src/api"), "{named}");
+        }
+        for not in ["rapid deploys", "the api-gateway port", "what port?", ""] {
+            assert!(!named_in(not, "/home/ada/src/api"), "{not}");
+        }
+        assert!(named_in("how does my-blog build?", "/src/My-Blog/"));
+        assert!(!named_in("anything", "/"), "a root names nothing");
     }
 }

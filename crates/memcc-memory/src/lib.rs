@@ -23,6 +23,7 @@ pub(crate) mod question;
 pub mod rank;
 pub(crate) mod recall;
 pub mod record;
+pub(crate) mod restated;
 pub mod runtime;
 pub(crate) mod search;
 pub mod sessions;

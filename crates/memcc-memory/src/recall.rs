@@ -17,6 +17,7 @@ use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
 use crate::question::Question;
 use crate::record::{MemoryRecord, RecordKind};
+use crate::restated;
 use crate::search::{CONTEXT_CHARS, Found, Query, Search, SearchHit, SearchMode};
 use memcc_core::bridge::{ContextTurn, Layer, RecallQuery, RecallSection, RecalledItem};
 use memcc_core::budget::layer_share;
@@ -254,6 +255,9 @@ impl Recall<'_> {
             ranking: None,
         })?;
         prune(&mut hits);
+        if let Some(project) = asked.project {
+            hold_to_project(&mut hits, project, question.text, self.search.config.tuning.other_project_margin);
+        }
         // A line earns its place by its own match (its session's probability orders the lines,
         // it does not admit them): judged by the record's own score, relative to the best's.
         let own = |h: &SearchHit| if h.parts.session.is_some() { h.parts.own } else { h.score };
@@ -262,6 +266,7 @@ impl Recall<'_> {
         let mut used = 0;
         let mut per_session: HashMap<String, i32> = HashMap::new();
         let limit = self.search.config.recall_line_limit();
+        let coded = restated::Coded::of(&hits);
         while out.len() < limit {
             // A message is cut to a halving share of the room — the best line up to all of it,
             // the next half, … — and never below MESSAGE_CHARS: an answer is often one long
@@ -273,9 +278,17 @@ impl Recall<'_> {
             // LoCoMo unchanged). The value floor judges a record on its own score either way.
             let decay = if share > MESSAGE_CHARS { 1.0 } else { self.search.config.tuning.session_decay };
             let weight = |h: &SearchHit| h.score * decay.powi(*per_session.get(session_of(h)).unwrap_or(&0));
-            let Some(best) = (0..hits.len()).max_by(|&a, &b| weight(&hits[a]).total_cmp(&weight(&hits[b]))) else {
+            let Some(mut best) = (0..hits.len()).max_by(|&a, &b| weight(&hits[a]).total_cmp(&weight(&hits[b]))) else {
                 break;
             };
+            // What restates the best with a newer value goes before it (the newest restatement
+            // first: each step is to a later record, so this ends).
+            while let Some(newer) = (0..hits.len())
+                .filter(|&i| own(&hits[i]) >= floor && coded.restates(&hits[i], &hits[best]))
+                .max_by(|&a, &b| weight(&hits[a]).total_cmp(&weight(&hits[b])))
+            {
+                best = newer;
+            }
             let h = hits.swap_remove(best);
             if own(&h) < floor {
                 // Below the floor by its own match: skipped (another, ordered lower by its
@@ -356,6 +369,26 @@ fn cut_to_fit(
         chars = chars.min(line.chars().count());
     }
     None
+}
+
+/// Another project's conversation out of `hits` of `question` asked in `project`, when the
+/// project's own records match, unless the question names that project or it scores `margin`
+/// times their best (`tuning.otherProjectMargin`): a repository's port, host or reviewer is no
+/// other's. What the user said of themselves (preferences, facts, pins) and what was learnt in
+/// no project stay.
+fn hold_to_project(hits: &mut Vec<SearchHit>, project: &str, question: &str, margin: f64) {
+    let elsewhere = |h: &SearchHit| {
+        h.record.as_ref().is_some_and(|r| {
+            !r.pinned
+                && matches!(r.kind, RecordKind::Summary | RecordKind::Verbatim)
+                && r.project.as_deref().is_some_and(|p| p != project && !memcc_core::project::named_in(question, p))
+        })
+    };
+    let own = |h: &SearchHit| h.record.as_ref().is_some_and(|r| r.project.as_deref() == Some(project));
+    let best_own = hits.iter().filter(|h| own(h)).map(|h| h.score).fold(0.0, f64::max);
+    if best_own > 0.0 {
+        hits.retain(|h| !elsewhere(h) || h.score >= margin * best_own);
+    }
 }
 
 /// The session a hit came from ("" for knowledge-graph results).

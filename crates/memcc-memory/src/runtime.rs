@@ -499,6 +499,9 @@ impl MemoryRuntime {
             max_results.clamp(1, self.config.tuning.wide_pool),
             SearchMode::Hybrid,
         )?;
+        // A changed value before the one it replaced, as recall shows them.
+        let mut hits = hits;
+        crate::restated::Coded::of(&hits).newer_first(&mut hits);
         // Each hit's text at most SEARCH_HIT_CHARS, cut around the query's words: 100 hits stay
         // well under a client's message limit, and `memory_get` returns a record whole.
         let needles = Question::new(query).needles;

@@ -37,6 +37,14 @@ pub struct Tuning {
     /// project (a preference said there) still wins over a weak one from this.
     #[schemars(range(min = 0.0, max = 10.0))]
     pub same_project: f64,
+    /// Recall asked in a project whose own records match leaves out another project's
+    /// conversation (its summaries and verbatim windows; never the user's preferences, facts or
+    /// pins, which go where the user goes) unless the question names that project ("what port
+    /// does the API use?") or it scores this many times the project's best: "what port does the
+    /// dev server listen on?" asked in the blog is the blog's port, not the API's that shares
+    /// more of its words.
+    #[schemars(range(min = 1.0, max = 100.0))]
+    pub other_project_margin: f64,
     /// The most recency adds, for a question about now or the latest (decaying with
     /// `recencyHalfLifeDays`): a tie-break only. Asked of every question it pushed what was
     /// said early below later small talk (LoCoMo dev: five questions lost).
@@ -214,6 +222,7 @@ impl Default for Tuning {
             in_period: 0.2,
             states_when: 0.1,
             same_project: 0.15,
+            other_project_margin: 2.0,
             recency: 0.05,
             not_current: 0.6,
             knowledge_graph: 0.9,

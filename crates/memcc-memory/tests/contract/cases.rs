@@ -1237,6 +1237,42 @@ fn a_small_store_answers_an_exact_question_and_stays_quiet_on_chit_chat() {
     }
 }
 
+/// A value said again with another beside it ("from port 8080 to port 8443") comes before the
+/// older statement of it, on every read path, however it is phrased; and asked in a project
+/// that holds the answer, another project's conversation about the same thing stays out unless
+/// the question names that project.
+#[test]
+fn a_changed_value_comes_first_and_another_projects_stays_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = MemoryConfig::default();
+    config.tuning.relevant_meaning = 1.0;
+    let Some(rt) = runtime(&dir, config) else { return };
+    for (day, project, said) in [
+        (0, "/src/api", "The dev server listens on port 8080, see config/server.toml."),
+        (1, "/src/blog", "The blog's dev server listens on port 4000."),
+        (2, "/src/api", "TLS locally: the dev server moved from port 8080 to port 8443."),
+    ] {
+        let mut p = payload("main", &format!("sum_{day}"), day, &[("user", said)]);
+        p.project = Some(project.into());
+        rt.ingest_summary(&p).unwrap();
+    }
+    let ask = |text: &str, project: &str| {
+        let q = RecallQuery { project: Some(project.into()), ..query("main", text) };
+        rt.recall_for_prompt(&q, 400).unwrap().map(|s| s.body).unwrap_or_default()
+    };
+    let port = ask("What port does the dev server listen on?", "/src/api");
+    let (new, old) = (port.find("8443"), port.find("8080, see"));
+    assert!(new.is_some_and(|n| old.is_none_or(|o| n < o)), "the changed value first: {port}");
+    assert!(!port.contains("4000"), "the blog's port is not the API's: {port}");
+    let named = ask("What port does the blog's dev server listen on?", "/src/api");
+    assert!(named.contains("4000"), "a question naming the other project gets it: {named}");
+    let asking = memcc_memory::Asking { project: Some("/src/api"), as_of: Some(T0 + 30 * DAY), ..Default::default() };
+    let hits = rt.memory_search_asked("main", "What port does the dev server listen on?", 5, 0.0, &asking).unwrap();
+    let texts: Vec<&str> = hits.iter().map(|h| h.text.as_str()).collect();
+    let (new, old) = (texts.iter().position(|t| t.contains("8443")), texts.iter().position(|t| t.contains("8080, see")));
+    assert!(new.is_some_and(|n| old.is_none_or(|o| n < o)), "memory_search too: {texts:?}");
+}
+
 /// A pin made on a memory learnt in one repository holds in that repository: a session of
 /// another is not told its port. A pin with no project (added by hand) holds everywhere, as the
 /// user's weighty preferences do; without a project asked, every pin stands.
