@@ -36,15 +36,18 @@ pub enum MemoryCommand {
         /// What it should say now, whole.
         text: String,
     },
-    /// Pin a memory (recalled in every prompt), or unpin it.
+    /// Pin a memory (recalled in every session of the project it was learnt in), or unpin it.
     ///
-    /// Example: `memcc memory pin mem_12`.
+    /// Example: `memcc memory pin mem_12`, `memcc memory pin mem_12 --everywhere`.
     Pin {
         /// The memory, e.g. mem_12.
         id: String,
         /// Unpin it instead.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "everywhere")]
         unpin: bool,
+        /// Pin it in every project, not only the one it was learnt in.
+        #[arg(long)]
+        everywhere: bool,
     },
     /// Search memory (memory_search).
     ///
@@ -133,13 +136,21 @@ pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
             let value = serde_json::json!({"id": format!("mem_{}", ins.id), "supersedes": id});
             emit(cli, &value, || format!("corrected: mem_{} supersedes {id}, which stays as its history", ins.id))?;
         }
-        MemoryCommand::Pin { id, unpin } => {
-            if !rt.pin(agent, id, !*unpin)? {
+        MemoryCommand::Pin { id, unpin, everywhere } => {
+            let changed = if *everywhere { rt.pin_everywhere(agent, id)? } else { rt.pin(agent, id, !*unpin)? };
+            if !changed {
                 bail!("no current memory {id} for agent {agent}");
             }
-            let value = serde_json::json!({"id": id, "pinned": !*unpin});
+            let value = serde_json::json!({"id": id, "pinned": !*unpin, "everywhere": *everywhere});
             emit(cli, &value, || {
-                format!("{id} {}", if *unpin { "unpinned" } else { "pinned: recalled in every prompt" })
+                format!(
+                    "{id} {}",
+                    match (*unpin, *everywhere) {
+                        (true, _) => "unpinned",
+                        (false, true) => "pinned: recalled in every session, in every project",
+                        (false, false) => "pinned: recalled in every session of the project it was learnt in",
+                    }
+                )
             })?;
         }
         MemoryCommand::Search { query, max, min_score, wing } => {

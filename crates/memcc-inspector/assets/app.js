@@ -494,11 +494,15 @@ async function openRecord(agent, id, record, detail, refresh) {
       // The record again, as it is now (the list's page says nothing of pins).
       try { await post("pin", { pinned: !r.pinned }); await openRecord(agent, id, null, detail, refresh); } catch (e) { detail.append(failure(e)); }
     } }, r.pinned ? "Unpin" : "Pin");
+    // A pin holds in the project its record was learnt in; this one holds in every project.
+    const pinEverywhere = r.project ? h("button", { id: "pin-everywhere", title: `Learnt in ${r.project}`, onclick: async () => {
+      try { await post("pin", { pinned: true, everywhere: true }); await openRecord(agent, id, null, detail, refresh); } catch (e) { detail.append(failure(e)); }
+    } }, "Pin in every project") : null;
     // replaceChildren writes a null as the text "null": the parts a record lacks are left out first.
     detail.replaceChildren(...[
       h("h2", { class: "mono" }, id),
       h("p", {}, h("span", { class: "tag" }, r.kind), h("span", { class: "tag" }, `${r.wing} / ${r.room}`),
-        r.pinned ? h("span", { class: "tag" }, "pinned") : null, r.forgotten ? h("span", { class: "tag forgotten" }, "forgotten") : null,
+        r.pinned ? h("span", { class: "tag" }, r.project ? "pinned in this project" : "pinned") : null, r.forgotten ? h("span", { class: "tag forgotten" }, "forgotten") : null,
         r.supersededBy ? h("a", { class: "tag superseded", href: `#/memory/${enc(agent)}?id=mem_${r.supersededBy}` }, `superseded by mem_${r.supersededBy}`) : null),
       h("div", { class: "part memory" }, h("pre", {}, r.text)),
       h("p", { class: "muted" }, `Said ${when(r.eventTime)} · stored ${when(r.createdAt)} · weight ${r.weight}`),
@@ -514,7 +518,7 @@ async function openRecord(agent, id, record, detail, refresh) {
         h("table", {}, chain.map((c) => h("tr", { class: `mem_${c.id}` === id ? "selected" : "" },
           h("td", { class: "mono" }, `mem_${c.id}`), h("td", {}, when(c.eventTime ?? c.createdAt)),
           h("td", {}, c.text.slice(0, 200)), h("td", {}, c.supersededBy ? `→ mem_${c.supersededBy}` : "current"))))) : null,
-      r.forgotten || r.supersededBy ? null : h("p", {}, correct, " ", pinToggle),
+      r.forgotten || r.supersededBy ? null : h("p", {}, correct, " ", pinToggle, ...(pinEverywhere ? [" ", pinEverywhere] : [])),
       r.forgotten ? null : forget].filter((part) => part !== null));
   } catch (e) {
     detail.replaceChildren(failure(e));

@@ -442,6 +442,9 @@ pub(crate) async fn edit(
 #[derive(Debug, Deserialize)]
 pub(crate) struct PinBody {
     pinned: bool,
+    /// In every project, not only the one it was learnt in.
+    #[serde(default)]
+    everywhere: bool,
 }
 
 /// Pin a record (recalled in every prompt) or unpin it.
@@ -454,8 +457,11 @@ pub(crate) async fn pin(
     let agent = state.agent(q.agent);
     record_id(&id)?;
     blocking(&state, move |m| {
-        let changed = m.memory()?.pin(&agent, &id, body.pinned)?;
-        Ok(json!({"id": id, "pinned": body.pinned, "changed": changed}))
+        let memory = m.memory()?;
+        let everywhere = body.pinned && body.everywhere;
+        let changed =
+            if everywhere { memory.pin_everywhere(&agent, &id)? } else { memory.pin(&agent, &id, body.pinned)? };
+        Ok(json!({"id": id, "pinned": body.pinned, "everywhere": everywhere, "changed": changed}))
     })
     .await
 }

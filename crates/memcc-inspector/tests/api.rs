@@ -224,6 +224,12 @@ fn every_page_reads_what_it_shows_and_errors_say_what_is_wrong() {
     assert!(chain.as_array().unwrap().iter().any(|r| format!("mem_{}", r["id"]) == said), "its history: {chain}");
     let (status, pinned) = post(&format!("/api/memory/{newer}/pin"), serde_json::json!({"pinned": true}));
     assert_eq!((status, &pinned["changed"]), (200, &Value::from(true)), "{pinned}");
+    let (status, everywhere) =
+        post(&format!("/api/memory/{newer}/pin"), serde_json::json!({"pinned": true, "everywhere": true}));
+    assert_eq!((status, &everywhere["everywhere"]), (200, &Value::from(true)), "{everywhere}");
+    let chain = server.ok(&format!("/api/memory/{newer}/history"));
+    let record = chain.as_array().unwrap().iter().find(|r| format!("mem_{}", r["id"]) == newer).unwrap();
+    assert!(record["project"].is_null() && record["pinned"] == true, "pinned in every project: {record}");
     let no_header = server
         .http
         .post(format!("{}/api/memory/{newer}/pin", server.base))

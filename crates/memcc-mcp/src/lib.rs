@@ -303,9 +303,15 @@ impl MemccMcp {
             async move {
                 let agent = self.agent(&a.agent_id)?;
                 let pinned = a.pinned.unwrap_or(true);
+                let everywhere = pinned && a.everywhere.unwrap_or(false);
                 self.call(move |m| {
-                    let changed = m.memory()?.pin(&agent, &a.id, pinned)?;
-                    Ok(json!({"id": a.id, "pinned": pinned, "changed": changed}))
+                    let memory = m.memory()?;
+                    let changed = if everywhere {
+                        memory.pin_everywhere(&agent, &a.id)?
+                    } else {
+                        memory.pin(&agent, &a.id, pinned)?
+                    };
+                    Ok(json!({"id": a.id, "pinned": pinned, "everywhere": everywhere, "changed": changed}))
                 })
                 .await
             }

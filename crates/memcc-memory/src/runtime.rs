@@ -457,15 +457,24 @@ impl MemoryRuntime {
         Ok(done)
     }
 
-    /// Pin `agent`'s record `id` (recalled in every prompt's essentials) or unpin it; whether
-    /// it changed a current record.
+    /// Pin `agent`'s record `id` (recalled in every prompt's essentials of the project it was
+    /// learnt in, of every project when it was learnt in none) or unpin it; whether it changed a
+    /// current record.
     pub fn pin(&self, agent: &str, id: &str, pinned: bool) -> Result<bool> {
         let record = self.memory_get(agent, id)?;
         // A pin orders first by itself and leaves the weight as it was, so an unpinned
         // preference is as heavy as before. (Pins made before kept `MAX_WEIGHT` only as a pin's
         // mark: unpinned, such a record weighs as an ordinary one.)
         let weight = if !pinned && record.pinned && record.weight >= MAX_WEIGHT { 1.0 } else { record.weight };
-        self.store.set_pinned(agent, record.id, pinned, weight)
+        self.store.set_pinned(agent, record.id, pinned, weight, false)
+    }
+
+    /// Pin `agent`'s record `id` in every project: learnt in one, it no longer belongs to it (a
+    /// rule the user said in one repository, for all of them); whether it changed a current
+    /// record.
+    pub fn pin_everywhere(&self, agent: &str, id: &str) -> Result<bool> {
+        let record = self.memory_get(agent, id)?;
+        self.store.set_pinned(agent, record.id, true, record.weight, true)
     }
 
     /// `memory_search`: scored L3 hits for `agent`, each text at most [`SEARCH_HIT_CHARS`].

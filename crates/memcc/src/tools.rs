@@ -348,6 +348,8 @@ pub struct PinArgs {
     pub id: String,
     /// Pin (the default) or unpin.
     pub pinned: Option<bool>,
+    /// Pin it in every project, not only the one it was learnt in.
+    pub everywhere: Option<bool>,
     /// Act as this agent: the server's (the default) or one its operator allowed.
     pub agent_id: Option<String>,
 }

@@ -185,8 +185,9 @@ pub trait Records {
     fn tombstones(&self, agent: &str, sessions: &[String]) -> Result<std::collections::HashSet<String>>;
 
     /// Pin (always recall, at the most weight) or unpin `agent`'s current record `id` (unpinned,
-    /// it keeps weight `weight`); whether there was such a record.
-    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool>;
+    /// it keeps weight `weight`), and with `everywhere` take it out of the project it was
+    /// learnt in (a pin holds in its record's project); whether there was such a record.
+    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64, everywhere: bool) -> Result<bool>;
 
     /// Visit every record of `agent` (all agents when `None`), in id order.
     fn for_each_record(&self, agent: Option<&str>, visit: &mut dyn FnMut(MemoryRecord) -> Result<()>) -> Result<()>;

@@ -1306,6 +1306,11 @@ fn a_projects_pin_stands_in_its_project_and_a_global_one_everywhere() {
     let sections = MemoryBridge::retrieve(&rt, &q, 2_000).unwrap();
     let essential = sections.iter().find(|s| s.name == Layer::Essential).map(|s| s.body.clone()).unwrap_or_default();
     assert!(essential.contains("8080") && !essential.contains("1111"), "{essential}");
+    // Pinned for every project, chosen when pinning: the API's pin now opens the blog's sessions.
+    let api = rt.store().list_records(&filter, 0, 100).unwrap().items.into_iter().find(|r| r.text.contains("8080"));
+    assert!(rt.pin_everywhere("main", &format!("mem_{}", api.unwrap().id)).unwrap());
+    let blog = standing(Some("/src/blog"));
+    assert!(blog.contains("1111") && blog.contains("8080"), "{blog}");
 }
 
 /// A memory record has a size: a 2 MB "memory" is refused with a clear error (by `add` and, per

@@ -236,13 +236,14 @@ impl Records for PgStore {
         })
     }
 
-    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool> {
+    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64, everywhere: bool) -> Result<bool> {
         self.pool.run(|c| {
             let n = c.execute(
                 &format!(
-                    "UPDATE records SET pinned = $3, weight = $4 WHERE id = $1 AND agent_id = $2 AND {CURRENT_RECORD}"
+                    "UPDATE records SET pinned = $3, weight = $4, project = CASE WHEN $5 THEN NULL ELSE project END
+                     WHERE id = $1 AND agent_id = $2 AND {CURRENT_RECORD}"
                 ),
-                &[&id, &agent, &pinned, &weight],
+                &[&id, &agent, &pinned, &weight, &everywhere],
             )?;
             Ok(n > 0)
         })

@@ -269,13 +269,14 @@ impl Records for SqliteStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64) -> Result<bool> {
+    fn set_pinned(&self, agent: &str, id: i64, pinned: bool, weight: f64, everywhere: bool) -> Result<bool> {
         let conn = self.writer();
         let n = conn.execute(
             &format!(
-                "UPDATE records SET pinned = ?3, weight = ?4 WHERE id = ?1 AND agent_id = ?2 AND {CURRENT_RECORD}"
+                "UPDATE records SET pinned = ?3, weight = ?4, project = CASE WHEN ?5 THEN NULL ELSE project END
+                 WHERE id = ?1 AND agent_id = ?2 AND {CURRENT_RECORD}"
             ),
-            params![id, agent, pinned, weight],
+            params![id, agent, pinned, weight, everywhere],
         )?;
         Ok(n > 0)
     }
