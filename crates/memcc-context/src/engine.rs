@@ -71,7 +71,8 @@ pub struct ImportReport {
     pub unread: Vec<LineError>,
 }
 
-/// Where a session left off: what it is, and the last words of each side.
+/// Where a session left off: what it is, the last thing its user asked that says more than "ok"
+/// and what the assistant answered to it, and the values its last messages set.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeftOff {
@@ -79,6 +80,57 @@ pub struct LeftOff {
     pub listing: SessionListing,
     pub user: Option<String>,
     pub assistant: Option<String>,
+    /// The newest sentences of its last messages that state a coded value (a port, a path, a
+    /// limit: [`memcc_core::coded`]), newest first, each once.
+    pub settled: Vec<String>,
+}
+
+/// The messages read back from a session's end for [`LeftOff`].
+const LEFT_OFF_MESSAGES: usize = 40;
+/// The most [`LeftOff::settled`] sentences kept.
+const SETTLED: usize = 3;
+
+impl LeftOff {
+    /// Where `listing`'s session left off, from its last `tail` messages (oldest first).
+    fn read(listing: SessionListing, tail: &[crate::store::StoredMessage]) -> LeftOff {
+        use memcc_core::bridge::Role;
+        use memcc_core::coded::{coded_values, says_little};
+        let is = |m: &crate::store::StoredMessage, role: Role| m.role == role;
+        let asked = tail
+            .iter()
+            .rposition(|m| is(m, Role::User) && !says_little(&m.content))
+            .or_else(|| tail.iter().rposition(|m| is(m, Role::User)));
+        let answered = asked
+            .and_then(|at| {
+                let after = &tail[at + 1..];
+                after.iter().find(|m| is(m, Role::Assistant) && !says_little(&m.content)).or_else(|| after.first())
+            })
+            .or_else(|| tail.iter().rev().find(|m| is(m, Role::Assistant)));
+        let user = asked.map(|at| tail[at].content.clone());
+        let assistant = answered.filter(|m| is(m, Role::Assistant)).map(|m| m.content.clone());
+        let mut settled: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        'messages: for m in tail.iter().rev() {
+            let sentences: Vec<&str> = memcc_core::text::sentences_of(&m.content).collect();
+            for s in sentences.into_iter().rev() {
+                let values = coded_values(s);
+                let shown = |t: &Option<String>| t.as_deref().is_some_and(|t| t.contains(s.trim()));
+                if values.is_empty() || shown(&user) || shown(&assistant) {
+                    continue;
+                }
+                // A sentence is kept for a value no newer one set.
+                if values.iter().all(|v| seen.contains(v)) {
+                    continue;
+                }
+                seen.extend(values);
+                settled.push(s.trim().to_string());
+                if settled.len() == SETTLED {
+                    break 'messages;
+                }
+            }
+        }
+        LeftOff { listing, user, assistant, settled }
+    }
 }
 
 pub struct ContextEngine {
@@ -161,9 +213,8 @@ impl ContextEngine {
                 continue;
             }
             let Some(c) = self.store.find_conversation(agent, &listing.session_id)? else { continue };
-            let user = self.store.last_words(c.id, "user")?;
-            let assistant = self.store.last_words(c.id, "assistant")?;
-            out.push(LeftOff { listing, user, assistant });
+            let tail = self.store.last_messages(c.id, LEFT_OFF_MESSAGES)?;
+            out.push(LeftOff::read(listing, &tail));
         }
         Ok(out)
     }

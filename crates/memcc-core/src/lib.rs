@@ -10,6 +10,7 @@
 
 pub mod bridge;
 pub mod budget;
+pub mod coded;
 pub mod errors;
 pub mod framing;
 pub mod llm;

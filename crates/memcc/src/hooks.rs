@@ -204,6 +204,8 @@ const PROMPT_CONTEXT_TURNS: usize = 4;
 
 /// The longest a last word of a session is shown at session start, in characters.
 const LEFT_OFF_CHARS: usize = 220;
+/// The longest a value a session set is shown at session start, in characters.
+const SETTLED_CHARS: usize = 140;
 
 impl Memcc {
     /// Answer `event` of a host's session as [`crate::hooks`] says. `agent` is whose memory.
@@ -325,8 +327,9 @@ impl Memcc {
     }
 }
 
-/// `<memcc-sessions>`: the project's last sessions, newest first, each with its title and the
-/// last words of each side, within `budget` tokens.
+/// `<memcc-sessions>`: the project's last sessions, newest first, each with its title, what its
+/// user last asked (more than "ok") and the answer, and the values it set, within `budget`
+/// tokens (a session's values go before the session does).
 fn left_off_section(left_off: &[LeftOff], budget: usize) -> Option<String> {
     let mut lines = Vec::new();
     let mut used = estimate_tokens("<memcc-sessions>\n</memcc-sessions>");
@@ -340,13 +343,19 @@ fn left_off_section(left_off: &[LeftOff], budget: usize) -> Option<String> {
             line.push_str(&format!(" — last asked: {}", cut(u, LEFT_OFF_CHARS)));
         }
         if let Some(a) = &l.assistant {
-            line.push_str(&format!(" — last answer: {}", cut(a, LEFT_OFF_CHARS)));
+            line.push_str(&format!(" — answer: {}", cut(a, LEFT_OFF_CHARS)));
         }
-        let line = memcc_core::framing::escape_in_section(&line);
-        let t = estimate_tokens(&line) + 1;
-        if used + t > budget {
+        let settled: Vec<String> = l.settled.iter().map(|s| cut(s, SETTLED_CHARS)).collect();
+        let with_settled = format!("{line} — set: {}", settled.join(" · "));
+        let fits = |line: &str| {
+            let line = memcc_core::framing::escape_in_section(line);
+            let t = estimate_tokens(&line) + 1;
+            (used + t <= budget).then_some((line, t))
+        };
+        let Some((line, t)) = (if settled.is_empty() { None } else { fits(&with_settled) }).or_else(|| fits(&line))
+        else {
             break;
-        }
+        };
         used += t;
         lines.push(line);
     }

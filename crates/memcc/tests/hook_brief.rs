@@ -74,3 +74,51 @@ fn a_subagent_gets_nothing_injected_unless_asked() {
         asked.answer_hook("main", HookEvent::UserPromptSubmit, &payload(Some("agent-7f3a"), "UserPromptSubmit"));
     assert!(worker.unwrap().context.is_some_and(|c| c.contains("tabs")), "hooks.subagents asks for it");
 }
+
+/// A session's start names where the project's last session left off by what was asked and
+/// set, not by its closing small talk: the last request that says more than "thanks", its
+/// answer, and the sentences that set a value (a port, a limit), newest first.
+#[test]
+fn a_brief_names_the_last_real_request_and_the_values_set_not_the_small_talk() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("api");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let transcript = dir.path().join("s1.jsonl");
+    let mut f = std::fs::File::create(&transcript).unwrap();
+    let turns = [
+        ("Move the dev server from port 8080 to port 8443.", "The dev server now listens on port 8443."),
+        (
+            "Raise the /search rate limit to 300 per minute.",
+            "Raised /search to 300 requests per minute in limits.toml.",
+        ),
+        ("Now add a health check route.", "Added GET /healthz returning 200."),
+        ("looks good, thanks", "You're welcome."),
+        ("ok", "Anything else?"),
+    ];
+    for (i, (user, assistant)) in turns.iter().enumerate() {
+        let ts = format!("2026-12-01T09:{:02}:00Z", i * 2);
+        let u = serde_json::json!({"type": "user", "sessionId": "s1", "cwd": repo, "timestamp": ts,
+                                   "message": {"role": "user", "content": user}});
+        let a = serde_json::json!({"type": "assistant", "sessionId": "s1", "cwd": repo, "timestamp": ts,
+                                   "message": {"role": "assistant", "content": [{"type": "text", "text": assistant}]}});
+        writeln!(f, "{u}\n{a}").unwrap();
+    }
+    drop(f);
+    let config = MemccConfig {
+        data_dir: Some(dir.path().join("data")),
+        embedding_model: "hashing".into(),
+        ..Default::default()
+    };
+    let memcc = Memcc::open(config).unwrap();
+    memcc.import_file("main", &transcript, &memcc::transcripts::ImportOptions::default()).unwrap();
+    let input = HookInput { session_id: "s2".into(), cwd: Some(repo.join("src")), ..Default::default() };
+    let brief = memcc.answer_hook("main", HookEvent::SessionStart, &input).unwrap().context.expect("a brief");
+    let sessions = &brief[brief.find("<memcc-sessions>").expect("the last session")..];
+    assert!(sessions.contains("last asked: Now add a health check route."), "{sessions}");
+    assert!(sessions.contains("answer: Added GET /healthz"), "{sessions}");
+    assert!(!sessions.contains("thanks") && !sessions.contains("Anything else"), "small talk: {sessions}");
+    let set = &sessions[sessions.find(" — set: ").expect("the values set")..];
+    let (limit, port) = (set.find("limits.toml"), set.find("port 8443"));
+    assert!(limit.is_some_and(|l| port.is_some_and(|p| l < p)), "the values set, newest first: {set}");
+}

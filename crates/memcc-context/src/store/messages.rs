@@ -109,19 +109,18 @@ impl ContextStore {
         Ok(rows.collect::<std::result::Result<_, _>>()?)
     }
 
-    /// The newest message of `role` in a conversation whose text is words (not only a tool call's
-    /// marker), if any: where a session left off.
-    pub fn last_words(&self, conversation_id: i64, role: &str) -> Result<Option<String>> {
+    /// The last `n` messages of a conversation whose text is words (not a tool call's marker),
+    /// oldest first.
+    pub fn last_messages(&self, conversation_id: i64, n: usize) -> Result<Vec<StoredMessage>> {
         let conn = self.conn();
-        Ok(conn
-            .query_row(
-                "SELECT content FROM messages
-                 WHERE conversation_id = ?1 AND role = ?2 AND trim(content) <> '' AND content NOT LIKE '[tool call %'
-                 ORDER BY seq DESC LIMIT 1",
-                params![conversation_id, role],
-                |r| r.get(0),
-            )
-            .optional()?)
+        let mut stmt = conn.prepare_cached(&format!(
+            "{MESSAGE_SELECT} WHERE conversation_id = ?1 AND trim(content) <> '' AND content NOT LIKE '[tool call %'
+             ORDER BY seq DESC LIMIT ?2"
+        ))?;
+        let rows = stmt.query_map(params![conversation_id, i64::try_from(n).unwrap_or(i64::MAX)], message_from_row)?;
+        let mut out: Vec<StoredMessage> = rows.collect::<std::result::Result<_, _>>()?;
+        out.reverse();
+        Ok(out)
     }
 
     pub fn message_count(&self, conversation_id: i64) -> Result<usize> {
