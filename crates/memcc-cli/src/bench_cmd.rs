@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::Cli;
+use crate::globals::Globals;
 use memcc_bench::prompt::Scenario;
 use memcc_bench::{Dataset, Mode, Options};
 
@@ -171,7 +171,7 @@ pub enum BenchCommand {
 }
 
 /// Print the report (JSON with `--json`, else Markdown) and write both beside `out`.
-fn emit_report<T: serde::Serialize>(cli: &Cli, report: &T, md: &str, out: Option<&PathBuf>) -> Result<()> {
+fn emit_report<T: serde::Serialize>(cli: &Globals, report: &T, md: &str, out: Option<&PathBuf>) -> Result<()> {
     if cli.json {
         println!("{}", serde_json::to_string_pretty(report)?);
     } else {
@@ -193,12 +193,12 @@ fn progress_bar() -> ProgressBar {
 }
 
 /// The bench options: every setting of `--config` and the flags, as the other commands use them.
-fn options(cli: &Cli, common: &Common, modes: Vec<Mode>) -> Result<Options> {
+fn options(cli: &Globals, common: &Common, modes: Vec<Mode>) -> Result<Options> {
     options_ranked(cli, common, modes, &Ranker { ranker_folds: None })
 }
 
 /// [`options`] with the session ranker `ranker` says.
-fn options_ranked(cli: &Cli, common: &Common, modes: Vec<Mode>, ranker: &Ranker) -> Result<Options> {
+fn options_ranked(cli: &Globals, common: &Common, modes: Vec<Mode>, ranker: &Ranker) -> Result<Options> {
     let mut settings = cli.settings()?;
     settings.model_dir = Some(settings.model_dir());
     settings.llm_base_url = settings.endpoint();
@@ -250,7 +250,7 @@ fn write_lines<T: serde::Serialize>(path: &PathBuf, lines: &[T]) -> Result<()> {
     Ok(())
 }
 
-pub fn run(cli: &Cli, command: &BenchCommand) -> Result<()> {
+pub fn run(cli: &Globals, command: &BenchCommand) -> Result<()> {
     let bar = progress_bar();
     let mut tick = |done: usize, total: usize, label: &str| {
         bar.set_length(total as u64);

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 
+use crate::globals::{Globals, emit};
 use crate::terminal::printable;
-use crate::{Cli, emit};
 use memcc::context::{AgentMessage, SessionRef};
 use memcc::context::{ExpandRequest, GrepMode, GrepRequest, GrepScope};
 
@@ -207,7 +207,7 @@ pub struct GrepArgs {
 /// Run a long operation with a spinner, the summaries written so far and its elapsed time on
 /// stderr, for a person at a terminal (quiet under `--json` or without one, and under `-v`, whose
 /// log says more).
-fn working<T>(cli: &Cli, what: &str, f: impl FnOnce() -> T) -> T {
+fn working<T>(cli: &Globals, what: &str, f: impl FnOnce() -> T) -> T {
     let show = !cli.json && cli.verbose == 0 && std::io::IsTerminal::is_terminal(&std::io::stderr());
     if !show {
         return f();
@@ -230,7 +230,7 @@ fn parse_time(s: &str) -> Result<i64, String> {
     Err(format!("{s:?} is not RFC 3339, YYYY-MM-DD or epoch milliseconds"))
 }
 
-pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
+pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
     // Writing and assembling go through the memory bridge; reading the DAG does not need it.
     let with_memory = matches!(
         command,
@@ -666,7 +666,7 @@ pub fn run(cli: &Cli, command: &ContextCommand) -> Result<()> {
 /// `memcc import DIR`: every transcript under it (a backfill of `~/.claude/projects/` or
 /// `~/.codex/sessions/`), with a bar at a terminal; those unchanged since their import are passed
 /// over.
-fn import_dir(cli: &Cli, memcc: &memcc::Memcc, dir: &std::path::Path, flush: Option<memcc::Budget>) -> Result<()> {
+fn import_dir(cli: &Globals, memcc: &memcc::Memcc, dir: &std::path::Path, flush: Option<memcc::Budget>) -> Result<()> {
     use memcc::transcripts::FileImport;
     let show = !cli.json && cli.verbose == 0 && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let bar = show.then(|| {

@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::Cli;
+use crate::globals::Globals;
 use memcc::Memcc;
 use memcc::hooks::{HookEvent, HookInput};
 
@@ -57,7 +57,7 @@ pub struct Response {
 /// Where the daemon of these settings listens: `<data dir>/run/daemon-<fingerprint>.sock`, or,
 /// when that path is too long for a socket (about 100 bytes), a private directory under the
 /// system's temporary one.
-pub fn socket_path(cli: &Cli) -> Result<PathBuf> {
+pub fn socket_path(cli: &Globals) -> Result<PathBuf> {
     let mut settings = cli.settings()?;
     let dir = std::path::absolute(settings.data_dir())?;
     // The same settings however they were given: the data dir by flag or by environment (the
@@ -148,7 +148,7 @@ pub(crate) fn private_dir(dir: &Path) -> Result<()> {
         .with_context(|| format!("making {} private", dir.display()))
 }
 
-pub fn run(cli: &Cli, args: &DaemonArgs) -> Result<()> {
+pub fn run(cli: &Globals, args: &DaemonArgs) -> Result<()> {
     if args.drain_only {
         return drain_alone(cli);
     }
@@ -225,7 +225,7 @@ fn stop(socket: &Path) -> Result<()> {
 }
 
 /// `--drain-only`: one worker at a time per data dir drains, then the process ends.
-fn drain_alone(cli: &Cli) -> Result<()> {
+fn drain_alone(cli: &Globals) -> Result<()> {
     let dir = cli.settings()?.data_dir().join("run");
     private_dir(&dir)?;
     // Another worker runs; it takes what is due, this job included.
@@ -340,7 +340,7 @@ pub fn ask(socket: &Path, request: &Request, timeout: Duration) -> Option<Respon
 /// Start a daemon (or, `drain_only`, a one-off drain) in the background, detached from the hook
 /// and its host: a new session, so the host's end (or its killing the hook's process group)
 /// does not end it; its log in `<data dir>/run/daemon.log`.
-pub fn spawn(cli: &Cli, drain_only: bool) -> Result<()> {
+pub fn spawn(cli: &Globals, drain_only: bool) -> Result<()> {
     use std::os::unix::process::CommandExt;
     let dir = cli.settings()?.data_dir().join("run");
     private_dir(&dir)?;

@@ -72,7 +72,7 @@ fn open(home: &std::path::Path, settings: &MemccConfig) -> Result<Memcc> {
     Ok(memcc)
 }
 
-pub fn run(cli: &crate::Cli, home: Option<PathBuf>) -> Result<()> {
+pub fn run(cli: &crate::globals::Globals, home: Option<PathBuf>) -> Result<()> {
     let settings = cli.settings()?;
     let (home, _tmp) = match home {
         Some(h) => (h, None),

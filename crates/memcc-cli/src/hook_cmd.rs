@@ -11,8 +11,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use crate::Cli;
 use crate::daemon_cmd::{self, Request};
+use crate::globals::Globals;
 use memcc::Memcc;
 use memcc::hooks::{HookEvent, HookInput};
 
@@ -32,7 +32,7 @@ fn patience(event: HookEvent) -> Duration {
     if event.answers() { Duration::from_secs(memcc::hooks::WARM_PATIENCE_SECS) } else { Duration::from_secs(2) }
 }
 
-pub fn run(cli: &Cli, args: &HookArgs) -> Result<()> {
+pub fn run(cli: &Globals, args: &HookArgs) -> Result<()> {
     match answer(cli, args) {
         Ok(Some(output)) => {
             let mut out = std::io::stdout().lock();
@@ -49,7 +49,7 @@ pub fn run(cli: &Cli, args: &HookArgs) -> Result<()> {
     Ok(())
 }
 
-fn answer(cli: &Cli, args: &HookArgs) -> Result<Option<serde_json::Value>> {
+fn answer(cli: &Globals, args: &HookArgs) -> Result<Option<serde_json::Value>> {
     let mut raw = Vec::new();
     std::io::stdin().lock().take(MAX_PAYLOAD).read_to_end(&mut raw).context("reading the hook's payload")?;
     let raw = String::from_utf8(raw).context("the hook's payload is not UTF-8")?;
@@ -106,7 +106,7 @@ fn answer(cli: &Cli, args: &HookArgs) -> Result<Option<serde_json::Value>> {
 
 /// Keep a hook's failure where `memcc setup --check` reads it: the host shows a hook's stderr
 /// only in its debug view.
-fn log_error(cli: &Cli, line: &str) {
+fn log_error(cli: &Globals, line: &str) {
     let Ok(settings) = cli.settings() else { return };
     let dir = settings.data_dir().join("run");
     if crate::daemon_cmd::private_dir(&dir).is_err() {

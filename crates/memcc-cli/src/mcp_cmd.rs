@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Args;
 
-use crate::Cli;
+use crate::globals::Globals;
 use memcc::core::{LENT_MODEL_PAUSE, Pausing};
 use memcc_mcp::{ClientModel, Defaults, MemccMcp};
 
@@ -50,7 +50,7 @@ pub struct McpArgs {
     allow_agents: Vec<String>,
 }
 
-pub fn run(cli: &Cli, args: &McpArgs) -> Result<()> {
+pub fn run(cli: &Globals, args: &McpArgs) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     // Summaries by the client's own model when it offers sampling (unless a compactionModel is
     // configured); paused a while after it fails; else the offline summariser.

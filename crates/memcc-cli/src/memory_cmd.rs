@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::{Cli, emit};
+use crate::globals::{Globals, emit};
 use memcc::memory::Forget;
 use memcc::memory::RecordKind;
 
@@ -115,7 +115,7 @@ fn bar(label: &str) -> ProgressBar {
     ProgressBar::new(0).with_style(style).with_message(label.to_string())
 }
 
-pub fn run(cli: &Cli, command: &MemoryCommand) -> Result<()> {
+pub fn run(cli: &Globals, command: &MemoryCommand) -> Result<()> {
     let memcc = cli.open(true)?;
     let rt = memcc.memory()?;
     let agent = cli.agent.as_str();

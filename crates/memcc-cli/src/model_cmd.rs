@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::Subcommand;
 
-use crate::{Cli, emit};
+use crate::globals::{Globals, emit};
 use memcc::memory::install::{self, FileState};
 
 #[derive(Subcommand)]
@@ -30,7 +30,7 @@ pub enum ModelCommand {
     },
 }
 
-pub fn run(cli: &Cli, command: &ModelCommand) -> Result<()> {
+pub fn run(cli: &Globals, command: &ModelCommand) -> Result<()> {
     // The directory a command names, else the one MemCC loads the model from.
     let dir_or_default = |dir: &Option<PathBuf>| -> Result<PathBuf> {
         Ok(match dir {

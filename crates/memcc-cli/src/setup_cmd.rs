@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use crate::Cli;
+use crate::globals::Globals;
 use crate::terminal::printable;
 use memcc::hooks::{ANSWER_TIMEOUT_SECS, HookEvent, QUEUE_TIMEOUT_SECS};
 
@@ -180,7 +180,7 @@ fn empty_toml(text: &str) -> bool {
     text.parse::<toml_edit::DocumentMut>().is_ok_and(|d| empty(d.as_table()))
 }
 
-pub fn run(cli: &Cli, args: &SetupArgs) -> Result<()> {
+pub fn run(cli: &Globals, args: &SetupArgs) -> Result<()> {
     if args.check {
         return check(cli, args.host);
     }
@@ -254,7 +254,7 @@ struct MemccCommand {
 }
 
 impl MemccCommand {
-    fn of(cli: &Cli) -> Result<Self> {
+    fn of(cli: &Globals) -> Result<Self> {
         let exe = std::env::current_exe().context("finding the memcc binary")?;
         let exe = exe.canonicalize().unwrap_or(exe);
         let mut globals = Vec::new();
@@ -553,7 +553,7 @@ struct Finding {
     line: String,
 }
 
-fn check(cli: &Cli, only: Option<Host>) -> Result<()> {
+fn check(cli: &Globals, only: Option<Host>) -> Result<()> {
     let mut failed = false;
     for host in [Host::ClaudeCode, Host::Codex] {
         if only.is_some_and(|h| h != host) {
@@ -851,7 +851,7 @@ fn hook_answers(command: &str, limit: Duration) -> Result<String> {
     Ok(format!("{} tokens of context", memcc::core::estimate_tokens(context)))
 }
 
-fn check_memcc(cli: &Cli) -> Result<Vec<Finding>> {
+fn check_memcc(cli: &Globals) -> Result<Vec<Finding>> {
     let settings = cli.settings()?;
     let mut out = vec![Finding { ok: true, line: format!("data in {}", settings.data_dir().display()) }];
     out.push(if settings.local_model_present() || !settings.wants_local_model() {

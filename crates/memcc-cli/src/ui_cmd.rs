@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::Cli;
+use crate::globals::Globals;
 
 #[derive(Args)]
 pub struct UiArgs {
@@ -15,7 +15,7 @@ pub struct UiArgs {
     port: u16,
 }
 
-pub fn run(cli: &Cli, args: &UiArgs) -> Result<()> {
+pub fn run(cli: &Globals, args: &UiArgs) -> Result<()> {
     let memcc = cli.open_background()?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), args.port);
