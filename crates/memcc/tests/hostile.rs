@@ -143,12 +143,20 @@ proptest! {
         let a = memcc.assemble_for(&fresh, granted, None, &[AgentMessage::user(&question)]).unwrap();
         prop_assert!(a.estimated_tokens <= granted.tokens());
         no_forged_tags(&memcc_text(&a), 0, &a.memory_sections)?;
-        // The tools answer or refuse; they never panic.
+        // The tools answer any words, or refuse them as input (a pattern that is no regex, a
+        // query of no words): never a store error, never a panic.
+        let input = |e: &memcc_context::ContextError| matches!(e, memcc_context::ContextError::Input(_));
         for mode in [GrepMode::Text, GrepMode::Regex] {
-            let _ = memcc.context.grep(&GrepRequest { pattern: question.clone(), mode, ..Default::default() });
+            if let Err(e) = memcc.context.grep(&GrepRequest { pattern: question.clone(), mode, ..Default::default() }) {
+                prop_assert!(input(&e), "grep {:?} of {:?}: {}", mode, question, e);
+            }
         }
-        let _ = memcc.context.expand(&ExpandRequest { query: Some(question.clone()), deep: true, ..Default::default() });
-        let _ = memcc.memory().unwrap().memory_search("main", &question, 10, 0.0, None);
+        if let Err(e) = memcc.context.expand(&ExpandRequest { query: Some(question.clone()), deep: true, ..Default::default() }) {
+            prop_assert!(input(&e), "expand {:?}: {}", question, e);
+        }
+        if let Err(e) = memcc.memory().unwrap().memory_search("main", &question, 10, 0.0, None) {
+            prop_assert!(matches!(e, memcc_memory::MemoryError::Input(_)), "memory_search {:?}: {}", question, e);
+        }
     }
 
     #[test]
