@@ -37,6 +37,9 @@ pub struct DaemonArgs {
 const MAX_REQUEST: u64 = 16 << 20;
 /// How often the worker looks for due transcripts without being told.
 const WORKER_TICK: Duration = Duration::from_secs(30);
+/// How long a client that connected may stay silent before its thread is given back: a hook
+/// writes its request at once, so this is only a hung or hostile client.
+const SILENT_CLIENT: Duration = Duration::from_secs(30);
 
 /// What a hook asks the warm process.
 #[derive(Debug, Serialize, Deserialize)]
@@ -243,7 +246,7 @@ fn drain_alone(cli: &Globals) -> Result<()> {
 fn serve(memcc: &Memcc, stream: UnixStream, wake: &(Mutex<bool>, Condvar)) -> Result<()> {
     // A hook writes its request at once; a client that connects and says nothing does not hold
     // a thread for ever.
-    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    stream.set_read_timeout(Some(SILENT_CLIENT))?;
     let mut line = String::new();
     BufReader::new((&stream).take(MAX_REQUEST)).read_line(&mut line)?;
     let response = match serde_json::from_str::<Request>(&line) {

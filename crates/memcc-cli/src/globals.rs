@@ -120,6 +120,7 @@ impl Globals {
     }
 
     /// The embedder the settings ask for, for a bench that builds its own stores; its warnings printed.
+    #[cfg(feature = "bench")]
     pub fn embedder(&self) -> Result<std::sync::Arc<dyn memcc::memory::Embedder>> {
         let mut warnings = Vec::new();
         let embedder = Memcc::embedder(&self.settings()?, &mut warnings)?;

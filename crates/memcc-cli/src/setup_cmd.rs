@@ -126,6 +126,13 @@ impl ConfigFile {
     }
 }
 
+/// The MCP revision `--check` opens with (the one `memcc mcp`'s SDK speaks); a server answers
+/// with the revision it agrees on, and only its tool list is read.
+const MCP_PROTOCOL_VERSION: &str = "2025-06-18";
+/// How long `--check` waits for the MCP server's tool list: a cold server opens memory and the
+/// model first (a few seconds on a slow disk); past this it hangs.
+const MCP_CHECK_WAIT: Duration = Duration::from_secs(30);
+
 /// Write or remove `f` as it says.
 fn apply(f: &ConfigFile) -> Result<()> {
     match &f.after {
@@ -750,7 +757,7 @@ fn mcp_answers(command: &str, args: &[String]) -> Result<usize> {
     });
     use std::io::Write;
     let requests = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": MCP_PROTOCOL_VERSION,
                "capabilities": {}, "clientInfo": {"name": "memcc-setup-check", "version": "1"}}}),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
@@ -758,7 +765,7 @@ fn mcp_answers(command: &str, args: &[String]) -> Result<usize> {
     for r in &requests {
         writeln!(stdin, "{r}")?;
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + MCP_CHECK_WAIT;
     let mut tools = None;
     while tools.is_none() {
         let left = deadline.saturating_duration_since(Instant::now());

@@ -204,6 +204,8 @@ const PROMPT_CONTEXT_TURNS: usize = 4;
 
 /// The longest a last word of a session is shown at session start, in characters.
 const LEFT_OFF_CHARS: usize = 220;
+/// The longest a session's title or a project's name is shown at session start, in characters.
+const NAME_CHARS: usize = 80;
 /// The longest a value a session set is shown at session start, in characters.
 const SETTLED_CHARS: usize = 140;
 
@@ -249,10 +251,27 @@ impl Memcc {
             None => Vec::new(),
         };
         let sessions = left_off_section(&left_off, budget / 2);
-        let sessions_tokens = sessions.as_deref().map_or(0, estimate_tokens);
+        let header = match project {
+            Some(p) => format!(
+                "MemCC memory for this project ({}), from earlier sessions. memory_search finds more; cite a \
+                 memory as (mem_N).",
+                // A directory's name is the user's, but it is not the model's to read as markup.
+                memcc_core::framing::escape_in_section(&cut(memcc_core::project::project_name(p), NAME_CHARS))
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .collect::<String>()
+            ),
+            None => "MemCC memory from earlier sessions. memory_search finds more; cite a memory as (mem_N).".into(),
+        };
+        // The standing layers get what the header lines and the sessions leave (a line break each).
+        let taken = [Some(header.as_str()), Some(RECALL_IS_DATA), sessions.as_deref()]
+            .into_iter()
+            .flatten()
+            .map(|t| estimate_tokens(t) + 1)
+            .sum::<usize>();
         // Memory that cannot open leaves the session list standing.
         let standing = match self.memory() {
-            Ok(m) => m.standing_in(agent, project, budget.saturating_sub(sessions_tokens + 40))?,
+            Ok(m) => m.standing_in(agent, project, budget.saturating_sub(taken))?,
             Err(e) => {
                 tracing::warn!(error = %e, "session start without long-term memory");
                 Vec::new()
@@ -261,18 +280,7 @@ impl Memcc {
         if standing.is_empty() && sessions.is_none() {
             return Ok(None);
         }
-        let mut out = vec![match project {
-            Some(p) => format!(
-                "MemCC memory for this project ({}), from earlier sessions. memory_search finds more; cite a \
-                 memory as (mem_N).",
-                // A directory's name is the user's, but it is not the model's to read as markup.
-                memcc_core::framing::escape_in_section(&cut(memcc_core::project::project_name(p), 80))
-                    .chars()
-                    .filter(|c| !c.is_control())
-                    .collect::<String>()
-            ),
-            None => "MemCC memory from earlier sessions. memory_search finds more; cite a memory as (mem_N).".into(),
-        }];
+        let mut out = vec![header];
         out.push(RECALL_IS_DATA.to_string());
         out.extend(standing.into_iter().map(|s| s.body));
         out.extend(sessions);
@@ -337,7 +345,7 @@ fn left_off_section(left_off: &[LeftOff], budget: usize) -> Option<String> {
         let s = &l.listing;
         let day = memcc_core::time::day(s.last_at).unwrap_or_default();
         let source = s.meta.source.map(SessionSource::label).unwrap_or("session");
-        let title = s.meta.title.as_deref().map(|t| format!(" \"{}\"", cut(t, 80))).unwrap_or_default();
+        let title = s.meta.title.as_deref().map(|t| format!(" \"{}\"", cut(t, NAME_CHARS))).unwrap_or_default();
         let mut line = format!("- {day} {source}{title}");
         if let Some(u) = &l.user {
             line.push_str(&format!(" — last asked: {}", cut(u, LEFT_OFF_CHARS)));
