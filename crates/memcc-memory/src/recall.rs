@@ -145,7 +145,12 @@ impl Recall<'_> {
     /// ([`SearchHit::relevant`]) the prompt gets nothing at all, so "thanks" costs the host no
     /// tokens; when one does, recall is what it always is. (Judged line by line instead, the floor
     /// cost LoCoMo's questions a fifth of their answers: a window that holds the answer is often
-    /// far from the question in meaning and in words; docs/experiments.md.)
+    /// far from the question in meaning and in words; docs/experiments.md.) Asked in a
+    /// repository that holds an answer, another repository's conversation stays out
+    /// ([`hold_to_project`]): a hook's few hundred tokens are this repository's. (The assembled
+    /// prompt of a host's larger budget keeps it: RealMem's projects are topics of one life, and
+    /// its questions asked in one topic need another's sessions — with projects told, held
+    /// there too, new-session recall lost 0.03 at 4k and 0.08 at 8k.)
     pub fn for_prompt(
         &self,
         agents: &[String],
@@ -166,11 +171,16 @@ impl Recall<'_> {
         };
         let records = usize::try_from(self.search.store.record_count()?).unwrap_or(0);
         let floor = crate::search::RelevanceFloor::at(&self.search.config.tuning, records);
-        // What the host holds goes; then all goes unless something clears the floor.
+        // What the host holds goes; then all goes unless something clears the floor; then
+        // another repository's conversation, when this one holds an answer.
+        let margin = self.search.config.tuning.other_project_margin;
         let prune = |hits: &mut Vec<SearchHit>| {
             hits.retain(|h| !skip(h));
             if !hits.iter().any(|h| h.relevant(&floor)) {
                 hits.clear();
+            }
+            if let Some(project) = asked.project.as_deref() {
+                hold_to_project(hits, project, &asked.text, margin);
             }
         };
         let room = budget.saturating_sub(SECTION_TAGS);
@@ -255,9 +265,6 @@ impl Recall<'_> {
             ranking: None,
         })?;
         prune(&mut hits);
-        if let Some(project) = asked.project {
-            hold_to_project(&mut hits, project, question.text, self.search.config.tuning.other_project_margin);
-        }
         // A line earns its place by its own match (its session's probability orders the lines,
         // it does not admit them): judged by the record's own score, relative to the best's.
         let own = |h: &SearchHit| if h.parts.session.is_some() { h.parts.own } else { h.score };

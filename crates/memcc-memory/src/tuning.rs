@@ -37,7 +37,7 @@ pub struct Tuning {
     /// project (a preference said there) still wins over a weak one from this.
     #[schemars(range(min = 0.0, max = 10.0))]
     pub same_project: f64,
-    /// Recall asked in a project whose own records match leaves out another project's
+    /// A hook's recall (Claude Code, Codex) asked in a project whose own records match leaves out another project's
     /// conversation (its summaries and verbatim windows; never the user's preferences, facts or
     /// pins, which go where the user goes) unless the question names that project ("what port
     /// does the API use?") or it scores this many times the project's best: "what port does the
