@@ -273,7 +273,7 @@ impl Recall<'_> {
         let mut used = 0;
         let mut per_session: HashMap<String, i32> = HashMap::new();
         let limit = self.search.config.recall_line_limit();
-        let coded = restated::Coded::of(&hits);
+        let coded = restated::Coded::of(&hits, &question.needles);
         while out.len() < limit {
             // A message is cut to a halving share of the room — the best line up to all of it,
             // the next half, … — and never below MESSAGE_CHARS: an answer is often one long

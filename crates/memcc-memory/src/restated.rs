@@ -3,7 +3,10 @@
 //! after "the dev server listens on port 8080", "images now live in public/img instead of
 //! assets/img" after "images go in assets/img". Read from the values alone, in any language
 //! and any phrasing (no list of verbs of change): recall shows the newer record first, so a
-//! changed value comes before the one it replaced.
+//! changed value comes before the one it replaced. Only the values of the sentences that say
+//! something the question asks about count (a sentence with one of its words): two windows of
+//! a long conversation share some number or other, and the shared price of another plan is
+//! no restatement of this one.
 
 use std::collections::{HashMap, HashSet};
 
@@ -11,12 +14,23 @@ use memcc_core::coded::coded_values;
 
 use crate::search::SearchHit;
 
-/// The coded values of a search's hits, by hit id.
+/// The coded values of a search's hits where they say what the question asks about, by hit id.
 pub struct Coded(HashMap<String, HashSet<String>>);
 
 impl Coded {
-    pub fn of(hits: &[SearchHit]) -> Coded {
-        Coded(hits.iter().filter(|h| h.record.is_some()).map(|h| (h.id.clone(), coded_values(&h.text))).collect())
+    /// The values of `hits` in their sentences holding one of `needles` (the question's words,
+    /// lowercase: [`crate::question::Question::needles`]).
+    pub fn of(hits: &[SearchHit], needles: &[String]) -> Coded {
+        let asked = |h: &SearchHit| -> HashSet<String> {
+            memcc_core::text::sentences_of(&h.text)
+                .filter(|s| {
+                    let lower = s.to_lowercase();
+                    needles.iter().any(|n| lower.contains(n.as_str()))
+                })
+                .flat_map(coded_values)
+                .collect()
+        };
+        Coded(hits.iter().filter(|h| h.record.is_some()).map(|h| (h.id.clone(), asked(h))).collect())
     }
 
     /// Whether `newer` restates `older`: said later, it names one of `older`'s coded values and

@@ -509,11 +509,11 @@ impl MemoryRuntime {
             SearchMode::Hybrid,
         )?;
         // A changed value before the one it replaced, as recall shows them.
+        let needles = Question::new(query).needles;
         let mut hits = hits;
-        crate::restated::Coded::of(&hits).newer_first(&mut hits);
+        crate::restated::Coded::of(&hits, &needles).newer_first(&mut hits);
         // Each hit's text at most SEARCH_HIT_CHARS, cut around the query's words: 100 hits stay
         // well under a client's message limit, and `memory_get` returns a record whole.
-        let needles = Question::new(query).needles;
         Ok(hits
             .into_iter()
             .filter(|h| h.score >= min_score)
