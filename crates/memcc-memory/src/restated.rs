@@ -14,6 +14,10 @@ use memcc_core::coded::coded_values;
 
 use crate::search::SearchHit;
 
+/// The least share of the older record's score a restatement needs to go before it: a window
+/// that mentions the value in passing, far weaker a match, stays where it ranks.
+const RESTATED_SHARE: f64 = 0.5;
+
 /// The coded values of a search's hits where they say what the question asks about, by hit id.
 pub struct Coded(HashMap<String, HashSet<String>>);
 
@@ -34,11 +38,14 @@ impl Coded {
     }
 
     /// Whether `newer` restates `older`: said later, it names one of `older`'s coded values and
-    /// one of its own.
+    /// one of its own, and matches the question at least [`RESTATED_SHARE`] as well.
     pub fn restates(&self, newer: &SearchHit, older: &SearchHit) -> bool {
         let (Some(new_at), Some(old_at)) = (newer.event_time, older.event_time) else { return false };
         let (Some(new), Some(old)) = (self.0.get(&newer.id), self.0.get(&older.id)) else { return false };
-        new_at > old_at && new.iter().any(|v| old.contains(v)) && new.iter().any(|v| !old.contains(v))
+        new_at > old_at
+            && newer.score >= RESTATED_SHARE * older.score
+            && new.iter().any(|v| old.contains(v))
+            && new.iter().any(|v| !old.contains(v))
     }
 
     /// `hits`, ranked best first, with each hit's newest restatement moved before it.
