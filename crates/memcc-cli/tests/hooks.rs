@@ -17,13 +17,9 @@ use serde_json::{Value, json};
 use common::BIN;
 
 /// The local model, which the relevance floor is measured on (the hashing stand-in scores
-/// differently); `None` (with a SKIP, a failure under `CI=true`) without it.
+/// differently).
 fn model_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("MEMCC_MODEL_DIR").map(PathBuf::from).filter(|d| d.join("weights.npz").is_file());
-    if dir.is_none() {
-        memcc_testkit::skip("MEMCC_MODEL_DIR holds no model (the hooks' end-to-end test runs on the local model)");
-    }
-    dir
+    memcc_testkit::model_dir("the hooks' end-to-end test runs on the local model")
 }
 
 /// A machine with a home directory, MemCC's data and two repositories.

@@ -138,6 +138,17 @@ pub fn skip(what: &str) {
     eprintln!("SKIP: {what}");
 }
 
+/// The local model's directory (`$MEMCC_MODEL_DIR`, holding `weights.npz`) for a test that `needs`
+/// it; else [`skip`] (with what the test is) and `None`.
+pub fn model_dir(needs: &str) -> Option<std::path::PathBuf> {
+    let dir =
+        std::env::var_os("MEMCC_MODEL_DIR").map(std::path::PathBuf::from).filter(|d| d.join("weights.npz").is_file());
+    if dir.is_none() {
+        skip(&format!("MEMCC_MODEL_DIR holds no model ({needs})"));
+    }
+    dir
+}
+
 /// `../shared/<relative>` beside the repository root, when it exists; else [`skip`] and `None`.
 pub fn shared_data(relative: &str) -> Option<std::path::PathBuf> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");

@@ -12,16 +12,6 @@ use memcc::transcripts::ImportOptions;
 use memcc::{Memcc, MemccConfig};
 use serde_json::json;
 
-/// The local model, which the relevance floor is measured on; `None` (with a SKIP, a failure
-/// under `CI=true`) without it.
-fn model_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("MEMCC_MODEL_DIR").map(PathBuf::from).filter(|d| d.join("weights.npz").is_file());
-    if dir.is_none() {
-        memcc_testkit::skip("MEMCC_MODEL_DIR holds no model (the two-project week runs on the local model)");
-    }
-    dir
-}
-
 /// One session: its repository, day of the week (1 = Monday) and turns (user, assistant).
 struct Session {
     repo: &'static str,
@@ -243,7 +233,7 @@ fn write_week(home: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_week_in_two_repositories_keeps_each_ones_answers_its_own() {
-    let Some(model) = model_dir() else { return };
+    let Some(model) = memcc_testkit::model_dir("the two-project week runs on the local model") else { return };
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     for repo in ["api", "blog"] {
