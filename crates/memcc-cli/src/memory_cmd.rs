@@ -137,8 +137,7 @@ pub fn run(cli: &Globals, command: &MemoryCommand) -> Result<()> {
             emit(cli, &value, || format!("corrected: mem_{} supersedes {id}, which stays as its history", ins.id))?;
         }
         MemoryCommand::Pin { id, unpin, everywhere } => {
-            let changed = if *everywhere { rt.pin_everywhere(agent, id)? } else { rt.pin(agent, id, !*unpin)? };
-            if !changed {
+            if !rt.pin_in(agent, id, !*unpin, *everywhere)? {
                 bail!("no current memory {id} for agent {agent}");
             }
             let value = serde_json::json!({"id": id, "pinned": !*unpin, "everywhere": *everywhere});

@@ -457,10 +457,8 @@ pub(crate) async fn pin(
     let agent = state.agent(q.agent);
     record_id(&id)?;
     blocking(&state, move |m| {
-        let memory = m.memory()?;
         let everywhere = body.pinned && body.everywhere;
-        let changed =
-            if everywhere { memory.pin_everywhere(&agent, &id)? } else { memory.pin(&agent, &id, body.pinned)? };
+        let changed = m.memory()?.pin_in(&agent, &id, body.pinned, everywhere)?;
         Ok(json!({"id": id, "pinned": body.pinned, "everywhere": everywhere, "changed": changed}))
     })
     .await

@@ -305,12 +305,7 @@ impl MemccMcp {
                 let pinned = a.pinned.unwrap_or(true);
                 let everywhere = pinned && a.everywhere.unwrap_or(false);
                 self.call(move |m| {
-                    let memory = m.memory()?;
-                    let changed = if everywhere {
-                        memory.pin_everywhere(&agent, &a.id)?
-                    } else {
-                        memory.pin(&agent, &a.id, pinned)?
-                    };
+                    let changed = m.memory()?.pin_in(&agent, &a.id, pinned, everywhere)?;
                     Ok(json!({"id": a.id, "pinned": pinned, "everywhere": everywhere, "changed": changed}))
                 })
                 .await

@@ -461,20 +461,19 @@ impl MemoryRuntime {
     /// learnt in, of every project when it was learnt in none) or unpin it; whether it changed a
     /// current record.
     pub fn pin(&self, agent: &str, id: &str, pinned: bool) -> Result<bool> {
+        self.pin_in(agent, id, pinned, false)
+    }
+
+    /// [`Self::pin`], and a pin made `everywhere` holds in every project: learnt in one, the
+    /// record no longer belongs to it (a rule the user said in one repository, for all of them).
+    /// `everywhere` changes nothing of an unpin.
+    pub fn pin_in(&self, agent: &str, id: &str, pinned: bool, everywhere: bool) -> Result<bool> {
         let record = self.memory_get(agent, id)?;
         // A pin orders first by itself and leaves the weight as it was, so an unpinned
         // preference is as heavy as before. (Pins made before kept `MAX_WEIGHT` only as a pin's
         // mark: unpinned, such a record weighs as an ordinary one.)
         let weight = if !pinned && record.pinned && record.weight >= MAX_WEIGHT { 1.0 } else { record.weight };
-        self.store.set_pinned(agent, record.id, pinned, weight, false)
-    }
-
-    /// Pin `agent`'s record `id` in every project: learnt in one, it no longer belongs to it (a
-    /// rule the user said in one repository, for all of them); whether it changed a current
-    /// record.
-    pub fn pin_everywhere(&self, agent: &str, id: &str) -> Result<bool> {
-        let record = self.memory_get(agent, id)?;
-        self.store.set_pinned(agent, record.id, true, record.weight, true)
+        self.store.set_pinned(agent, record.id, pinned, weight, pinned && everywhere)
     }
 
     /// `memory_search`: scored L3 hits for `agent`, each text at most [`SEARCH_HIT_CHARS`].
@@ -501,7 +500,7 @@ impl MemoryRuntime {
         if query.trim().is_empty() {
             return Err(MemoryError::Input("memory_search needs a query".into()));
         }
-        let hits = self.search_in_context(
+        let mut hits = self.search_in_context(
             agent,
             query,
             asking,
@@ -510,7 +509,6 @@ impl MemoryRuntime {
         )?;
         // A changed value before the one it replaced, as recall shows them.
         let needles = Question::new(query).needles;
-        let mut hits = hits;
         crate::restated::Coded::of(&hits, &needles).newer_first(&mut hits);
         // Each hit's text at most SEARCH_HIT_CHARS, cut around the query's words: 100 hits stay
         // well under a client's message limit, and `memory_get` returns a record whole.

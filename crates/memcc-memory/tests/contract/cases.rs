@@ -1308,7 +1308,7 @@ fn a_projects_pin_stands_in_its_project_and_a_global_one_everywhere() {
     assert!(essential.contains("8080") && !essential.contains("1111"), "{essential}");
     // Pinned for every project, chosen when pinning: the API's pin now opens the blog's sessions.
     let api = rt.store().list_records(&filter, 0, 100).unwrap().items.into_iter().find(|r| r.text.contains("8080"));
-    assert!(rt.pin_everywhere("main", &format!("mem_{}", api.unwrap().id)).unwrap());
+    assert!(rt.pin_in("main", &format!("mem_{}", api.unwrap().id), true, true).unwrap());
     let blog = standing(Some("/src/blog"));
     assert!(blog.contains("1111") && blog.contains("8080"), "{blog}");
 }
