@@ -15,6 +15,21 @@ pub(crate) const UPSERT_SESSION: &str =
        project = COALESCE(sessions.project, excluded.project)
      RETURNING id";
 
+/// [`UPSERT_SESSION`] for many sessions at once, on PostgreSQL: agents `$1`, names `$2`, the
+/// first and last dates of their messages `$3` and `$4`, projects `$5`; each session's key, agent
+/// and name.
+pub(crate) const UPSERT_SESSIONS_PG: &str =
+    "INSERT INTO sessions (agent_id, session_id, length, first_at, last_at, project)
+     SELECT a, s, 0, f, l, p FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
+       AS u(a, s, f, l, p)
+     ON CONFLICT (agent_id, session_id) DO UPDATE SET
+       first_at = CASE WHEN sessions.first_at IS NULL OR excluded.first_at < sessions.first_at
+                       THEN excluded.first_at ELSE sessions.first_at END,
+       last_at = CASE WHEN sessions.last_at IS NULL OR excluded.last_at > sessions.last_at
+                      THEN excluded.last_at ELSE sessions.last_at END,
+       project = COALESCE(sessions.project, excluded.project)
+     RETURNING id, agent_id, session_id";
+
 /// Message `?2` counted in session `?1`: no row changes when it was counted already.
 pub(crate) const CLAIM_MESSAGE: &str =
     "INSERT INTO session_messages (session, message) VALUES (?1, ?2) ON CONFLICT DO NOTHING";

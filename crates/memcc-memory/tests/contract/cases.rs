@@ -2116,6 +2116,72 @@ fn the_session_index_counts_each_message_once_and_forgets_what_is_forgotten() {
 }
 
 #[test]
+fn windows_stored_in_one_batch_count_as_the_same_windows_one_by_one() {
+    use memcc_memory::record::NewRecord;
+    use memcc_memory::store::Insert;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let said = [
+        "user: the deploy target is staging west",
+        "assistant: staging west it is, port 8443",
+        "user: and the reviewer is Dana",
+        "assistant: Dana reviews, staging deploys",
+        "user: thanks, deploy staging tonight",
+    ];
+    // Overlapping windows of two sessions, one undated, one in a project, a message in two windows.
+    let windows = |agent: &str| -> Vec<NewRecord> {
+        let mut out = Vec::new();
+        for (session, project, dated) in [("alpha", None, true), ("beta", Some("api"), false), ("alpha", None, true)] {
+            for start in 0..said.len() - 1 {
+                let ids = [start as i64 + 1, start as i64 + 2];
+                let at = dated.then_some(T0 + start as i64 * 60_000);
+                out.push(NewRecord {
+                    agent_id: agent.into(),
+                    kind: RecordKind::Verbatim,
+                    // beta says the same in its own words (the same text would be a duplicate);
+                    // the second alpha round is one: stored once, counted once.
+                    text: format!("[Date: 2026-01-01]\n{} ({session})\n{} ({session})", said[start], said[start + 1]),
+                    source_session_ids: vec![session.into()],
+                    source_message_ids: ids.to_vec(),
+                    event_time: at,
+                    project: project.map(Into::into),
+                    ..NewRecord::default()
+                });
+            }
+        }
+        out
+    };
+    let batch = windows("one");
+    let items: Vec<Insert<'_>> = batch.iter().map(|r| Insert { record: r, vector: None, triples: &[] }).collect();
+    rt.store().insert_many(&items).unwrap();
+    for r in &windows("two") {
+        rt.store().insert_many(&[Insert { record: r, vector: None, triples: &[] }]).unwrap();
+    }
+    let shape = |agent: &str| {
+        let mut v: Vec<_> = rt
+            .store()
+            .sessions(&[agent.to_string()])
+            .unwrap()
+            .into_iter()
+            .map(|s| (s.session_id, s.length, s.messages, s.first_at, s.last_at, s.project))
+            .collect();
+        v.sort();
+        v
+    };
+    let (one, two) = (shape("one"), shape("two"));
+    assert_eq!(one.len(), 2, "{one:?}");
+    assert_eq!(one.iter().map(|s| s.2).collect::<Vec<_>>(), [5, 5], "each message counted once: {one:?}");
+    assert_eq!(one, two);
+    for word in ["staging", "deploy", "reviewer", "Dana", "thanks"] {
+        let p = postings_of(&rt, "one", word);
+        assert!(!p.is_empty(), "{word}");
+        assert_eq!(p, postings_of(&rt, "two", word), "{word}");
+    }
+    assert_eq!(postings_of(&rt, "one", "staging"), [("alpha".to_string(), 4), ("beta".to_string(), 4)]);
+    assert_eq!(one[1].5.as_deref(), Some("api"));
+}
+
+#[test]
 fn another_agent_s_sessions_are_not_ranked() {
     let dir = tempfile::tempdir().unwrap();
     let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };

@@ -616,11 +616,9 @@ impl Sessions for PgStore {
                 let rows = records(tx.query(&page, &[&after])?)?;
                 let Some(last) = rows.last() else { break };
                 after = last.id;
-                for record in &rows {
-                    for w in words(record) {
-                        insert::add_message_words(tx, &record.agent_id, &w)?;
-                    }
-                }
+                let page_words: Vec<(String, MessageWords)> =
+                    rows.iter().flat_map(|r| words(r).into_iter().map(|w| (r.agent_id.clone(), w))).collect();
+                insert::add_words(tx, &page_words)?;
             }
             tx.execute(
                 "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
