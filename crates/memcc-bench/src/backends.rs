@@ -14,11 +14,16 @@ use memcc::lab::memory::store::Insert;
 use memcc::lab::memory::{MemoryConfig, MemoryRuntime, StoreBackend};
 
 use crate::BenchError;
-use crate::speed::{Latency, WORDS, bench_records, timed, word};
+use crate::speed::{Latency, RECORDS_PER_SESSION, WORDS, bench_records, timed, unit, word};
 use memcc::lab::memory::error::pg_message;
 
 /// Records per insert transaction: about what one compacted summary hands to memory.
 const BATCH: usize = 50;
+/// Every this many records one belongs to another agent: the filter a shared database's
+/// search applies, keeping 1 % of the rows.
+const OTHER_EVERY: usize = 100;
+/// Queries whose nearest ten the vector index is held to against an exact search.
+const RECALL_QUERIES: usize = 50;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct BackendRow {
@@ -29,6 +34,10 @@ pub struct BackendRow {
     /// All four layers at the default memory cap, query embedding included.
     pub retrieve: Latency,
     pub memory_search: Latency,
+    /// The vector index's nearest ten against an exact search, over the agent holding 99 % of
+    /// the records, and over the one holding 1 % (a filter that keeps 1 % of the rows).
+    pub recall_at_10: f64,
+    pub filtered_recall_at_10: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -76,14 +85,21 @@ fn measure(
     analyze_url: Option<&str>,
 ) -> Result<BackendRow, BenchError> {
     let (model, dim) = (embedder.model_id(), embedder.dim());
-    let (recs, vecs) = bench_records(n, dim);
+    let (mut recs, _) = bench_records(n, dim);
+    for (i, r) in recs.iter_mut().enumerate() {
+        if i % OTHER_EVERY == 0 {
+            r.agent_id = "other".into();
+        }
+    }
+    let vecs: Vec<Vec<f32>> = (0..n).map(|i| topical(i, dim)).collect();
+    let mut ids = Vec::with_capacity(n);
     let t = Instant::now();
     for chunk in (0..n).collect::<Vec<_>>().chunks(BATCH) {
         let inserts: Vec<Insert<'_>> = chunk
             .iter()
             .map(|&i| Insert { record: &recs[i], vector: Some((model.as_str(), vecs[i].as_slice())), triples: &[] })
             .collect();
-        rt.store().insert_many(&inserts)?;
+        ids.extend(rt.store().insert_many(&inserts)?.into_iter().map(|r| r.id));
     }
     let ingest_records_per_s = n as f64 / t.elapsed().as_secs_f64();
     if let Some(url) = analyze_url {
@@ -111,7 +127,62 @@ fn measure(
     let retrieve = timed(samples, recall)?;
     let memory_search =
         timed(samples, |i| rt.memory_search("main", &queries[i], 10, 0.0, None).map(|_| ()).map_err(Into::into))?;
-    Ok(BackendRow { backend: backend.into(), records: n, ingest_records_per_s, retrieve, memory_search })
+    let recall_of = |agent: &str| -> Result<f64, BenchError> {
+        let own: Vec<usize> = (0..n).filter(|&i| recs[i].agent_id == agent).collect();
+        let mut found = 0;
+        for q in 0..RECALL_QUERIES {
+            let query = topical_query(q, dim);
+            let exact = exact_nearest(&query, &own, &vecs, 10);
+            let exact: std::collections::HashSet<i64> = exact.iter().map(|&i| ids[i]).collect();
+            let hits = rt.nearest(&query, 10, &[agent.to_string()])?;
+            found += hits.iter().filter(|h| exact.contains(&h.id)).count();
+        }
+        Ok(found as f64 / (RECALL_QUERIES * 10) as f64)
+    };
+    let recall_at_10 = recall_of("main")?;
+    let filtered_recall_at_10 = recall_of("other")?;
+    Ok(BackendRow {
+        backend: backend.into(),
+        records: n,
+        ingest_records_per_s,
+        retrieve,
+        memory_search,
+        recall_at_10,
+        filtered_recall_at_10,
+    })
+}
+
+/// Topics the benchmark's vectors are drawn around: records of a session share one, so a query
+/// has near neighbours and many that are almost as near, as real embeddings do (uniform random
+/// vectors, all about equally far apart, would make any index's recall meaningless).
+const TOPICS: u64 = 1000;
+
+/// A unit vector: a direction every record shares (embeddings are not centred), its topic's,
+/// and its own noise.
+fn topical(i: usize, dim: usize) -> Vec<f32> {
+    let topic = (i / RECORDS_PER_SESSION) as u64 % TOPICS;
+    blend(topic, 1_000_000 + i as u64, dim)
+}
+
+/// A query about one of the topics, worded its own way.
+fn topical_query(q: usize, dim: usize) -> Vec<f32> {
+    blend((q as u64 * 7919) % TOPICS, 9_000_000 + q as u64, dim)
+}
+
+fn blend(topic: u64, own: u64, dim: usize) -> Vec<f32> {
+    let (common, topic, own) = (unit(u64::MAX / 3, dim), unit(topic + 1, dim), unit(own, dim));
+    let mut v: Vec<f32> = (0..dim).map(|d| 0.5 * common[d] + topic[d] + 0.8 * own[d]).collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
+}
+
+/// The `k` of `among` (indices into `vectors`, unit vectors) nearest to `query` by cosine.
+fn exact_nearest(query: &[f32], among: &[usize], vectors: &[Vec<f32>], k: usize) -> Vec<usize> {
+    let mut scored: Vec<(f32, usize)> =
+        among.iter().map(|&i| (vectors[i].iter().zip(query).map(|(a, b)| a * b).sum::<f32>(), i)).collect();
+    scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().take(k).map(|(_, i)| i).collect()
 }
 
 /// Both backends at each of `sizes` (records); `pg_url` names a server where a scratch database
@@ -153,23 +224,49 @@ pub fn run(
 pub fn markdown(r: &BackendsReport) -> String {
     let mut s = format!(
         "MemCC memory backends — {} cores ({}), embedder {}, PostgreSQL {} + pgvector (HNSW)\n\n\
-         | records | backend | ingest (records/s) | retrieve p50 / p99 ms | memory_search p50 / p99 ms |\n|---|---|---|---|---|\n",
+         | records | backend | ingest (records/s) | retrieve p50 / p99 ms | memory_search p50 / p99 ms | vector recall@10, all / 1 % filter |\n|---|---|---|---|---|---|\n",
         r.machine.cores, r.machine.cpu, r.embedder, r.postgres
     );
     for row in &r.rows {
         s.push_str(&format!(
-            "| {} | {} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} |\n",
+            "| {} | {} | {:.0} | {:.2} / {:.2} | {:.2} / {:.2} | {:.3} / {:.3} |\n",
             row.records,
             row.backend,
             row.ingest_records_per_s,
             row.retrieve.p50_ms,
             row.retrieve.p99_ms,
             row.memory_search.p50_ms,
-            row.memory_search.p99_ms
+            row.memory_search.p99_ms,
+            row.recall_at_10,
+            row.filtered_recall_at_10
         ));
     }
     s.push_str(
-        "\nSQLite is the baseline: the same records (with vectors, 50 per transaction), queries and embedder.\n",
+        "\nSQLite is the baseline: the same records (with vectors, 50 per transaction), queries and embedder. \
+         Recall: the vector index's nearest ten against an exact search, 50 queries, over the agent holding 99 % \
+         of the records and over one holding 1 %.\n",
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn a_topic_s_records_are_nearer_to_each_other_than_to_another_topic_s() {
+        let (a, b, other) = (topical(0, 512), topical(1, 512), topical(RECORDS_PER_SESSION, 512));
+        assert!((cosine(&a, &a) - 1.0).abs() < 1e-4);
+        let (same, apart) = (cosine(&a, &b), cosine(&a, &other));
+        assert!(same > 0.5 && apart < same - 0.3, "same topic {same}, another {apart}");
+        // A query about topic 0 finds topic 0's records first.
+        let vectors: Vec<Vec<f32>> = (0..200).map(|i| topical(i, 512)).collect();
+        let query = blend(0, 42, 512);
+        let nearest = exact_nearest(&query, &(0..200).collect::<Vec<_>>(), &vectors, 10);
+        assert!(nearest.iter().all(|&i| i < RECORDS_PER_SESSION), "{nearest:?}");
+    }
 }

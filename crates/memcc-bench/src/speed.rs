@@ -161,7 +161,7 @@ pub fn unit(seed: u64, dim: usize) -> Vec<f32> {
 
 /// Benchmark records per session: a store of `n` records holds `n / 20` sessions, which the
 /// session ranker scores on every search.
-const RECORDS_PER_SESSION: usize = 20;
+pub(crate) const RECORDS_PER_SESSION: usize = 20;
 
 /// `n` benchmark records (verbatim, a minute apart, twenty to a session) and a unit vector of
 /// `dim` for each.

@@ -243,6 +243,13 @@ impl MemoryRuntime {
         self.catch_up()
     }
 
+    /// The `k` records of `agents` whose vectors are nearest to `vector` by the vector index alone
+    /// (in the database on PostgreSQL): what a benchmark holds to an exact search.
+    pub fn nearest(&self, vector: &[f32], k: usize, agents: &[String]) -> Result<Vec<crate::vector::VectorHit>> {
+        self.catch_up()?;
+        self.index.search(vector, k, agents)
+    }
+
     fn search(&self) -> Search<'_> {
         Search {
             store: &*self.store,

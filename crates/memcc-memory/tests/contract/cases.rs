@@ -2182,6 +2182,34 @@ fn windows_stored_in_one_batch_count_as_the_same_windows_one_by_one() {
 }
 
 #[test]
+fn the_vector_index_finds_an_agent_s_nearest_records_and_no_other_agent_s() {
+    use memcc_memory::record::NewRecord;
+    use memcc_memory::store::Insert;
+    let dir = tempfile::tempdir().unwrap();
+    let embedder = HashingEmbedder::default();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    let said = [("a", "the deploy target is staging west"), ("a", "my cat is called Miso"), ("b", "the deploy target is staging west!")];
+    let records: Vec<NewRecord> = said
+        .iter()
+        .map(|(agent, text)| NewRecord { agent_id: (*agent).into(), text: (*text).into(), ..NewRecord::default() })
+        .collect();
+    let texts: Vec<&str> = said.iter().map(|(_, text)| *text).collect();
+    let vectors = embedder.embed(&texts).unwrap();
+    let model = embedder.model_id();
+    let items: Vec<Insert<'_>> = records
+        .iter()
+        .zip(&vectors)
+        .map(|(r, v)| Insert { record: r, vector: Some((model.as_str(), v.as_slice())), triples: &[] })
+        .collect();
+    let ids: Vec<i64> = rt.store().insert_many(&items).unwrap().iter().map(|i| i.id).collect();
+    let hits = rt.nearest(&vectors[0], 5, &["a".to_string()]).unwrap();
+    assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), [ids[0], ids[1]], "{hits:?}");
+    assert!(hits[0].score > 0.99 && hits[0].score > hits[1].score, "{hits:?}");
+    let theirs = rt.nearest(&vectors[0], 5, &["b".to_string()]).unwrap();
+    assert_eq!(theirs.iter().map(|h| h.id).collect::<Vec<_>>(), [ids[2]]);
+}
+
+#[test]
 fn another_agent_s_sessions_are_not_ranked() {
     let dir = tempfile::tempdir().unwrap();
     let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
