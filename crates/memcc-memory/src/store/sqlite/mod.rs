@@ -560,22 +560,19 @@ impl Sessions for SqliteStore {
     }
 
     fn session_postings(&self, agents: &[String], terms: &[String]) -> Result<Vec<Posting>> {
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let place: std::collections::HashMap<&str, usize> =
-            terms.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
+        // One range of the (agent, term, session) key per agent and term: only integers come
+        // back, where one query over all the terms returned each posting's term as text to be
+        // looked up again (the search's largest cost at 100k records).
         let conn = self.reader();
-        let mut stmt = conn.prepare_cached(
-            "SELECT term, session, tf FROM session_terms
-              WHERE agent_id IN (SELECT value FROM json_each(?1)) AND term IN (SELECT value FROM json_each(?2))",
-        )?;
+        let mut stmt =
+            conn.prepare_cached("SELECT session, tf FROM session_terms WHERE agent_id = ?1 AND term = ?2")?;
         let mut out = Vec::new();
-        let mut rows = stmt.query(params![json(&agents), json(&terms)])?;
-        while let Some(r) = rows.next()? {
-            let term: String = r.get(0)?;
-            if let Some(&i) = place.get(term.as_str()) {
-                out.push((i, r.get(1)?, r.get(2)?));
+        for agent in agents {
+            for (i, term) in terms.iter().enumerate() {
+                let mut rows = stmt.query(params![agent, term])?;
+                while let Some(r) = rows.next()? {
+                    out.push((i, r.get(0)?, r.get(1)?));
+                }
             }
         }
         Ok(out)
