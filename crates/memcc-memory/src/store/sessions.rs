@@ -2,33 +2,38 @@
 //! in SQLite's `?N` parameters ([`super::supersession::postgres`] numbers them PostgreSQL's
 //! way). What a session counts is decided above the backends; these only store and find it.
 
-/// A session of `?1` (agent) named `?2`, created on its first message (dated `?3`, learnt in
-/// project `?4`), its span widened by each later one; its key.
-pub(crate) const UPSERT_SESSION: &str =
-    "INSERT INTO sessions (agent_id, session_id, length, first_at, last_at, project)
-     VALUES (?1, ?2, 0, ?3, ?3, ?4)
-     ON CONFLICT (agent_id, session_id) DO UPDATE SET
+/// What a session's row becomes when more of its messages arrive: its span widened to theirs,
+/// its first project kept. One text for both statements below (`concat!` takes literals only).
+macro_rules! widen_session {
+    () => {
+        " ON CONFLICT (agent_id, session_id) DO UPDATE SET
        first_at = CASE WHEN sessions.first_at IS NULL OR excluded.first_at < sessions.first_at
                        THEN excluded.first_at ELSE sessions.first_at END,
        last_at = CASE WHEN sessions.last_at IS NULL OR excluded.last_at > sessions.last_at
                       THEN excluded.last_at ELSE sessions.last_at END,
-       project = COALESCE(sessions.project, excluded.project)
-     RETURNING id";
+       project = COALESCE(sessions.project, excluded.project)"
+    };
+}
+
+/// A session of `?1` (agent) named `?2`, created on its first message (dated `?3`, learnt in
+/// project `?4`), its span widened by each later one; its key.
+pub(crate) const UPSERT_SESSION: &str = concat!(
+    "INSERT INTO sessions (agent_id, session_id, length, first_at, last_at, project)
+     VALUES (?1, ?2, 0, ?3, ?3, ?4)",
+    widen_session!(),
+    " RETURNING id"
+);
 
 /// [`UPSERT_SESSION`] for many sessions at once, on PostgreSQL: agents `$1`, names `$2`, the
 /// first and last dates of their messages `$3` and `$4`, projects `$5`; each session's key, agent
 /// and name.
-pub(crate) const UPSERT_SESSIONS_PG: &str =
+pub(crate) const UPSERT_SESSIONS_PG: &str = concat!(
     "INSERT INTO sessions (agent_id, session_id, length, first_at, last_at, project)
      SELECT a, s, 0, f, l, p FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[])
-       AS u(a, s, f, l, p)
-     ON CONFLICT (agent_id, session_id) DO UPDATE SET
-       first_at = CASE WHEN sessions.first_at IS NULL OR excluded.first_at < sessions.first_at
-                       THEN excluded.first_at ELSE sessions.first_at END,
-       last_at = CASE WHEN sessions.last_at IS NULL OR excluded.last_at > sessions.last_at
-                      THEN excluded.last_at ELSE sessions.last_at END,
-       project = COALESCE(sessions.project, excluded.project)
-     RETURNING id, agent_id, session_id";
+       AS u(a, s, f, l, p)",
+    widen_session!(),
+    " RETURNING id, agent_id, session_id"
+);
 
 /// Message `?2` counted in session `?1`: no row changes when it was counted already.
 pub(crate) const CLAIM_MESSAGE: &str =
