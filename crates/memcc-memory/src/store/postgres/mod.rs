@@ -552,19 +552,15 @@ impl Sessions for PgStore {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        // Each posting names its term by its place in `terms`: integers only come back (as on
-        // SQLite), not the term's text to be looked up again.
+        let place: HashMap<&str, usize> = terms.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
         self.pool.run(|c| {
             let rows = c.query(
-                "SELECT u.place, st.session, st.tf
-                   FROM unnest($2::text[]) WITH ORDINALITY AS u(term, place)
-                   JOIN session_terms st ON st.term = u.term AND st.agent_id = ANY($1)",
+                "SELECT term, session, tf FROM session_terms WHERE agent_id = ANY($1) AND term = ANY($2)",
                 &[&agents, &terms],
             )?;
             let mut out = Vec::with_capacity(rows.len());
             for r in &rows {
-                let place = usize::try_from(r.try_get::<_, i64>(0)? - 1).ok().filter(|&i| i < terms.len());
-                if let Some(i) = place {
+                if let Some(&i) = place.get(r.try_get::<_, &str>(0)?) {
                     out.push((i, r.try_get(1)?, u32::try_from(r.try_get::<_, i64>(2)?).unwrap_or(u32::MAX)));
                 }
             }
