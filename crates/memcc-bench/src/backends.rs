@@ -14,7 +14,8 @@ use memcc::lab::memory::store::Insert;
 use memcc::lab::memory::{MemoryConfig, MemoryRuntime, StoreBackend};
 
 use crate::BenchError;
-use crate::speed::{Latency, RECORDS_PER_SESSION, WORDS, bench_records, timed, unit, word};
+use crate::speed::{Latency, RECORDS_PER_SESSION, WORDS, bench_texts, timed, unit, word};
+use memcc::lab::memory::embed::{dot, normalize};
 use memcc::lab::memory::error::pg_message;
 
 /// Records per insert transaction: about what one compacted summary hands to memory.
@@ -85,7 +86,7 @@ fn measure(
     analyze_url: Option<&str>,
 ) -> Result<BackendRow, BenchError> {
     let (model, dim) = (embedder.model_id(), embedder.dim());
-    let (mut recs, _) = bench_records(n, dim);
+    let mut recs = bench_texts(n);
     for (i, r) in recs.iter_mut().enumerate() {
         if i % OTHER_EVERY == 0 {
             r.agent_id = "other".into();
@@ -172,15 +173,13 @@ fn topical_query(q: usize, dim: usize) -> Vec<f32> {
 fn blend(topic: u64, own: u64, dim: usize) -> Vec<f32> {
     let (common, topic, own) = (unit(u64::MAX / 3, dim), unit(topic + 1, dim), unit(own, dim));
     let mut v: Vec<f32> = (0..dim).map(|d| 0.5 * common[d] + topic[d] + 0.8 * own[d]).collect();
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.iter_mut().for_each(|x| *x /= norm);
+    normalize(&mut v);
     v
 }
 
 /// The `k` of `among` (indices into `vectors`, unit vectors) nearest to `query` by cosine.
 fn exact_nearest(query: &[f32], among: &[usize], vectors: &[Vec<f32>], k: usize) -> Vec<usize> {
-    let mut scored: Vec<(f32, usize)> =
-        among.iter().map(|&i| (vectors[i].iter().zip(query).map(|(a, b)| a * b).sum::<f32>(), i)).collect();
+    let mut scored: Vec<(f32, usize)> = among.iter().map(|&i| (dot(&vectors[i], query), i)).collect();
     scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     scored.into_iter().take(k).map(|(_, i)| i).collect()
 }
@@ -253,15 +252,11 @@ pub fn markdown(r: &BackendsReport) -> String {
 mod tests {
     use super::*;
 
-    fn cosine(a: &[f32], b: &[f32]) -> f32 {
-        a.iter().zip(b).map(|(x, y)| x * y).sum()
-    }
-
     #[test]
     fn a_topic_s_records_are_nearer_to_each_other_than_to_another_topic_s() {
         let (a, b, other) = (topical(0, 512), topical(1, 512), topical(RECORDS_PER_SESSION, 512));
-        assert!((cosine(&a, &a) - 1.0).abs() < 1e-4);
-        let (same, apart) = (cosine(&a, &b), cosine(&a, &other));
+        assert!((dot(&a, &a) - 1.0).abs() < 1e-4);
+        let (same, apart) = (dot(&a, &b), dot(&a, &other));
         assert!(same > 0.5 && apart < same - 0.3, "same topic {same}, another {apart}");
         // A query about topic 0 finds topic 0's records first.
         let vectors: Vec<Vec<f32>> = (0..200).map(|i| topical(i, 512)).collect();

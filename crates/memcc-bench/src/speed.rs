@@ -166,7 +166,12 @@ pub(crate) const RECORDS_PER_SESSION: usize = 20;
 /// `n` benchmark records (verbatim, a minute apart, twenty to a session) and a unit vector of
 /// `dim` for each.
 pub(crate) fn bench_records(n: usize, dim: usize) -> (Vec<NewRecord>, Vec<Vec<f32>>) {
-    let recs = (0..n)
+    (bench_texts(n), (0..n).map(|i| unit(i as u64, dim)).collect())
+}
+
+/// [`bench_records`]' records alone, for a bench that draws its own vectors.
+pub(crate) fn bench_texts(n: usize) -> Vec<NewRecord> {
+    (0..n)
         .map(|i| NewRecord {
             text: text(i),
             kind: RecordKind::Verbatim,
@@ -175,8 +180,7 @@ pub(crate) fn bench_records(n: usize, dim: usize) -> (Vec<NewRecord>, Vec<Vec<f3
             source_message_ids: vec![i as i64],
             ..NewRecord::default()
         })
-        .collect();
-    (recs, (0..n).map(|i| unit(i as u64, dim)).collect())
+        .collect()
 }
 
 /// Assemble (8k budget, so recall gets its default share) on `size` messages compacted into the
