@@ -3,6 +3,7 @@
 use super::*;
 use crate::sessions::MessageWords;
 use crate::store::{sessions, supersession};
+use std::collections::BTreeMap;
 
 /// The statements every insert runs, prepared once per transaction (a statement given as text is
 /// prepared on each call: a second round trip).
@@ -206,22 +207,27 @@ pub(super) fn add_words(tx: &mut Transaction<'_>, words: &[(String, MessageWords
         }
     }
     // A fixed order, so concurrent writers lock the same rows in the same order.
-    sessions.sort_unstable_by(|a, b| (a.agent, a.session).cmp(&(b.agent, b.session)));
-    let agents: Vec<&str> = sessions.iter().map(|s| s.agent).collect();
-    let names: Vec<&str> = sessions.iter().map(|s| s.session).collect();
-    let firsts: Vec<Option<i64>> = sessions.iter().map(|s| s.first).collect();
-    let lasts: Vec<Option<i64>> = sessions.iter().map(|s| s.last).collect();
-    let projects: Vec<Option<&str>> = sessions.iter().map(|s| s.project).collect();
-    let mut keys: HashMap<(String, String), i64> = HashMap::new();
+    let mut order: Vec<&SessionSpan<'_>> = sessions.iter().collect();
+    order.sort_unstable_by(|a, b| (a.agent, a.session).cmp(&(b.agent, b.session)));
+    let agents: Vec<&str> = order.iter().map(|s| s.agent).collect();
+    let names: Vec<&str> = order.iter().map(|s| s.session).collect();
+    let firsts: Vec<Option<i64>> = order.iter().map(|s| s.first).collect();
+    let lasts: Vec<Option<i64>> = order.iter().map(|s| s.last).collect();
+    let projects: Vec<Option<&str>> = order.iter().map(|s| s.project).collect();
+    // Each session's key, by its place among `sessions` (no name copied per message).
+    let mut keys: Vec<Option<i64>> = vec![None; sessions.len()];
     for row in tx.query(sessions::UPSERT_SESSIONS_PG, &[&agents, &names, &firsts, &lasts, &projects])? {
-        keys.insert((row.try_get(1)?, row.try_get(2)?), row.try_get(0)?);
+        let (agent, session): (&str, &str) = (row.try_get(1)?, row.try_get(2)?);
+        if let Some(&i) = place.get(&(agent, session)) {
+            keys[i] = Some(row.try_get(0)?);
+        }
     }
     // Each (session, message) once, as first seen here.
     let mut seen: HashMap<(i64, i64), usize> = HashMap::new();
     for (i, (agent, w)) in words.iter().enumerate() {
-        let key = keys
-            .get(&(agent.clone(), w.session.clone()))
-            .copied()
+        let key = place
+            .get(&(agent.as_str(), w.session.as_str()))
+            .and_then(|&s| keys[s])
             .ok_or_else(|| MemoryError::Input(format!("session {} of {agent} was not stored; retry", w.session)))?;
         seen.entry((key, w.message)).or_insert(i);
     }
@@ -233,8 +239,9 @@ pub(super) fn add_words(tx: &mut Transaction<'_>, words: &[(String, MessageWords
          ON CONFLICT DO NOTHING RETURNING session, message",
         &[&claim_sessions, &claim_messages],
     )?;
-    let mut grown: HashMap<i64, (i64, i64)> = HashMap::new();
-    let mut terms: HashMap<(&str, &str, i64), i64> = HashMap::new();
+    // Ordered maps: the rows go in key order, so concurrent writers lock them in the same order.
+    let mut grown: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
+    let mut terms: BTreeMap<(&str, &str, i64), i64> = BTreeMap::new();
     for row in claimed {
         let at: (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
         let Some(&i) = seen.get(&at) else { continue };
@@ -249,8 +256,6 @@ pub(super) fn add_words(tx: &mut Transaction<'_>, words: &[(String, MessageWords
     if grown.is_empty() {
         return Ok(());
     }
-    let mut grown: Vec<(i64, (i64, i64))> = grown.into_iter().collect();
-    grown.sort_unstable();
     let (ids, growth): (Vec<i64>, Vec<(i64, i64)>) = grown.into_iter().unzip();
     let (lengths, messages): (Vec<i64>, Vec<i64>) = growth.into_iter().unzip();
     tx.execute(
@@ -258,13 +263,10 @@ pub(super) fn add_words(tx: &mut Transaction<'_>, words: &[(String, MessageWords
          FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(id, n, m) WHERE s.id = u.id",
         &[&ids, &lengths, &messages],
     )?;
-    let mut rows: Vec<((&str, &str, i64), i64)> = terms.into_iter().collect();
-    // A fixed order, so concurrent writers lock the same rows in the same order.
-    rows.sort_unstable();
-    let (keys, tfs): (Vec<(&str, &str, i64)>, Vec<i64>) = rows.into_iter().unzip();
-    let term_agents: Vec<&str> = keys.iter().map(|k| k.0).collect();
-    let term_words: Vec<&str> = keys.iter().map(|k| k.1).collect();
-    let term_sessions: Vec<i64> = keys.iter().map(|k| k.2).collect();
+    let term_agents: Vec<&str> = terms.keys().map(|k| k.0).collect();
+    let term_words: Vec<&str> = terms.keys().map(|k| k.1).collect();
+    let term_sessions: Vec<i64> = terms.keys().map(|k| k.2).collect();
+    let tfs: Vec<i64> = terms.into_values().collect();
     tx.execute(
         "INSERT INTO session_terms (agent_id, term, session, tf)
          SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
