@@ -127,7 +127,7 @@ impl QuestionForm {
     pub const ALL: [QuestionForm; 3] = [QuestionForm::NamesAPeriod, QuestionForm::AsksWhen, QuestionForm::Other];
 
     pub fn of(question: &str, as_of: Option<i64>) -> Self {
-        use memcc::lab::memory::period::{asks_when, named_periods};
+        use memcc::lab::memory::lang::period::{asks_when, named_periods};
         if !named_periods(question, as_of).is_empty() {
             QuestionForm::NamesAPeriod
         } else if asks_when(question) {

@@ -12,7 +12,8 @@ use crate::classify::Classifier;
 use crate::config::MemoryConfig;
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::extract::{PrefCategory, about_speaker, preferences, triples};
+use crate::lang::preference::about_speaker;
+use crate::lang::{PrefCategory, Sentences};
 use crate::record::{MAX_RECORD_CHARS, NewRecord, NewTriple, RecordKind};
 use crate::store::{Insert, Inserted, MemoryStore};
 use crate::vector::VectorStore;
@@ -217,7 +218,7 @@ impl Ingest<'_> {
         let mut mined: HashMap<i64, Vec<NewTriple>> = HashMap::new();
         for m in &speaking {
             let subject = m.speaker.as_deref().map(str::to_lowercase);
-            for mut t in triples(&m.text) {
+            for mut t in Sentences::of(&m.text).triples() {
                 t.valid_from = m.timestamp;
                 if let (Some(name), "user") = (&subject, t.subject.as_str()) {
                     t.subject = name.clone();
@@ -235,7 +236,7 @@ impl Ingest<'_> {
         }
         for m in &speaking {
             let said = ground_relative_dates(&m.text, m.timestamp);
-            for p in preferences(&said) {
+            for p in Sentences::of(&said).preferences() {
                 let weight = match p.category {
                     PrefCategory::Like | PrefCategory::Dislike | PrefCategory::Bio => {
                         crate::record::STANDING_PREFERENCE_WEIGHT

@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::classify::{Classifier, DEFAULT_WING};
 use crate::error::Result;
-use crate::question::Question;
+use crate::lang::question::Question;
 use crate::record::{MemoryRecord, RecordKind};
 use crate::restated;
 use crate::search::{CONTEXT_CHARS, Found, Query, Search, SearchHit, SearchMode};

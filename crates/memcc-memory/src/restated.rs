@@ -23,7 +23,7 @@ pub struct Coded(HashMap<String, HashSet<String>>);
 
 impl Coded {
     /// The values of `hits` in their sentences holding one of `needles` (the question's words,
-    /// lowercase: [`crate::question::Question::needles`]).
+    /// lowercase: [`crate::lang::question::Question::needles`]).
     pub fn of(hits: &[SearchHit], needles: &[String]) -> Coded {
         let asked = |h: &SearchHit| -> HashSet<String> {
             memcc_core::text::sentences_of(&h.text)

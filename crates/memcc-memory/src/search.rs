@@ -12,8 +12,8 @@ use serde::Serialize;
 use crate::config::MemoryConfig;
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::period::{Period, asks_about_now, asks_when, named_periods, states_a_date};
-use crate::question::{Question, without_exclusions};
+use crate::lang::period::{Period, asks_about_now, asks_when, named_periods, states_a_date};
+use crate::lang::question::{Question, without_exclusions};
 use crate::rank::model::Models;
 use crate::rank::{Evidence, RankInput, RankedSession, Ranking};
 use crate::record::{MemoryRecord, RecordKind, Triple};
@@ -239,7 +239,7 @@ impl RelevanceFloor {
 }
 
 /// The choices an agent said were replaced ("we switched from Jest to Vitest":
-/// `replaced_by(Jest, Vitest)`, [`crate::extract::replacements`]), and which of them a record
+/// `replaced_by(Jest, Vitest)`, [`crate::lang::replacement`]), and which of them a record
 /// names as still current: said before the replacement, naming the older choice and not the newer.
 pub struct Replacements {
     /// (the statement, the older choice's words, the newer choice's words)

@@ -18,7 +18,7 @@ use crate::browse::{Facets, Page, RecordFilter};
 use crate::config::{MemoryConfig, StoreBackend};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, Forgotten};
-use crate::period::Period;
+use crate::lang::period::Period;
 use crate::record::{MemoryRecord, RecordKind, Triple};
 use crate::sessions::{MessageWords, SessionInfo};
 use crate::vector::VectorStore;

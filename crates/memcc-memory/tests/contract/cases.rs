@@ -913,7 +913,7 @@ fn one_agents_counts_leave_out_what_it_forgot() {
 
 #[test]
 fn the_best_of_a_period_come_beside_the_best_overall() {
-    use memcc_memory::period::Period;
+    use memcc_memory::lang::period::Period;
     use memcc_core::text::Term;
     use memcc_memory::store::FullText;
     let dir = tempfile::tempdir().unwrap();
@@ -1697,7 +1697,7 @@ fn every_store_read(rt: &MemoryRuntime, q: &str) -> String {
     let raw = records.len();
     let terms: Vec<Term> = q.split_whitespace().map(|w| Term::Word(w.to_lowercase())).collect();
     let fts = FullText { terms: &terms, agents: &main, wing: None, during: None, limit: 100, frequencies: None };
-    let period = memcc_memory::period::Period { start: 0, end: i64::MAX };
+    let period = memcc_memory::lang::period::Period { start: 0, end: i64::MAX };
     let mut found: Vec<i64> = store.fts(&fts).unwrap().into_iter().map(|h| h.0).collect();
     found.extend(store.fts_also_during(&fts, period).unwrap().into_iter().map(|h| h.0));
     found.extend(store.vectors(&ids, "hashing").unwrap().into_iter().map(|v| v.0));

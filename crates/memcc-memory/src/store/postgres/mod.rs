@@ -31,7 +31,7 @@ use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::{MemoryError, Result};
 use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::insert::InsertTx;
-use crate::period::Period;
+use crate::lang::period::Period;
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple, content_hash};
 use crate::sessions::{MessageWords, SessionInfo};
 use crate::store::{

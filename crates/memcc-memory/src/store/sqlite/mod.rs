@@ -14,7 +14,7 @@ use crate::browse::{Facets, Page, RecordFilter};
 use crate::error::Result;
 use crate::forget::{Forget, ForgetTx, Forgotten};
 use crate::insert::InsertTx;
-use crate::period::Period;
+use crate::lang::period::Period;
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple, content_hash};
 use crate::sessions::{MessageWords, SessionInfo};
 pub(crate) use crate::store::rows::TRIPLE_SELECT;

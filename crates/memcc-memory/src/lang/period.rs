@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 use chrono::{Datelike, NaiveDate, Weekday};
 use regex::{Captures, Regex};
 
+use super::vocab::{self, month_number};
 use memcc_core::time::{DayRange, days, month_of, relative_ranges, weekday, weekday_at_or_before, year_of};
 
 /// A half-open interval of time in milliseconds since the Unix epoch (UTC).
@@ -52,11 +53,9 @@ fn midnight(d: NaiveDate) -> Option<i64> {
 /// accepted on Tuesday!" on Saturday): a day names the eight days from it.
 const DAY_REACH: u64 = 8;
 
-const MONTH: &str = r"(?P<MONTH>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?";
-
 static NAMED: LazyLock<Regex> = LazyLock::new(|| {
     // Longest forms first: at one position the first alternative that matches wins.
-    let m = |i: u8| MONTH.replace("MONTH", &format!("m{i}"));
+    let m = |i: u8| format!(r"(?P<m{i}>{})\.?", vocab::MONTH);
     let pattern = format!(
         r"(?ix)
           (?-u:\b)(?P<iy>\d{{4}})-(?P<im>\d{{2}})-(?P<id>\d{{2}})(?-u:\b)
@@ -71,7 +70,7 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         | (?-u:\b)(?P<zm>\d{{1,2}})月(?:(?P<zd>\d{{1,2}})[日号])?
         | (?-u:\b)(?P<my>\d{{4}})-(?P<mm>\d{{2}})(?-u:\b)
         | (?-u:\b)(?P<y>1[89]\d\d|2[01]\d\d)(?-u:\b)
-        | \b(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b
+        | \b(?P<wd>{weekday})\b
         | (?:周|星期|礼拜)(?P<zwd>[一二三四五六日天])",
         m1 = m(1),
         m2 = m(2),
@@ -79,18 +78,10 @@ static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         m4 = m(4),
         m5 = m(5),
         m6 = m(6),
+        weekday = vocab::WEEKDAY,
     );
     static_regex(&pattern)
 });
-
-/// The month a name or its abbreviation names ("Sept" → 9), 1–12.
-pub(crate) fn month_number(name: &str) -> Option<u32> {
-    let n = name.to_lowercase();
-    let i = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-        .iter()
-        .position(|m| n.starts_with(m))?;
-    Some(i as u32 + 1)
-}
 
 fn number<T: std::str::FromStr>(c: &Captures<'_>, name: &str) -> Option<T> {
     c.name(name)?.as_str().parse().ok()
@@ -146,8 +137,7 @@ const JOINS_A_RANGE: &[&str] = &["to", "and", "until", "till", "through", "-", "
 /// Whether `before` ends with the opening of a range of months — "from May to", "between May
 /// and" — so that a bare month after it is the range's end ("to May" alone may be a name).
 fn closes_a_range(before: &str) -> bool {
-    static A_MONTH: LazyLock<Regex> =
-        LazyLock::new(|| static_regex(&format!(r"(?i)^{}$", MONTH.replace("(?P<MONTH>", "(?:"))));
+    static A_MONTH: LazyLock<Regex> = LazyLock::new(|| static_regex(&format!(r"(?i)^{}\.?$", vocab::MONTH)));
     let mut words = words_before(before);
     let (joiner, month, opener) = (words.next(), words.next(), words.next());
     joiner.is_some_and(|w| JOINS_A_RANGE.contains(&w.as_str()))
@@ -332,24 +322,7 @@ fn ranges_joined(text: &str, dated: Vec<Dated>) -> Vec<Period> {
 }
 
 /// Words naming a stretch next to a date ("the week before 16 November").
-const NEAR_A_DATE: &[&str] = &[
-    "day",
-    "days",
-    "week",
-    "weeks",
-    "weekend",
-    "month",
-    "night",
-    "morning",
-    "evening",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-];
+const NEAR_A_DATE: &[&str] = &["day", "days", "week", "weeks", "weekend", "month", "night", "morning", "evening"];
 
 /// A date said as a bound rather than a period: "since May", "after 10 July 2023", "before
 /// 2022", "until March", "2023年5月以来", "2022年以前".
@@ -368,7 +341,8 @@ impl Bound {
         let word = words.next().unwrap_or_default();
         // "the week before 16 November", "the Sunday after …": a stretch near the date (how
         // dates are grounded), which the date's own period covers.
-        let unit = words.next().is_some_and(|w| NEAR_A_DATE.contains(&w.as_str()));
+        let unit =
+            words.next().is_some_and(|w| NEAR_A_DATE.contains(&w.as_str()) || vocab::WEEKDAYS.contains(&w.as_str()));
         match word.as_str() {
             _ if unit => {}
             "since" | "after" => return Some(Bound::From),

@@ -5,20 +5,20 @@
 //! *not* — "hobbies other than **fixing cars**". Both match records that do not answer: "so
 //! many days of gaming" for the first, the many records about fixing cars for the second. This
 //! module leaves them out; function words go as everywhere ([`memcc_core::text::is_stop_word`]).
-//! Time words are read elsewhere ([`crate::period`]), from the question's own text.
+//! Time words are read elsewhere ([`super::period`]), from the question's own text.
 
-use crate::irregular::irregular_forms;
+use super::irregular::irregular_forms;
 use memcc_core::text::static_regex;
 use memcc_core::text::{MAX_QUERY_TERMS, Term, is_cjk_letter as is_cjk, is_stop_word, terms};
 
-use crate::extract::predicate_cues;
+use super::predicate_cues;
 use crate::record::Triple;
 
 /// A question as search and recall read it, worked out once per retrieve.
 pub struct Question<'a> {
     pub text: &'a str,
     /// What it is about ([`content_terms`]), and the other forms of its irregular verbs
-    /// ([`crate::irregular::irregular_forms`]: asked "buy", told "bought") — a stemmer
+    /// ([`super::irregular::irregular_forms`]: asked "buy", told "bought") — a stemmer
     /// joins "paint" and "painted", not these.
     pub content: Vec<Term>,
     /// Of those, the words worth finding in a hit's text (lowercase, as every term is): longer
