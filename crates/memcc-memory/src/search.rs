@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::config::MemoryConfig;
 use crate::embed::Embedder;
 use crate::error::Result;
+use crate::lang::Predicate;
 use crate::lang::period::{Period, asks_about_now, asks_when, named_periods, states_a_date};
 use crate::lang::question::{Question, without_exclusions};
 use crate::rank::model::Models;
@@ -252,7 +253,7 @@ impl Replacements {
 
     pub fn of(store: &dyn MemoryStore, agents: &[String]) -> Result<Self> {
         let replaced = store
-            .current_statements(agents, "replaced_by", Self::LIMIT)?
+            .current_statements(agents, Predicate::ReplacedBy.key(), Self::LIMIT)?
             .into_iter()
             .map(|t| {
                 let (old, new) = (Term::texts(&t.subject), Term::texts(&t.object));

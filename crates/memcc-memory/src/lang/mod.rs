@@ -296,6 +296,32 @@ pub fn rules() -> Vec<Listed> {
     out
 }
 
+/// The reference's list of what memory reads (docs/reference.md, between its `rules` markers):
+/// one line per rule, made from the rows themselves.
+pub fn reference() -> String {
+    let mut out = String::from("| family | rule | language | kept under | said → read |\n|---|---|---|---|---|\n");
+    for Listed { family, rule, .. } in rules() {
+        let language = match rule.language {
+            Language::English => "English",
+            Language::Chinese => "Chinese",
+        };
+        let keyed = match rule.keyed {
+            Keyed::Never => "—".to_string(),
+            Keyed::By(p) => format!("`{}`", p.stored("…", "…")),
+            Keyed::ByValue => "`is_at`, `version` or `is`, by the value".to_string(),
+        };
+        let (said, read) = rule.examples.first().copied().unwrap_or_default();
+        let cell = |t: &str| t.replace('|', "\\|");
+        out.push_str(&format!(
+            "| {family} | `{}` | {language} | {keyed} | {} → {} |\n",
+            rule.name,
+            cell(said),
+            cell(read)
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,6 +347,29 @@ mod tests {
                 assert!(got.is_empty(), "{family} rule {}: counter-example {said:?} read {got:?}", rule.name);
             }
         }
+    }
+
+    /// docs/reference.md lists every rule as the rows say (`UPDATE_GOLDEN=1` rewrites the list).
+    #[test]
+    fn the_reference_lists_every_rule_as_its_row_says() {
+        const START: &str =
+            "<!-- rules: written by `lang::reference`, UPDATE_GOLDEN=1 cargo test -p memcc-memory -->\n";
+        const END: &str = "<!-- rules end -->";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reference.md");
+        let doc = std::fs::read_to_string(&path).unwrap();
+        let (Some(a), Some(b)) = (doc.find(START), doc.find(END)) else {
+            panic!("docs/reference.md lacks the rules markers")
+        };
+        let listed = &doc[a + START.len()..b];
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(&path, format!("{}{}{}", &doc[..a + START.len()], reference(), &doc[b..])).unwrap();
+            return;
+        }
+        assert_eq!(
+            listed,
+            reference(),
+            "docs/reference.md's rule list is stale: UPDATE_GOLDEN=1 cargo test -p memcc-memory"
+        );
     }
 
     #[test]
