@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::lang::preference::about_speaker;
 use crate::lang::{PrefCategory, Sentences};
 use crate::record::{MAX_RECORD_CHARS, NewRecord, NewTriple, RecordKind};
-use crate::store::{Insert, Inserted, MemoryStore};
+use crate::store::{IngestStore, Insert, Inserted, Records};
 use crate::vector::VectorStore;
 use memcc_core::bridge::{BridgeMessage, Role, SummaryPayload};
 use memcc_core::llm::ChatModel;
@@ -37,7 +37,7 @@ pub struct IngestReport {
 /// settings, the classifier naming each record's wing, and the chat model that finds triples
 /// (when configured).
 pub(crate) struct Ingest<'a> {
-    pub store: &'a dyn MemoryStore,
+    pub store: &'a dyn IngestStore,
     pub index: &'a dyn VectorStore,
     pub embedder: &'a dyn Embedder,
     pub config: &'a MemoryConfig,
@@ -309,7 +309,7 @@ fn quoted_first(messages: &[BridgeMessage], summary: &str) -> Vec<i64> {
 /// record left with nothing to say is not stored. For what memory derives (bridged summaries, imports); a
 /// person saying it again (`add`) is a new statement and is stored as said.
 pub(crate) fn without_forgotten(
-    store: &dyn MemoryStore,
+    store: &dyn Records,
     batch: Vec<(NewRecord, Vec<NewTriple>)>,
 ) -> Result<Vec<(NewRecord, Vec<NewTriple>)>> {
     // A batch is a summary's records (one agent, one conversation) or an import's: read each

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::record::{MAX_WEIGHT, NewRecord};
-use crate::store::{Insert, MemoryStore};
+use crate::store::{Insert, Records};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -28,7 +28,7 @@ struct Portable {
 }
 
 /// Every record of `agent` (or all) in `store` as JSON lines; returns the count.
-pub(crate) fn export(store: &dyn MemoryStore, agent: Option<&str>, out: &mut dyn Write) -> Result<usize> {
+pub(crate) fn export(store: &dyn Records, agent: Option<&str>, out: &mut dyn Write) -> Result<usize> {
     let mut n = 0;
     store.for_each_record(agent, &mut |r| {
         let line = Portable {
@@ -59,7 +59,7 @@ pub(crate) fn export(store: &dyn MemoryStore, agent: Option<&str>, out: &mut dyn
 }
 
 /// Records from JSON lines into `store`, optionally into another agent, without vectors (queued).
-pub(crate) fn import(store: &dyn MemoryStore, reader: impl BufRead, into_agent: Option<&str>) -> Result<ImportReport> {
+pub(crate) fn import(store: &dyn Records, reader: impl BufRead, into_agent: Option<&str>) -> Result<ImportReport> {
     let mut report = ImportReport::default();
     let mut batch: Vec<NewRecord> = Vec::new();
     for (i, line) in reader.split(b'\n').enumerate() {

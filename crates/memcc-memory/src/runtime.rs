@@ -21,7 +21,7 @@ use crate::rank::{RankedSession, Ranking};
 use crate::recall::Recall;
 use crate::record::{MAX_WEIGHT, MemoryRecord, NewRecord, RecordKind, Triple, parse_ref};
 use crate::search::{Asking, CONTEXT_CHARS, Found, Query, Search, SearchHit, SearchMode};
-use crate::store::{Inserted, MemoryStats, MemoryStore};
+use crate::store::{Inserted, MemoryStats, MemoryStore, Sessions, Vectors};
 use crate::vector::{FlatScan, VectorStore};
 use memcc_core::bridge::{BridgeError, ContextTurn, MemoryBridge, RecallQuery, RecallSection, SummaryPayload};
 use memcc_core::llm::ChatModel;
@@ -108,12 +108,12 @@ fn lance_dir(path: &Path, model: &str) -> std::path::PathBuf {
 
 /// Every current vector of `model` into `index`, in batches.
 #[cfg(feature = "lancedb")]
-fn load_index(index: &dyn VectorStore, store: &dyn MemoryStore, model: &str) -> Result<()> {
+fn load_index(index: &dyn VectorStore, store: &dyn Vectors, model: &str) -> Result<()> {
     load_index_after(index, store, model, i64::MIN)
 }
 
 /// The current vectors of `model` with a record id above `after` into `index`, in batches.
-fn load_index_after(index: &dyn VectorStore, store: &dyn MemoryStore, model: &str, after: i64) -> Result<()> {
+fn load_index_after(index: &dyn VectorStore, store: &dyn Vectors, model: &str, after: i64) -> Result<()> {
     const BATCH: usize = 2048;
     let mut rows: Vec<(i64, String, Vec<f32>)> = Vec::with_capacity(BATCH);
     let flush = |rows: &mut Vec<(i64, String, Vec<f32>)>| {
@@ -135,7 +135,7 @@ fn load_index_after(index: &dyn VectorStore, store: &dyn MemoryStore, model: &st
 /// Build the session index from the records when the store's was built under other rules (or
 /// never: a store from before it). A store this process may not write keeps ranking by records
 /// alone until one that may opens it.
-fn index_sessions(store: &dyn MemoryStore) {
+fn index_sessions(store: &dyn Sessions) {
     use crate::sessions::{SESSION_INDEX_VERSION, stored_message_words};
     match store.session_index_version() {
         Ok(Some(v)) if v == SESSION_INDEX_VERSION => return,

@@ -18,7 +18,7 @@ use crate::lang::question::{Question, without_exclusions};
 use crate::rank::model::Models;
 use crate::rank::{Evidence, RankInput, RankedSession, Ranking};
 use crate::record::{MemoryRecord, RecordKind, Triple};
-use crate::store::{FullText, MemoryStore};
+use crate::store::{FullText, SearchStore, Statements};
 use crate::vector::VectorStore;
 use memcc_core::bridge::ContextTurn;
 use memcc_core::llm::{ChatModel, ChatRequest};
@@ -251,7 +251,7 @@ impl Replacements {
     /// The newest replacements looked at (a person makes a handful, not thousands).
     const LIMIT: usize = 100;
 
-    pub fn of(store: &dyn MemoryStore, agents: &[String]) -> Result<Self> {
+    pub fn of(store: &dyn Statements, agents: &[String]) -> Result<Self> {
         let replaced = store
             .current_statements(agents, Predicate::ReplacedBy.key(), Self::LIMIT)?
             .into_iter()
@@ -373,7 +373,7 @@ pub struct Asking<'a> {
 
 /// What a search reads.
 pub(crate) struct Search<'a> {
-    pub store: &'a dyn MemoryStore,
+    pub store: &'a dyn SearchStore,
     pub index: &'a dyn VectorStore,
     pub embedder: &'a dyn Embedder,
     pub config: &'a MemoryConfig,

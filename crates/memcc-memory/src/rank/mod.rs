@@ -29,7 +29,7 @@ use memcc_core::bridge::{ContextTurn, Role};
 
 use crate::error::Result;
 use crate::sessions::SessionInfo;
-use crate::store::MemoryStore;
+use crate::store::Sessions;
 use crate::terms;
 use crate::tuning::Tuning;
 use bm25::{Collection, QueryTerms};
@@ -162,7 +162,7 @@ fn sorted(mut q: QueryTerms) -> QueryTerms {
 /// Rank the sessions of `agents` for `input` (none when the index holds none, or the question
 /// has no word to count). `model` scores them; without one, the second pass's score is the order.
 pub(crate) fn rank_sessions(
-    store: &dyn MemoryStore,
+    store: &dyn Sessions,
     agents: &[String],
     input: &RankInput<'_>,
     tuning: &Tuning,
@@ -263,7 +263,7 @@ fn best_of(scores: &[f64], n: usize) -> Vec<(usize, f64)> {
 
 /// Fetch the postings of `query`'s terms the collection does not hold yet.
 fn fetch(
-    store: &dyn MemoryStore,
+    store: &dyn Sessions,
     agents: &[String],
     collection: &mut Collection,
     place: &HashMap<i64, usize>,

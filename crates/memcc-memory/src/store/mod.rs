@@ -92,11 +92,23 @@ pub(crate) fn delete_triples_sql(condition: &str) -> [String; 2] {
 
 /// What stores memory: one trait per part a reader needs — [`Records`], [`Vectors`],
 /// [`Statements`], [`Sessions`], [`Forgetting`], [`Inspection`] — each backend implementing all
-/// six (in its `mod.rs`, a block per trait). Object-safe: the runtime holds an
-/// `Arc<dyn MemoryStore>`, and every part's methods are called on it.
-pub trait MemoryStore: Records + Vectors + Statements + Sessions + Forgetting + Inspection + Send + Sync {}
+/// six (a file per part beside its `mod.rs`). Object-safe: the runtime holds an
+/// `Arc<dyn MemoryStore>`; a caller takes the part it uses (`&dyn Sessions` for the session
+/// ranker, `&dyn Records` for export), or the parts a search ([`SearchStore`]) or an ingest
+/// ([`IngestStore`]) reads, and a `&dyn MemoryStore` is given where any of them is asked.
+pub trait MemoryStore: SearchStore + IngestStore + Forgetting + Inspection + Send + Sync {}
 
 impl<T: Records + Vectors + Statements + Sessions + Forgetting + Inspection + Send + Sync> MemoryStore for T {}
+
+/// What a search and a recall read: records, the session index, statements.
+pub trait SearchStore: Records + Sessions + Statements + Send + Sync {}
+
+impl<T: Records + Sessions + Statements + Send + Sync + ?Sized> SearchStore for T {}
+
+/// What an ingest writes and reads: records and their vectors.
+pub trait IngestStore: Records + Vectors {}
+
+impl<T: Records + Vectors + ?Sized> IngestStore for T {}
 
 /// One term's count in one session: (the term's place in the list asked for, the session's key,
 /// how often the session says it).

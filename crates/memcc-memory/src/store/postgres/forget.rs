@@ -150,3 +150,13 @@ fn delete_triples(tx: &mut Transaction<'_>, condition: &str, params: &[&(dyn ToS
     }
     Ok(())
 }
+
+impl Forgetting for PgStore {
+    fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>> {
+        self.pool.write(|tx| crate::forget::forget(&mut PgTx(tx), agent, id, how))
+    }
+
+    fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>> {
+        self.pool.write(|tx| crate::forget::purge_session(&mut PgTx(tx), agent, session_id, summaries))
+    }
+}

@@ -72,6 +72,136 @@ impl VectorStore for PgVectors {
     }
 }
 
+impl Vectors for PgStore {
+    fn set_vector(&self, id: i64, model: &str, vector: &[f32]) -> Result<()> {
+        let v = Vector::from(vector.to_vec());
+        self.pool.write(|tx| {
+            tx.execute(
+                "INSERT INTO vectors (record_id, model, dim, embedding, agent_id)
+                 SELECT $1, $2, $3, $4, agent_id FROM records WHERE id = $1
+                 ON CONFLICT (record_id, model) DO UPDATE SET dim = EXCLUDED.dim, embedding = EXCLUDED.embedding",
+                &[&id, &model, &(vector.len() as i32), &v],
+            )?;
+            tx.execute("UPDATE records SET embed_status = 'embedded', embed_error = NULL WHERE id = $1", &[&id])?;
+            Ok(())
+        })
+    }
+
+    fn mark_embed_error(&self, ids: &[i64], error: &str) -> Result<()> {
+        self.pool.run(|c| {
+            c.execute("UPDATE records SET embed_error = $2 WHERE id = ANY($1)", &[&ids, &error])?;
+            Ok(())
+        })
+    }
+
+    fn pending(&self, limit: usize) -> Result<Vec<(i64, String)>> {
+        let limit = limit.min(i64::MAX as usize) as i64;
+        self.pool.run(|c| {
+            let rows = c.query(
+                "SELECT id, text FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL
+                 ORDER BY id LIMIT $1",
+                &[&limit],
+            )?;
+            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+        })
+    }
+
+    fn pending_count(&self) -> Result<usize> {
+        self.pool.run(|c| {
+            let n =
+                count(c, "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL", &[])?;
+            Ok(n as usize)
+        })
+    }
+
+    fn use_model(&self, model: &str, dim: usize) -> Result<usize> {
+        let index = hnsw_index_sql(model, dim);
+        self.pool.write(|tx| {
+            // Processes sharing the database change statuses one at a time.
+            tx.execute("SELECT pg_advisory_xact_lock(hashtext('memcc.use_model'))", &[])?;
+            let last: Option<String> =
+                tx.query_opt("SELECT value FROM meta WHERE key = 'model'", &[])?.map(|r| r.try_get(0)).transpose()?;
+            let others = tx.query_opt("SELECT 1 FROM vectors WHERE model <> $1 LIMIT 1", &[&model])?.is_some();
+            if last.as_deref() != Some(model) && (last.is_some() || others) {
+                tx.execute(
+                    "UPDATE records SET embed_status = CASE WHEN EXISTS
+                       (SELECT 1 FROM vectors v WHERE v.record_id = records.id AND v.model = $1)
+                       THEN 'embedded' ELSE 'pending' END",
+                    &[&model],
+                )?;
+            }
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('model', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                &[&model],
+            )?;
+            tx.batch_execute(&index)?;
+            let n = count(
+                tx,
+                "SELECT COUNT(*) FROM records WHERE embed_status = 'pending' AND forgotten_at IS NULL",
+                &[],
+            )?;
+            Ok(n as usize)
+        })
+    }
+
+    fn vector_models(&self) -> Result<Vec<(String, i64)>> {
+        self.pool.run(|c| pairs(c.query("SELECT model, COUNT(*) FROM vectors GROUP BY model ORDER BY model", &[])?))
+    }
+
+    fn for_each_vector_after(&self, model: &str, after: i64, visit: VectorVisitor<'_>) -> Result<()> {
+        let mut last = after;
+        loop {
+            let rows = self.pool.run(|c| {
+                Ok(c.query(
+                    "SELECT v.record_id, r.agent_id, v.embedding FROM vectors v JOIN records r ON r.id = v.record_id
+                     WHERE v.model = $1 AND r.forgotten_at IS NULL AND v.record_id > $2 ORDER BY v.record_id LIMIT $3",
+                    &[&model, &last, &PAGE],
+                )?)
+            })?;
+            for row in &rows {
+                let id: i64 = row.try_get(0)?;
+                let agent: String = row.try_get(1)?;
+                let v: Vector = row.try_get(2)?;
+                visit(id, &agent, v.to_vec());
+                last = id;
+            }
+            if (rows.len() as i64) < PAGE {
+                return Ok(());
+            }
+        }
+    }
+
+    fn last_vector_id(&self) -> Result<i64> {
+        self.pool.run(|c| count(c, "SELECT COALESCE(MAX(record_id), 0) FROM vectors", &[]))
+    }
+
+    fn vector_count(&self, model: &str) -> Result<usize> {
+        self.pool.run(|c| {
+            let n = count(
+                c,
+                "SELECT COUNT(*) FROM vectors v JOIN records r ON r.id = v.record_id
+                 WHERE v.model = $1 AND r.forgotten_at IS NULL",
+                &[&model],
+            )?;
+            Ok(usize::try_from(n).unwrap_or(0))
+        })
+    }
+
+    fn vectors(&self, ids: &[i64], model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
+        self.pool.run(|c| {
+            let rows = c.query(
+                "SELECT record_id, embedding FROM vectors WHERE model = $2 AND record_id = ANY($1)",
+                &[&ids, &model],
+            )?;
+            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get::<_, Vector>(1)?.to_vec()))).collect()
+        })
+    }
+
+    fn native_index(&self, model: &str, dim: usize) -> Result<Option<Arc<dyn VectorStore>>> {
+        Ok(Some(Arc::new(PgVectors { pool: self.pool.clone(), model: model.to_string(), dim })))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -152,3 +152,13 @@ fn delete_triples(tx: &Transaction<'_>, condition: &str, params: &[&dyn rusqlite
     }
     Ok(())
 }
+
+impl Forgetting for SqliteStore {
+    fn forget(&self, agent: &str, id: i64, how: Forget) -> Result<Option<Forgotten>> {
+        self.write(|tx| crate::forget::forget(&mut SqliteTx(tx), agent, id, how))
+    }
+
+    fn purge_session(&self, agent: &str, session_id: &str, summaries: Option<&[String]>) -> Result<Vec<i64>> {
+        self.write(|tx| crate::forget::purge_session(&mut SqliteTx(tx), agent, session_id, summaries))
+    }
+}
