@@ -29,37 +29,7 @@ pub enum ContextCommand {
     ///
     /// Examples: `memcc import ~/.claude/projects/-home-me-shop/6f1c….jsonl --flush`;
     /// as a Claude Code SessionEnd hook: `memcc --agent claude import --hook --flush`.
-    Import {
-        /// The transcript file (with --hook: the hook's transcript_path instead).
-        #[arg(required_unless_present = "hook")]
-        file: Option<PathBuf>,
-        /// Session id (default: the transcript's own — an OpenClaw header, Codex session_meta,
-        /// Claude Code sessionId).
-        #[arg(long)]
-        session: Option<String>,
-        /// Fail without importing anything if any line is bad.
-        #[arg(long)]
-        strict: bool,
-        /// The format the file must be in; anything else fails (default: any).
-        #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
-        format: FormatArg,
-        /// Read a Claude Code hook's JSON from stdin ({"session_id", "transcript_path", …}): the
-        /// transcript to import, into that session.
-        #[arg(long)]
-        hook: bool,
-        /// Then flush the session (its fresh tail too is summarised and reaches memory): for a
-        /// session that has ended. A directory's transcripts are past sessions: each is flushed
-        /// without it being asked.
-        #[arg(long)]
-        flush: bool,
-        /// A directory: import its transcripts' messages only, and leave memory as it is (a later
-        /// run without it fills memory from them).
-        #[arg(long, conflicts_with = "flush")]
-        no_flush: bool,
-        /// Token budget of that flush.
-        #[arg(long, default_value_t = 8000)]
-        budget: usize,
-    },
+    Import(ImportArgs),
     /// Ingest messages: JSON objects, one per line, from FILE or stdin.
     ///
     /// Example: `echo '{"role": "user", "content": "hi"}' | memcc ingest --session s --budget 8000`.
@@ -230,11 +200,45 @@ fn parse_time(s: &str) -> Result<i64, String> {
     Err(format!("{s:?} is not RFC 3339, YYYY-MM-DD or epoch milliseconds"))
 }
 
+/// What `memcc import` is given.
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// The transcript file (with --hook: the hook's transcript_path instead).
+    #[arg(required_unless_present = "hook")]
+    pub file: Option<PathBuf>,
+    /// Session id (default: the transcript's own — an OpenClaw header, Codex session_meta,
+    /// Claude Code sessionId).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Fail without importing anything if any line is bad.
+    #[arg(long)]
+    pub strict: bool,
+    /// The format the file must be in; anything else fails (default: any).
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub format: FormatArg,
+    /// Read a Claude Code hook's JSON from stdin ({"session_id", "transcript_path", …}): the
+    /// transcript to import, into that session.
+    #[arg(long)]
+    pub hook: bool,
+    /// Then flush the session (its fresh tail too is summarised and reaches memory): for a
+    /// session that has ended. A directory's transcripts are past sessions: each is flushed
+    /// without it being asked.
+    #[arg(long)]
+    pub flush: bool,
+    /// A directory: import its transcripts' messages only, and leave memory as it is (a later
+    /// run without it fills memory from them).
+    #[arg(long, conflicts_with = "flush")]
+    pub no_flush: bool,
+    /// Token budget of that flush.
+    #[arg(long, default_value_t = 8000)]
+    pub budget: usize,
+}
+
 pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
     // Writing and assembling go through the memory bridge; reading the DAG does not need it.
     let with_memory = matches!(
         command,
-        ContextCommand::Import { .. }
+        ContextCommand::Import(_)
             | ContextCommand::Ingest { .. }
             | ContextCommand::Compact { .. }
             | ContextCommand::Flush { .. }
@@ -253,115 +257,7 @@ pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
     // the floor, as every host gets it (`Memcc::budget`).
     let grant = |asked: usize| memcc.budget(Some(asked as f64));
     match command {
-        ContextCommand::Import { file, session, strict, format, hook, flush, no_flush, budget } => {
-            let (file, session) = if *hook {
-                let input: memcc::hooks::HookInput = serde_json::from_reader(std::io::stdin().lock())
-                    .context("reading the hook's JSON on stdin (session_id, transcript_path)")?;
-                match input.transcript_path {
-                    Some(path) => (path, session.clone().or(Some(input.session_id).filter(|s| !s.is_empty()))),
-                    // A session that wrote no transcript said nothing: no error for its host.
-                    None => return emit(cli, &serde_json::json!({"added": 0}), || "nothing to import".into()),
-                }
-            } else {
-                (file.clone().unwrap_or_default(), session.clone())
-            };
-            if file.is_dir() {
-                // A hook names its own session's transcript: a directory there is not one.
-                if *hook {
-                    bail!(
-                        "the hook's transcript_path {} is a directory, not a transcript: nothing imported",
-                        printable(&file.display().to_string())
-                    );
-                }
-                // Each file of a directory is its own session, in the format it is written in.
-                let given: Vec<&str> = [
-                    (session.is_some(), "--session"),
-                    (*strict, "--strict"),
-                    (!matches!(format, FormatArg::Auto), "--format"),
-                ]
-                .into_iter()
-                .filter_map(|(set, name)| set.then_some(name))
-                .collect();
-                if !given.is_empty() {
-                    bail!(
-                        "{} applies to one transcript, not a directory (each file is its own session): nothing imported",
-                        given.join(", ")
-                    );
-                }
-                // A backfill is how a new user's memory starts: past sessions go to memory.
-                return import_dir(cli, &memcc, &file, (!no_flush).then(|| grant(*budget)));
-            }
-            let open = || -> Result<BufReader<std::fs::File>> {
-                let f = memcc::transcripts::open_transcript(&file)
-                    .with_context(|| format!("opening {}", file.display()))?;
-                Ok(BufReader::new(f))
-            };
-            // A hook's session that ended before it wrote anything.
-            if *hook && !file.exists() {
-                return emit(cli, &serde_json::json!({"added": 0}), || "nothing to import".into());
-            }
-            let parsed = memcc::context::parse_jsonl(open()?)?;
-            if *strict && let Some(first) = parsed.errors.first() {
-                bail!(
-                    "{} bad line(s); first: line {}: {} (nothing imported)",
-                    parsed.errors.len(),
-                    first.line,
-                    first.error
-                );
-            }
-            use memcc::context::{FORMATS_READ, Format};
-            let Some(found) = parsed.format else {
-                if *hook {
-                    return emit(cli, &serde_json::json!({"added": 0}), || "nothing to import".into());
-                }
-                bail!(
-                    "no message found in {} ({} other entries, {} bad lines): MemCC reads {FORMATS_READ}",
-                    file.display(),
-                    parsed.other_entries,
-                    parsed.errors.len()
-                );
-            };
-            let wanted = match format {
-                FormatArg::Auto => None,
-                FormatArg::Openclaw => Some(Format::Openclaw),
-                FormatArg::ClaudeCode => Some(Format::ClaudeCode),
-                FormatArg::Codex => Some(Format::Codex),
-            };
-            if let Some(w) = wanted.filter(|w| *w != found) {
-                bail!("{} reads as a {} transcript, not {} (nothing imported)", file.display(), found.name(), w.name());
-            }
-            let options = memcc::transcripts::ImportOptions {
-                session,
-                flush: flush.then(|| grant(*budget)),
-                ..Default::default()
-            };
-            let (report, flushed) = match memcc.import_file(&cli.agent, &file, &options)? {
-                memcc::transcripts::FileImport::Imported { report, flushed } => (report, flushed),
-                memcc::transcripts::FileImport::Failed { error } => bail!(error),
-                _ => bail!("no message found in {}", file.display()),
-            };
-            warn_unread(&report.unread);
-            emit(cli, &report, || {
-                let mut s = format!(
-                    "session {} ({}): {} added, {} already present, {} non-message entries skipped",
-                    printable(&report.session_id),
-                    found.name(),
-                    report.added,
-                    report.duplicates,
-                    report.other_entries
-                );
-                if let Some(f) = &flushed {
-                    s.push_str(&format!(
-                        "; flushed: {} leaf and {} condensed summaries",
-                        f.leaf_summaries, f.condensed_summaries
-                    ));
-                }
-                for e in &report.errors {
-                    s.push_str(&format!("\n  line {}: {}", e.line, e.error));
-                }
-                s
-            })?;
-        }
+        ContextCommand::Import(args) => import(cli, &memcc, args)?,
         ContextCommand::Ingest { session, file, budget } => {
             let reader: Box<dyn BufRead> = match file {
                 Some(f) => Box::new(BufReader::new(
@@ -428,40 +324,7 @@ pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
             })?;
         }
         ContextCommand::Assemble { session, budget, query } => {
-            let budget = grant(*budget);
-            let out = match query {
-                Some(q) => memcc.assemble_for(
-                    &SessionRef::new(session),
-                    budget,
-                    None,
-                    &[memcc::context::AgentMessage::user(q)],
-                )?,
-                None => memcc.assemble(&SessionRef::new(session), budget, None).map_err(|e| match e {
-                    memcc::MemccError::Context(memcc::context::ContextError::UnknownSession(_)) => {
-                        anyhow::anyhow!("{e}: a new session has no messages yet; give its first message with --query")
-                    }
-                    e => e.into(),
-                })?,
-            };
-            emit(cli, &out, || {
-                let mut s = String::new();
-                if let Some(sys) = &out.system_prompt_addition {
-                    s.push_str(&format!("[system addition] {sys}\n\n"));
-                }
-                for m in &out.messages {
-                    let msg = AgentMessage::from_value(m.clone());
-                    s.push_str(&format!("[{}] {}\n", msg.role(), msg.text()));
-                }
-                s.push_str(&format!(
-                    "\n~{} tokens of {}; {} summaries, {} raw messages, {} items dropped",
-                    out.estimated_tokens,
-                    budget.tokens(),
-                    out.summaries_included,
-                    out.raw_messages_included,
-                    out.items_dropped
-                ));
-                s
-            })?;
+            assemble(cli, &memcc, session, *budget, query.as_deref())?
         }
         ContextCommand::Grep(a) => {
             let scope = match a.scope.as_str() {
@@ -518,8 +381,10 @@ pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
                 out
             })?;
         }
-        ContextCommand::Expand { ids, query, session, max_tokens, deep, raw } => {
-            let req = ExpandRequest {
+        ContextCommand::Expand { ids, query, session, max_tokens, deep, raw } => expand(
+            cli,
+            engine,
+            ExpandRequest {
                 ids: ids.clone(),
                 query: query.clone(),
                 session_id: session.clone(),
@@ -527,33 +392,8 @@ pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
                 max_tokens: *max_tokens,
                 deep: *deep,
                 raw: *raw,
-            };
-            let out = engine.expand(&req)?;
-            emit(cli, &out, || {
-                let mut s: String = out
-                    .items
-                    .iter()
-                    .map(|i| {
-                        let body = i.raw.as_ref().map_or_else(|| i.text.clone(), |r| r.to_string());
-                        format!(
-                            "{} [{}{}] {body}",
-                            i.id,
-                            i.kind,
-                            i.role.as_deref().map(|r| format!(" {r}")).unwrap_or_default()
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                if out.truncated {
-                    s.push_str(&format!(
-                        "\n[{} tokens shown; {} item(s) cut or omitted]",
-                        out.tokens,
-                        out.omitted.max(1)
-                    ));
-                }
-                s
-            })?;
-        }
+            },
+        )?,
         ContextCommand::Verify { session } => {
             let report = engine.verify(session)?;
             emit(cli, &report, || {
@@ -573,92 +413,9 @@ pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
             }
         }
         ContextCommand::Sessions { project, all_agents, limit } => {
-            let project = project
-                .as_deref()
-                .map(|p| std::path::absolute(p).map(|p| memcc::context::project_of(&p)))
-                .transpose()
-                .context("reading the project's directory")?;
-            let agent = (!*all_agents).then_some(cli.agent.as_str());
-            let sessions = engine.sessions(agent, project.as_deref(), *limit)?;
-            emit(cli, &sessions, || {
-                if sessions.is_empty() {
-                    return "no sessions".into();
-                }
-                sessions
-                    .iter()
-                    .map(|s| {
-                        let when = memcc::core::minute(s.last_at);
-                        let source = s.meta.source.map_or("—", |x| x.label());
-                        let project = s.meta.project.as_deref().map_or("—", memcc::context::project_name);
-                        let title = s.meta.title.as_deref().unwrap_or("(untitled)");
-                        let agent = if *all_agents { format!(" [{}]", s.agent_id) } else { String::new() };
-                        // A transcript's words reach the terminal: escapes shown, never run.
-                        format!(
-                            "{when}  {source:<11} {:<16} {:>5} msgs  {}  ({}){agent}",
-                            printable(project),
-                            s.messages,
-                            printable(title),
-                            printable(&s.session_id)
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })?;
+            sessions(cli, engine, project.as_deref(), *all_agents, *limit)?
         }
-        ContextCommand::Stats { session, all_agents } => {
-            let st = match (session, all_agents) {
-                (Some(s), _) => engine.stats(Some(SessionRef::new(s)))?,
-                (None, true) => engine.stats(None)?,
-                (None, false) => engine.agent_stats(None)?,
-            };
-            // Where the store and the model are: the data dir follows MEMCC_HOME, then the
-            // OpenClaw state dir, so "which store is this?" deserves an answer here.
-            let settings = cli.settings()?;
-            let model = settings.model_dir();
-            let model_state = if settings.local_model_present() {
-                "present"
-            } else if !settings.wants_local_model() {
-                "missing, and not used: another embedding model is configured"
-            } else {
-                "missing: recall runs on the hashing fallback, which matches shared words only; `memcc model fetch` \
-                 installs it"
-            };
-            emit(cli, &st, || {
-                format!(
-                    "data in {}; local model in {} ({model_state})\n{} conversations, {} messages ({} tokens), {} summaries ({} leaf, {} condensed, max depth {}), \
-                     {} context items ({} tokens), {} large files, {} summaries waiting for memory{}",
-                    settings.data_dir().display(),
-                    model.display(),
-                    st.conversations,
-                    st.messages,
-                    st.message_tokens,
-                    st.summaries,
-                    st.leaf_summaries,
-                    st.condensed_summaries,
-                    st.max_depth,
-                    st.context_items,
-                    st.context_tokens,
-                    st.large_files,
-                    st.pending_memory_handoffs,
-                    if st.parked_memory_handoffs > 0 {
-                        format!(
-                            " ({} parked after failing {} times; the next run that finds memory answering retries \
-                             them, and their messages stay here meanwhile)",
-                            st.parked_memory_handoffs,
-                            memcc::context::PARK_AFTER_ATTEMPTS
-                        )
-                    } else {
-                        String::new()
-                    },
-                ) + &match (st.transcripts_waiting, st.transcripts_failing) {
-                    (0, _) => String::new(),
-                    (n, 0) => format!("; {n} transcripts waiting for import (a hook's worker takes them)"),
-                    (n, f) => {
-                        format!("; {n} transcripts waiting for import, {f} failing (`memcc setup --check` says why)")
-                    }
-                }
-            })?;
-        }
+        ContextCommand::Stats { session, all_agents } => stats(cli, engine, session.as_deref(), *all_agents)?,
     }
     Ok(())
 }
@@ -728,4 +485,267 @@ fn warn_unread(unread: &[memcc::context::LineError]) {
     if unread.len() > 5 {
         eprintln!("memcc: warning: {} more such lines", unread.len() - 5);
     }
+}
+
+/// `memcc import`: a transcript (or a hook's, or a directory of them) into its session.
+fn import(cli: &Globals, memcc: &memcc::Memcc, args: &ImportArgs) -> Result<()> {
+    let ImportArgs { file, session, strict, format, hook, flush, no_flush, budget } = args;
+    let grant = |asked: usize| memcc.budget(Some(asked as f64));
+    let (file, session) = if *hook {
+        let input: memcc::hooks::HookInput = serde_json::from_reader(std::io::stdin().lock())
+            .context("reading the hook's JSON on stdin (session_id, transcript_path)")?;
+        match input.transcript_path {
+            Some(path) => (path, session.clone().or(Some(input.session_id).filter(|s| !s.is_empty()))),
+            // A session that wrote no transcript said nothing: no error for its host.
+            None => return emit(cli, &serde_json::json!({"added": 0}), || "nothing to import".into()),
+        }
+    } else {
+        (file.clone().unwrap_or_default(), session.clone())
+    };
+    if file.is_dir() {
+        // A hook names its own session's transcript: a directory there is not one.
+        if *hook {
+            bail!(
+                "the hook's transcript_path {} is a directory, not a transcript: nothing imported",
+                printable(&file.display().to_string())
+            );
+        }
+        // Each file of a directory is its own session, in the format it is written in.
+        let given: Vec<&str> =
+            [(session.is_some(), "--session"), (*strict, "--strict"), (!matches!(format, FormatArg::Auto), "--format")]
+                .into_iter()
+                .filter_map(|(set, name)| set.then_some(name))
+                .collect();
+        if !given.is_empty() {
+            bail!(
+                "{} applies to one transcript, not a directory (each file is its own session): nothing imported",
+                given.join(", ")
+            );
+        }
+        // A backfill is how a new user's memory starts: past sessions go to memory.
+        return import_dir(cli, memcc, &file, (!no_flush).then(|| grant(*budget)));
+    }
+    let open = || -> Result<BufReader<std::fs::File>> {
+        let f = memcc::transcripts::open_transcript(&file).with_context(|| format!("opening {}", file.display()))?;
+        Ok(BufReader::new(f))
+    };
+    // A hook's session that ended before it wrote anything.
+    if *hook && !file.exists() {
+        return emit(cli, &serde_json::json!({"added": 0}), || "nothing to import".into());
+    }
+    let parsed = memcc::context::parse_jsonl(open()?)?;
+    if *strict && let Some(first) = parsed.errors.first() {
+        bail!("{} bad line(s); first: line {}: {} (nothing imported)", parsed.errors.len(), first.line, first.error);
+    }
+    use memcc::context::{FORMATS_READ, Format};
+    let Some(found) = parsed.format else {
+        if *hook {
+            return emit(cli, &serde_json::json!({"added": 0}), || "nothing to import".into());
+        }
+        bail!(
+            "no message found in {} ({} other entries, {} bad lines): MemCC reads {FORMATS_READ}",
+            file.display(),
+            parsed.other_entries,
+            parsed.errors.len()
+        );
+    };
+    let wanted = match format {
+        FormatArg::Auto => None,
+        FormatArg::Openclaw => Some(Format::Openclaw),
+        FormatArg::ClaudeCode => Some(Format::ClaudeCode),
+        FormatArg::Codex => Some(Format::Codex),
+    };
+    if let Some(w) = wanted.filter(|w| *w != found) {
+        bail!("{} reads as a {} transcript, not {} (nothing imported)", file.display(), found.name(), w.name());
+    }
+    let options =
+        memcc::transcripts::ImportOptions { session, flush: flush.then(|| grant(*budget)), ..Default::default() };
+    let (report, flushed) = match memcc.import_file(&cli.agent, &file, &options)? {
+        memcc::transcripts::FileImport::Imported { report, flushed } => (report, flushed),
+        memcc::transcripts::FileImport::Failed { error } => bail!(error),
+        _ => bail!("no message found in {}", file.display()),
+    };
+    warn_unread(&report.unread);
+    emit(cli, &report, || {
+        let mut s = format!(
+            "session {} ({}): {} added, {} already present, {} non-message entries skipped",
+            printable(&report.session_id),
+            found.name(),
+            report.added,
+            report.duplicates,
+            report.other_entries
+        );
+        if let Some(f) = &flushed {
+            s.push_str(&format!(
+                "; flushed: {} leaf and {} condensed summaries",
+                f.leaf_summaries, f.condensed_summaries
+            ));
+        }
+        for e in &report.errors {
+            s.push_str(&format!("\n  line {}: {}", e.line, e.error));
+        }
+        s
+    })?;
+    Ok(())
+}
+
+/// `memcc assemble`: the prompt a host would get for the session.
+fn assemble(cli: &Globals, memcc: &memcc::Memcc, session: &str, budget: usize, query: Option<&str>) -> Result<()> {
+    let grant = |asked: usize| memcc.budget(Some(asked as f64));
+    let budget = grant(budget);
+    let out = match query {
+        Some(q) => {
+            memcc.assemble_for(&SessionRef::new(session), budget, None, &[memcc::context::AgentMessage::user(q)])?
+        }
+        None => memcc.assemble(&SessionRef::new(session), budget, None).map_err(|e| match e {
+            memcc::MemccError::Context(memcc::context::ContextError::UnknownSession(_)) => {
+                anyhow::anyhow!("{e}: a new session has no messages yet; give its first message with --query")
+            }
+            e => e.into(),
+        })?,
+    };
+    emit(cli, &out, || {
+        let mut s = String::new();
+        if let Some(sys) = &out.system_prompt_addition {
+            s.push_str(&format!("[system addition] {sys}\n\n"));
+        }
+        for m in &out.messages {
+            let msg = AgentMessage::from_value(m.clone());
+            s.push_str(&format!("[{}] {}\n", msg.role(), msg.text()));
+        }
+        s.push_str(&format!(
+            "\n~{} tokens of {}; {} summaries, {} raw messages, {} items dropped",
+            out.estimated_tokens,
+            budget.tokens(),
+            out.summaries_included,
+            out.raw_messages_included,
+            out.items_dropped
+        ));
+        s
+    })?;
+    Ok(())
+}
+
+/// `memcc expand`: summaries, messages or files back to their sources.
+fn expand(cli: &Globals, engine: &memcc::context::ContextEngine, req: ExpandRequest) -> Result<()> {
+    let out = engine.expand(&req)?;
+    emit(cli, &out, || {
+        let mut s: String = out
+            .items
+            .iter()
+            .map(|i| {
+                let body = i.raw.as_ref().map_or_else(|| i.text.clone(), |r| r.to_string());
+                format!(
+                    "{} [{}{}] {body}",
+                    i.id,
+                    i.kind,
+                    i.role.as_deref().map(|r| format!(" {r}")).unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        if out.truncated {
+            s.push_str(&format!("\n[{} tokens shown; {} item(s) cut or omitted]", out.tokens, out.omitted.max(1)));
+        }
+        s
+    })?;
+    Ok(())
+}
+
+/// `memcc sessions`: the conversations, newest first.
+fn sessions(
+    cli: &Globals,
+    engine: &memcc::context::ContextEngine,
+    project: Option<&std::path::Path>,
+    all_agents: bool,
+    limit: usize,
+) -> Result<()> {
+    let project = project
+        .map(|p| std::path::absolute(p).map(|p| memcc::context::project_of(&p)))
+        .transpose()
+        .context("reading the project's directory")?;
+    let agent = (!all_agents).then_some(cli.agent.as_str());
+    let sessions = engine.sessions(agent, project.as_deref(), limit)?;
+    emit(cli, &sessions, || {
+        if sessions.is_empty() {
+            return "no sessions".into();
+        }
+        sessions
+            .iter()
+            .map(|s| {
+                let when = memcc::core::minute(s.last_at);
+                let source = s.meta.source.map_or("—", |x| x.label());
+                let project = s.meta.project.as_deref().map_or("—", memcc::context::project_name);
+                let title = s.meta.title.as_deref().unwrap_or("(untitled)");
+                let agent = if all_agents { format!(" [{}]", s.agent_id) } else { String::new() };
+                // A transcript's words reach the terminal: escapes shown, never run.
+                format!(
+                    "{when}  {source:<11} {:<16} {:>5} msgs  {}  ({}){agent}",
+                    printable(project),
+                    s.messages,
+                    printable(title),
+                    printable(&s.session_id)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    Ok(())
+}
+
+/// `memcc stats`: what the store holds, and where it and the model are.
+fn stats(cli: &Globals, engine: &memcc::context::ContextEngine, session: Option<&str>, all_agents: bool) -> Result<()> {
+    let st = match (session, all_agents) {
+        (Some(s), _) => engine.stats(Some(SessionRef::new(s)))?,
+        (None, true) => engine.stats(None)?,
+        (None, false) => engine.agent_stats(None)?,
+    };
+    // Where the store and the model are: the data dir follows MEMCC_HOME, then the
+    // OpenClaw state dir, so "which store is this?" deserves an answer here.
+    let settings = cli.settings()?;
+    let model = settings.model_dir();
+    let model_state = if settings.local_model_present() {
+        "present"
+    } else if !settings.wants_local_model() {
+        "missing, and not used: another embedding model is configured"
+    } else {
+        "missing: recall runs on the hashing fallback, which matches shared words only; `memcc model fetch` \
+         installs it"
+    };
+    emit(cli, &st, || {
+        format!(
+            "data in {}; local model in {} ({model_state})\n{} conversations, {} messages ({} tokens), {} summaries ({} leaf, {} condensed, max depth {}), \
+             {} context items ({} tokens), {} large files, {} summaries waiting for memory{}",
+            settings.data_dir().display(),
+            model.display(),
+            st.conversations,
+            st.messages,
+            st.message_tokens,
+            st.summaries,
+            st.leaf_summaries,
+            st.condensed_summaries,
+            st.max_depth,
+            st.context_items,
+            st.context_tokens,
+            st.large_files,
+            st.pending_memory_handoffs,
+            if st.parked_memory_handoffs > 0 {
+                format!(
+                    " ({} parked after failing {} times; the next run that finds memory answering retries \
+                     them, and their messages stay here meanwhile)",
+                    st.parked_memory_handoffs,
+                    memcc::context::PARK_AFTER_ATTEMPTS
+                )
+            } else {
+                String::new()
+            },
+        ) + &match (st.transcripts_waiting, st.transcripts_failing) {
+            (0, _) => String::new(),
+            (n, 0) => format!("; {n} transcripts waiting for import (a hook's worker takes them)"),
+            (n, f) => {
+                format!("; {n} transcripts waiting for import, {f} failing (`memcc setup --check` says why)")
+            }
+        }
+    })?;
+    Ok(())
 }

@@ -43,6 +43,14 @@ const L2_MATCHES: usize = 10;
 const LEAST_CUT_CHARS: usize = 200;
 /// What a recall line adds around its record's words: "- [Date: 2025-12-26] " and " (mem_12345)".
 const LINE_FRAME_CHARS: usize = 40;
+
+/// The longest text before ": " read as a speaker's label ("Caroline", "user", "assistant
+/// (codex)"); longer, the colon is the message's own.
+const SPEAKER_LABEL_CHARS: usize = 40;
+
+/// How many times a line's share of the room halves: past it the share is below
+/// `MESSAGE_CHARS` for any room, and the shift stays within the integer.
+const MAX_HALVINGS: usize = 16;
 /// Tokens of a section's open and close tags.
 const SECTION_TAGS: usize = 12;
 
@@ -278,7 +286,7 @@ impl Recall<'_> {
             // A message is cut to a halving share of the room — the best line up to all of it,
             // the next half, … — and never below MESSAGE_CHARS: an answer is often one long
             // message said whole, and each line after the best is a little less likely to hold it.
-            let share = memcc_core::tokens::latin_chars(room) >> out.len().min(16);
+            let share = memcc_core::tokens::latin_chars(room) >> out.len().min(MAX_HALVINGS);
             let cap = MESSAGE_CHARS.max(share);
             // The lines shown at length, as likely answers, are the best by score; the rest are
             // ordered for diversity (RealMem new session / hook +3 / +6 questions of 728 at 2k,
@@ -564,7 +572,9 @@ fn fair_share(lengths: &[usize], total: usize) -> usize {
 /// within a question.
 fn unshown(line: &str, said: &HashSet<String>) -> Option<String> {
     let (label, words) = match line.split_once(": ") {
-        Some((label, rest)) if label.len() <= 40 && !label.contains(['.', '!', '?', '[']) => (Some(label), rest),
+        Some((label, rest)) if label.len() <= SPEAKER_LABEL_CHARS && !label.contains(['.', '!', '?', '[']) => {
+            (Some(label), rest)
+        }
         _ => (None, line),
     };
     let (kept, _) = memcc_core::said::without_said(words, said)?;

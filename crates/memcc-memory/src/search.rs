@@ -123,7 +123,8 @@ impl ScoreParts {
             ("this project", self.project),
         ]
         .into_iter()
-        .filter(|(_, v)| *v > 0.0005)
+        // What two decimals would show as 0.00 is not shown.
+        .filter(|(_, v)| *v >= 0.005)
         .map(|(part, v)| format!("{part} {v:.2}"))
         .collect();
         if let Some(p) = self.session {

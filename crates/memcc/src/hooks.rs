@@ -6,9 +6,9 @@
 //!   where the project's last sessions left off — within a small budget;
 //! - `UserPromptSubmit`: recall for the prompt, the project's memories first, and **nothing at
 //!   all** when nothing clears the relevance floor ("thanks" gets no tokens);
-//! - `Stop`, `SessionEnd`, `PreCompact`: the transcript is queued for import (and, at the end of
-//!   a session or before the host compacts, a flush), which a worker does outside the host's
-//!   time limit ([`Memcc::drain_transcripts`]).
+//! - `Stop`, `SessionEnd`, `PreCompact`: the transcript is queued for import and flush, which a
+//!   worker does outside the host's time limit ([`Memcc::drain_transcripts`]). `Stop` flushes
+//!   too, at every turn's end: a session's end is not to be counted on (`HookEvent::flushes`).
 //!
 //! The host's JSON shapes are here too, so the cold command and the warm process answer alike.
 
