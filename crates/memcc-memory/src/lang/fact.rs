@@ -67,17 +67,7 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 
 /// The facts of `sentences`, in their order, each once.
 pub(super) fn read(sentences: &Sentences<'_>) -> Vec<NewTriple> {
-    let mut out: Vec<NewTriple> = Vec::new();
-    for sentence in sentences.iter() {
-        for rule in RULES.iter() {
-            for t in read_one(rule, sentence) {
-                if !out.contains(&t) {
-                    out.push(t);
-                }
-            }
-        }
-    }
-    out
+    super::read_triples(&RULES, sentences, read_one)
 }
 
 fn read_one(rule: &Rule, sentence: &str) -> Vec<NewTriple> {
@@ -95,11 +85,7 @@ fn read_one(rule: &Rule, sentence: &str) -> Vec<NewTriple> {
 
 /// What `rule` (one of [`RULES`]) alone reads in `text`: "subject predicate object".
 pub(super) fn read_alone(rule: &Rule, text: &str) -> Vec<String> {
-    Sentences::of(text)
-        .iter()
-        .flat_map(|s| read_one(rule, s))
-        .map(|t| format!("{} {} {}", t.subject, t.predicate, t.object))
-        .collect()
+    super::triples_alone(rule, text, read_one)
 }
 
 fn subject_of(s: &str) -> String {

@@ -268,6 +268,34 @@ impl<'t> Sentences<'t> {
     }
 }
 
+/// The triples `rules` read in `sentences` (sentence by sentence, rule by rule), each once.
+fn read_triples(
+    rules: &[Rule],
+    sentences: &Sentences<'_>,
+    read_one: fn(&Rule, &str) -> Vec<NewTriple>,
+) -> Vec<NewTriple> {
+    let mut out: Vec<NewTriple> = Vec::new();
+    for sentence in sentences.iter() {
+        for rule in rules {
+            for t in read_one(rule, sentence) {
+                if !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What one triple rule alone reads in `text`, as "subject predicate object".
+fn triples_alone(rule: &Rule, text: &str, read_one: fn(&Rule, &str) -> Vec<NewTriple>) -> Vec<String> {
+    Sentences::of(text)
+        .iter()
+        .flat_map(|s| read_one(rule, s))
+        .map(|t| format!("{} {} {}", t.subject, t.predicate, t.object))
+        .collect()
+}
+
 /// The preferences stated in `text` (the user's own words).
 pub fn preferences(text: &str) -> Vec<Preference> {
     Sentences::of(text).preferences()

@@ -72,17 +72,7 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 
 /// The replacements of `sentences`, each once; a thing never replaces itself.
 pub(super) fn read(sentences: &Sentences<'_>) -> Vec<NewTriple> {
-    let mut out: Vec<NewTriple> = Vec::new();
-    for sentence in sentences.iter() {
-        for rule in RULES.iter() {
-            for t in read_one(rule, sentence) {
-                if !out.contains(&t) {
-                    out.push(t);
-                }
-            }
-        }
-    }
-    out
+    super::read_triples(&RULES, sentences, read_one)
 }
 
 fn read_one(rule: &Rule, sentence: &str) -> Vec<NewTriple> {

@@ -82,9 +82,9 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
-/// The settings and dates of `sentences`, in their order.
+/// The settings and dates of `sentences`, in their order, each once.
 pub(super) fn read(sentences: &Sentences<'_>) -> Vec<NewTriple> {
-    sentences.iter().flat_map(|s| RULES.iter().flat_map(move |r| read_one(r, s))).collect()
+    super::read_triples(&RULES, sentences, read_one)
 }
 
 fn read_one(rule: &Rule, sentence: &str) -> Vec<NewTriple> {
@@ -105,11 +105,7 @@ fn read_one(rule: &Rule, sentence: &str) -> Vec<NewTriple> {
 
 /// What `rule` (one of [`RULES`]) alone reads in `text`: "subject predicate object".
 pub(super) fn read_alone(rule: &Rule, text: &str) -> Vec<String> {
-    Sentences::of(text)
-        .iter()
-        .flat_map(|s| read_one(rule, s))
-        .map(|t| format!("{} {} {}", t.subject, t.predicate, t.object))
-        .collect()
+    super::triples_alone(rule, text, read_one)
 }
 
 /// The kind of a setting's value: where a thing is, which version it runs, or another code;
