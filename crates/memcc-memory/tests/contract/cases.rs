@@ -2072,6 +2072,39 @@ fn postings_of(rt: &MemoryRuntime, agent: &str, word: &str) -> Vec<(String, u32)
     out
 }
 
+/// A store that keeps the postings it read (SQLite's, in a long-lived process) shows what was
+/// written since, by itself or by another process, on the next read.
+#[test]
+fn the_session_index_read_again_shows_every_write_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(this) = runtime(&dir, MemoryConfig::default()) else { return };
+    let Some(other) = runtime(&dir, MemoryConfig::default()) else { return };
+    this.ingest_summary(&payload("main", "sum_a", 1, &[("user", "I am allergic to peanuts.")])).unwrap();
+    assert_eq!(postings_of(&this, "main", "peanuts"), [("session-1".to_string(), 1)]);
+    assert_eq!(postings_of(&this, "main", "peanuts"), [("session-1".to_string(), 1)], "read twice, the same");
+    let mut b = payload("main", "sum_b", 2, &[("user", "No peanuts at the party, please: peanuts again.")]);
+    b.session_id = "session-2".into();
+    other.ingest_summary(&b).unwrap();
+    assert_eq!(
+        postings_of(&this, "main", "peanuts"),
+        [("session-1".to_string(), 1), ("session-2".to_string(), 2)],
+        "another process's write"
+    );
+    let mut c = payload("main", "sum_c", 3, &[("user", "Peanuts are banned in the office.")]);
+    c.session_id = "session-3".into();
+    this.ingest_summary(&c).unwrap();
+    assert_eq!(postings_of(&this, "main", "peanuts").len(), 3, "this process's own write");
+    let id = other
+        .memory_search("main", "peanuts banned office", 5, 0.0, None)
+        .unwrap()
+        .into_iter()
+        .find(|h| h.text.contains("banned"))
+        .map(|h| h.id)
+        .expect("the office record");
+    other.forget("main", &id).unwrap();
+    assert_eq!(postings_of(&this, "main", "peanuts").len(), 2, "a forget by another process");
+}
+
 #[test]
 fn the_session_index_counts_each_message_once_and_forgets_what_is_forgotten() {
     use memcc_memory::sessions::{SESSION_INDEX_VERSION, stored_message_words};

@@ -53,6 +53,8 @@ const READERS: usize = 4;
 pub struct SqliteStore {
     writer: Mutex<Connection>,
     readers: Vec<Mutex<Connection>>,
+    /// The session index's postings read so far, kept while nothing is written ([`sessions`]).
+    postings: sessions::PostingsCache,
 }
 
 impl SqliteStore {
@@ -64,7 +66,8 @@ impl SqliteStore {
         for _ in 0..READERS {
             readers.push(Mutex::new(memcc_core::sqlite::open_reader(path)?));
         }
-        Ok(SqliteStore { writer: Mutex::new(writer), readers })
+        let postings = sessions::PostingsCache::new(memcc_core::sqlite::open_reader(path)?);
+        Ok(SqliteStore { writer: Mutex::new(writer), readers, postings })
     }
 
     fn writer(&self) -> MutexGuard<'_, Connection> {
