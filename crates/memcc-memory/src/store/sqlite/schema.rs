@@ -150,6 +150,23 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (session, message)
     ) WITHOUT ROWID;
     "#,
+    // v9: which sessions' words changed, in the order of the writes: a process that keeps
+    // postings read again only those sessions after a write (`PostingsCache`). The newest
+    // hundred thousand changes are kept; a process further behind starts over.
+    r#"
+    CREATE TABLE session_changes (n INTEGER PRIMARY KEY AUTOINCREMENT, session INTEGER NOT NULL);
+    CREATE TRIGGER session_added AFTER INSERT ON sessions BEGIN
+        INSERT INTO session_changes (session) VALUES (NEW.id);
+        DELETE FROM session_changes WHERE n <= (SELECT MAX(n) FROM session_changes) - 100000;
+    END;
+    CREATE TRIGGER session_counted AFTER UPDATE OF length, messages ON sessions BEGIN
+        INSERT INTO session_changes (session) VALUES (NEW.id);
+        DELETE FROM session_changes WHERE n <= (SELECT MAX(n) FROM session_changes) - 100000;
+    END;
+    CREATE TRIGGER session_dropped AFTER DELETE ON sessions BEGIN
+        INSERT INTO session_changes (session) VALUES (OLD.id);
+    END;
+    "#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
