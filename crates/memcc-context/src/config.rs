@@ -8,24 +8,32 @@ use crate::error::ContextError;
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct ContextConfig {
     /// Compact once the context holds more than this fraction of the token budget.
+    #[schemars(range(min = 0.01, max = 1.0))]
     pub context_threshold: f64,
     /// Raw messages always kept verbatim at the end of the context.
     pub fresh_tail_count: usize,
     /// Upper bound on the raw tokens one leaf summary covers.
+    #[schemars(range(min = 1))]
     pub leaf_chunk_tokens: usize,
     /// The length a leaf summary (of raw messages) aims at, in tokens.
+    #[schemars(range(min = 1))]
     pub leaf_target_tokens: usize,
     /// The length a condensed summary (of summaries) aims at, in tokens.
+    #[schemars(range(min = 1))]
     pub condensed_target_tokens: usize,
     /// Contiguous same-depth summaries that trigger a condensed summary.
+    #[schemars(range(min = 2))]
     pub leaf_min_fanout: usize,
     /// Smaller targets and injections for small context windows.
     pub context_optimization: bool,
     /// A content block above this many tokens is stored as a large file behind a pointer.
+    #[schemars(range(min = 1))]
     pub large_file_threshold_tokens: usize,
     /// Cap on summarisation steps in one `compact` call.
+    #[schemars(range(min = 1))]
     pub max_compaction_iterations: usize,
     /// Share of the assemble budget that recalled memory may use.
+    #[schemars(range(min = 0.0, max = 0.9))]
     pub memory_budget_fraction: f64,
     /// Cap on recalled memory, in tokens, however large the host's budget (users pay per token).
     pub memory_max_tokens: usize,
@@ -55,25 +63,11 @@ impl Default for ContextConfig {
 impl ContextConfig {
     pub fn validate(&self) -> Result<(), ContextError> {
         let bad = |m: String| Err(ContextError::Config(m));
-        if !(self.context_threshold > 0.0 && self.context_threshold <= 1.0) {
-            return bad(format!("contextThreshold must be in (0, 1], got {}", self.context_threshold));
-        }
-        if !(0.0..=0.9).contains(&self.memory_budget_fraction) {
-            return bad(format!("memoryBudgetFraction must be in [0, 0.9], got {}", self.memory_budget_fraction));
-        }
-        if self.leaf_min_fanout < 2 {
-            return bad(format!("leafMinFanout must be at least 2, got {}", self.leaf_min_fanout));
-        }
-        for (name, v) in [
-            ("leafChunkTokens", self.leaf_chunk_tokens),
-            ("leafTargetTokens", self.leaf_target_tokens),
-            ("condensedTargetTokens", self.condensed_target_tokens),
-            ("largeFileThresholdTokens", self.large_file_threshold_tokens),
-            ("maxCompactionIterations", self.max_compaction_iterations),
-        ] {
-            if v == 0 {
-                return bad(format!("{name} must be positive"));
-            }
+        // The ranges are the fields' own (`#[schemars(range)]`), as the schema and the docs say them.
+        let schema = schemars::schema_for!(ContextConfig);
+        let values = serde_json::to_value(self).map_err(|e| ContextError::Config(e.to_string()))?;
+        if let Some(e) = memcc_core::ranges::out_of_range(schema.as_value(), &values, "") {
+            return bad(e);
         }
         if self.agent_id.trim().is_empty() {
             return bad("agentId must not be empty".into());
@@ -110,5 +104,26 @@ impl ContextConfig {
 
     pub fn leaf_chunk(&self, budget: usize) -> usize {
         self.leaf_chunk_tokens.min(self.budget_cap(budget, 2))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A number outside the range on its field is refused by name; the defaults are in range.
+    #[test]
+    fn a_setting_outside_its_range_is_refused_by_name() {
+        assert!(ContextConfig::default().validate().is_ok());
+        let refused = |c: ContextConfig| c.validate().unwrap_err().to_string();
+        let e = refused(ContextConfig { context_threshold: 0.0, ..ContextConfig::default() });
+        assert!(e.contains("contextThreshold must be between 0.01 and 1.0, not 0"), "{e}");
+        let e = refused(ContextConfig { leaf_min_fanout: 1, ..ContextConfig::default() });
+        assert!(e.contains("leafMinFanout"), "{e}");
+        let e = refused(ContextConfig { memory_budget_fraction: f64::NAN, ..ContextConfig::default() });
+        assert!(e.contains("memoryBudgetFraction must be a finite number"), "{e}");
+        let e = refused(ContextConfig { max_compaction_iterations: 0, ..ContextConfig::default() });
+        assert!(e.contains("maxCompactionIterations"), "{e}");
+        assert!(refused(ContextConfig { agent_id: " ".into(), ..ContextConfig::default() }).contains("agentId"));
     }
 }

@@ -16,6 +16,7 @@ pub mod framing;
 pub mod llm;
 pub mod paths;
 pub mod project;
+pub mod ranges;
 pub mod said;
 pub mod sqlite;
 pub mod text;

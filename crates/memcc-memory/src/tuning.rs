@@ -283,26 +283,8 @@ impl Tuning {
     pub fn check(&self) -> Result<(), String> {
         let schema = schemars::schema_for!(Tuning);
         let values = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        let properties = schema.get("properties").and_then(serde_json::Value::as_object);
-        for (name, property) in properties.into_iter().flatten() {
-            let (min, max) = (property.get("minimum"), property.get("maximum"));
-            if min.is_none() && max.is_none() {
-                continue;
-            }
-            // A number that is not finite serialises as null.
-            let Some(value) = values.get(name).and_then(serde_json::Value::as_f64) else {
-                return Err(format!("memory.tuning.{name} must be a finite number"));
-            };
-            let below = min.and_then(serde_json::Value::as_f64).is_some_and(|m| value < m);
-            let above = max.and_then(serde_json::Value::as_f64).is_some_and(|m| value > m);
-            if below || above {
-                let bound = |b: Option<&serde_json::Value>| b.map_or_else(|| "…".to_string(), ToString::to_string);
-                return Err(format!(
-                    "memory.tuning.{name} must be between {} and {}, not {value}",
-                    bound(min),
-                    bound(max)
-                ));
-            }
+        if let Some(e) = memcc_core::ranges::out_of_range(schema.as_value(), &values, "memory.tuning.") {
+            return Err(e);
         }
         if self.lexical + self.semantic <= 0.0 {
             return Err("memory.tuning: lexical and semantic cannot both be 0".into());
