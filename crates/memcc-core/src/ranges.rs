@@ -68,6 +68,9 @@ mod tests {
             out_of_range(&schema, &json!({"share": null, "count": 1}), "").as_deref(),
             Some("share must be a finite number")
         );
-        assert_eq!(out_of_range(&schema, &json!({"share": 0.1, "count": 1, "cap": 0}), "").is_some(), true);
+        assert_eq!(
+            out_of_range(&schema, &json!({"share": 0.1, "count": 1, "cap": 0}), "").as_deref(),
+            Some("cap must be between 1 and …, not 0")
+        );
     }
 }
