@@ -4,10 +4,17 @@
 
 use serde_json::Value;
 
+/// A setting outside its range: the field (as the JSON names it) and what is wrong with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutOfRange {
+    pub field: String,
+    pub message: String,
+}
+
 /// The first field of `values` (a settings struct as JSON) outside the `minimum` / `maximum`
-/// its property in `schema` gives, as an error naming `prefix` + the field; a number that is not
-/// finite (serialised as null) is out of any range.
-pub fn out_of_range(schema: &Value, values: &Value, prefix: &str) -> Option<String> {
+/// its property in `schema` gives, with an error naming `prefix` + the field; a number that is
+/// not finite (serialised as null) is out of any range.
+pub fn first_out_of_range(schema: &Value, values: &Value, prefix: &str) -> Option<OutOfRange> {
     let properties = schema.get("properties").and_then(Value::as_object)?;
     for (name, property) in properties {
         let (min, max) = (property.get("minimum"), property.get("maximum"));
@@ -21,16 +28,25 @@ pub fn out_of_range(schema: &Value, values: &Value, prefix: &str) -> Option<Stri
             None => None,
         };
         let Some(value) = value else {
-            return Some(format!("{prefix}{name} must be a finite number"));
+            return Some(OutOfRange {
+                field: name.clone(),
+                message: format!("{prefix}{name} must be a finite number"),
+            });
         };
         let below = min.and_then(Value::as_f64).is_some_and(|m| value < m);
         let above = max.and_then(Value::as_f64).is_some_and(|m| value > m);
         if below || above {
             let bound = |b: Option<&Value>| b.map_or_else(|| "…".to_string(), ToString::to_string);
-            return Some(format!("{prefix}{name} must be between {} and {}, not {value}", bound(min), bound(max)));
+            let message = format!("{prefix}{name} must be between {} and {}, not {value}", bound(min), bound(max));
+            return Some(OutOfRange { field: name.clone(), message });
         }
     }
     None
+}
+
+/// [`first_out_of_range`]'s message alone.
+pub fn out_of_range(schema: &Value, values: &Value, prefix: &str) -> Option<String> {
+    first_out_of_range(schema, values, prefix).map(|o| o.message)
 }
 
 /// Whether a property's type admits null (an `Option` field).

@@ -25,19 +25,22 @@ pub struct MemoryConfig {
     pub rerank_model: String,
     /// Skip a new record whose vector is this close to a stored one of the same agent.
     pub vector_dedup_enabled: bool,
-    /// The cosine at or above which a new record counts as a stored one (`vectorDedupEnabled`);
-    /// outside [0, 1] or not a number: 0.95, with a warning.
+    /// The cosine at or above which a new record counts as a stored one (`vectorDedupEnabled`).
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub vector_dedup_threshold: f64,
     /// Agents whose records every agent may read (isolation is the default).
     pub shared_agents: Vec<String>,
     /// Records of at least this weight are "essential" (L1) even when not pinned.
+    #[schemars(range(min = 0.0, max = 1000.0))]
     pub essential_min_weight: f64,
     /// Half-life of the recency boost, in days.
+    #[schemars(range(min = 0.01, max = 100000.0))]
     pub recency_half_life_days: f64,
     /// Topic lexicons for the classifier; the built-in ones when empty.
     pub wings: Vec<WingRule>,
     /// Verbatim records are windows of consecutive messages of about this many tokens
     /// (overlapping by half a window).
+    #[schemars(range(min = 32, max = 100000))]
     pub chunk_tokens: usize,
     /// Where vectors are searched; `memory.db` stays their source of truth either way. (The
     /// PostgreSQL backend searches its own pgvector index and ignores this.)
@@ -128,28 +131,31 @@ impl MemoryConfig {
     /// Replace out-of-range values by their defaults; returns one warning per fix.
     pub fn sanitize(&mut self) -> Vec<String> {
         let mut warnings = Vec::new();
-        let t = self.vector_dedup_threshold;
-        if !(0.0..=1.0).contains(&t) {
-            warnings.push(format!(
-                "vectorDedupThreshold {t} is outside [0, 1]; using the default {DEFAULT_DEDUP_THRESHOLD}"
-            ));
-            self.vector_dedup_threshold = DEFAULT_DEDUP_THRESHOLD;
-        }
-        if !(self.recency_half_life_days.is_finite() && self.recency_half_life_days > 0.0) {
-            warnings.push(format!("recencyHalfLifeDays {} must be positive; using 30", self.recency_half_life_days));
-            self.recency_half_life_days = 30.0;
-        }
-        if !self.essential_min_weight.is_finite() {
-            warnings.push("essentialMinWeight must be a number; using 2".into());
-            self.essential_min_weight = crate::record::STANDING_PREFERENCE_WEIGHT;
+        // A number outside the range on its field (`#[schemars(range)]`) takes its default.
+        let schema = schemars::schema_for!(MemoryConfig);
+        let defaults = serde_json::to_value(MemoryConfig::default()).unwrap_or_default();
+        if let Ok(mut values) = serde_json::to_value(&*self) {
+            let mut reset: Vec<String> = Vec::new();
+            while let Some(o) = memcc_core::ranges::first_out_of_range(schema.as_value(), &values, "") {
+                let (Some(default), Some(fields)) = (defaults.get(&o.field).cloned(), values.as_object_mut()) else {
+                    break;
+                };
+                if reset.contains(&o.field) {
+                    break;
+                }
+                warnings.push(format!("{}; using the default {default}", o.message));
+                fields.insert(o.field.clone(), default);
+                reset.push(o.field);
+            }
+            if !reset.is_empty()
+                && let Ok(fixed) = serde_json::from_value::<MemoryConfig>(values)
+            {
+                *self = fixed;
+            }
         }
         if let Err(e) = self.tuning.check() {
             warnings.push(format!("{e}; using the default tuning"));
             self.tuning = Tuning::default();
-        }
-        if self.chunk_tokens < 32 {
-            warnings.push(format!("chunkTokens {} is too small; using 120", self.chunk_tokens));
-            self.chunk_tokens = 120;
         }
         warnings
     }
@@ -194,6 +200,26 @@ mod tests {
             assert!(c.sanitize().is_empty());
             assert_eq!(c.vector_dedup_threshold, good);
         }
+    }
+
+    #[test]
+    fn a_number_outside_its_range_takes_its_default_with_a_warning() {
+        let mut c = MemoryConfig {
+            chunk_tokens: 5,
+            recency_half_life_days: 0.0,
+            essential_min_weight: f64::NAN,
+            shared_agents: vec!["team".into()],
+            ..Default::default()
+        };
+        let w = c.sanitize();
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w.iter().any(|w| w.contains("chunkTokens must be between 32 and 100000, not 5; using the default 120"))
+        );
+        assert_eq!(c.chunk_tokens, 120);
+        assert_eq!(c.recency_half_life_days, MemoryConfig::default().recency_half_life_days);
+        assert_eq!(c.essential_min_weight, MemoryConfig::default().essential_min_weight);
+        assert_eq!(c.shared_agents, ["team"], "the rest kept as given");
     }
 
     #[test]
