@@ -60,15 +60,7 @@ impl Statements for PgStore {
                 ),
                 &[&records],
             )?)?;
-            let ids: Vec<i64> = old.iter().filter_map(|t| t.superseded_by).collect();
-            let newer = triples(c.query(&format!("{TRIPLE_SELECT} WHERE id = ANY($1)"), &[&ids])?)?;
-            Ok(old
-                .into_iter()
-                .filter_map(|t| {
-                    let n = newer.iter().find(|n| Some(n.id) == t.superseded_by)?.clone();
-                    Some((t, n))
-                })
-                .collect())
+            with_newer(c, old)
         })
     }
 
@@ -80,15 +72,7 @@ impl Statements for PgStore {
                 ),
                 &[&record],
             )?)?;
-            let ids: Vec<i64> = old.iter().filter_map(|t| t.superseded_by).collect();
-            let newer = triples(c.query(&format!("{TRIPLE_SELECT} WHERE id = ANY($1)"), &[&ids])?)?;
-            Ok(old
-                .into_iter()
-                .filter_map(|t| {
-                    let n = newer.iter().find(|n| Some(n.id) == t.superseded_by)?.clone();
-                    Some((t, n))
-                })
-                .collect())
+            with_newer(c, old)
         })
     }
 
@@ -121,4 +105,17 @@ impl Statements for PgStore {
             Ok(Page { items, total, offset })
         })
     }
+}
+
+/// Each of `old` beside the triple that superseded it (those whose newer one is gone are left out).
+fn with_newer(c: &mut postgres::Client, old: Vec<Triple>) -> Result<Vec<(Triple, Triple)>> {
+    let ids: Vec<i64> = old.iter().filter_map(|t| t.superseded_by).collect();
+    let newer = triples(c.query(&format!("{TRIPLE_SELECT} WHERE id = ANY($1)"), &[&ids])?)?;
+    Ok(old
+        .into_iter()
+        .filter_map(|t| {
+            let n = newer.iter().find(|n| Some(n.id) == t.superseded_by)?.clone();
+            Some((t, n))
+        })
+        .collect())
 }

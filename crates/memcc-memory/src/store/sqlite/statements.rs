@@ -57,15 +57,7 @@ impl Statements for SqliteStore {
              ORDER BY id"
         ))?;
         let old: Vec<Triple> = stmt.query_map([ids_json], triple_from_row)?.collect::<std::result::Result<_, _>>()?;
-        let mut newer = conn.prepare_cached(&format!("{TRIPLE_SELECT} WHERE id = ?1"))?;
-        let mut out = Vec::with_capacity(old.len());
-        for t in old {
-            let Some(by) = t.superseded_by else { continue };
-            if let Some(n) = newer.query_map([by], triple_from_row)?.next().transpose()? {
-                out.push((t, n));
-            }
-        }
-        Ok(out)
+        with_newer(&conn, old)
     }
 
     fn replaced_statements(&self, record: i64) -> Result<Vec<(Triple, Triple)>> {
@@ -74,15 +66,7 @@ impl Statements for SqliteStore {
             "{TRIPLE_SELECT} WHERE superseded_by IN (SELECT id FROM triples WHERE source_record = ?1) ORDER BY id"
         ))?;
         let old: Vec<Triple> = stmt.query_map([record], triple_from_row)?.collect::<std::result::Result<_, _>>()?;
-        let mut newer = conn.prepare_cached(&format!("{TRIPLE_SELECT} WHERE id = ?1"))?;
-        let mut out = Vec::with_capacity(old.len());
-        for t in old {
-            let Some(by) = t.superseded_by else { continue };
-            if let Some(n) = newer.query_map([by], triple_from_row)?.next().transpose()? {
-                out.push((t, n));
-            }
-        }
-        Ok(out)
+        with_newer(&conn, old)
     }
 
     fn supersession(&self, agent: &str, id: i64) -> Result<Vec<MemoryRecord>> {
@@ -109,4 +93,17 @@ impl Statements for SqliteStore {
         let rows = stmt.query_map(params![agent, sql_int(limit), sql_int(offset)], triple_from_row)?;
         Ok(Page { items: rows.collect::<std::result::Result<_, _>>()?, total, offset })
     }
+}
+
+/// Each of `old` beside the triple that superseded it (those whose newer one is gone are left out).
+fn with_newer(conn: &Connection, old: Vec<Triple>) -> Result<Vec<(Triple, Triple)>> {
+    let mut newer = conn.prepare_cached(&format!("{TRIPLE_SELECT} WHERE id = ?1"))?;
+    let mut out = Vec::with_capacity(old.len());
+    for t in old {
+        let Some(by) = t.superseded_by else { continue };
+        if let Some(n) = newer.query_map([by], triple_from_row)?.next().transpose()? {
+            out.push((t, n));
+        }
+    }
+    Ok(out)
 }
