@@ -234,6 +234,12 @@ pub struct ImportArgs {
     pub budget: usize,
 }
 
+/// The budget a command is given: a host's ask, within the configured `tokenBudget`, over the
+/// floor, as every host gets it (`Memcc::budget`).
+fn grant(memcc: &memcc::Memcc, asked: usize) -> memcc::Budget {
+    memcc.budget(Some(asked as f64))
+}
+
 pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
     // Writing and assembling go through the memory bridge; reading the DAG does not need it.
     let with_memory = matches!(
@@ -253,9 +259,6 @@ pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
         cli.open(with_memory)?
     };
     let engine = &memcc.context;
-    // The budget a command is given is a host's ask: within the configured `tokenBudget`, over
-    // the floor, as every host gets it (`Memcc::budget`).
-    let grant = |asked: usize| memcc.budget(Some(asked as f64));
     match command {
         ContextCommand::Import(args) => import(cli, &memcc, args)?,
         ContextCommand::Ingest { session, file, budget } => {
@@ -275,7 +278,7 @@ pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
             let (added, duplicates) = (out.inserted.len(), out.duplicates);
             let mut compactions = Vec::new();
             if let Some(b) = budget {
-                let c = memcc.compact(&SessionRef::new(session), grant(*b), false)?;
+                let c = memcc.compact(&SessionRef::new(session), grant(&memcc, *b), false)?;
                 if c.compacted {
                     compactions.push(c);
                 }
@@ -285,7 +288,9 @@ pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
         }
         ContextCommand::Compact { session, budget, force } => {
             let started = std::time::Instant::now();
-            let out = working(cli, "compacting", || memcc.compact(&SessionRef::new(session), grant(*budget), *force))?;
+            let out = working(cli, "compacting", || {
+                memcc.compact(&SessionRef::new(session), grant(&memcc, *budget), *force)
+            })?;
             emit(cli, &out, || {
                 format!(
                     "compacted: {} ({} leaf, {} condensed); tokens {} -> {} (threshold {}); {}; {:.1} s",
@@ -311,7 +316,7 @@ pub fn run(cli: &Globals, command: &ContextCommand) -> Result<()> {
         }
         ContextCommand::Flush { session, budget } => {
             let started = std::time::Instant::now();
-            let out = working(cli, "flushing", || memcc.flush(&SessionRef::new(session), grant(*budget)))?;
+            let out = working(cli, "flushing", || memcc.flush(&SessionRef::new(session), grant(&memcc, *budget)))?;
             emit(cli, &out, || {
                 format!(
                     "flushed: {} leaf and {} condensed summaries; tokens {} -> {}; {:.1} s",
@@ -490,7 +495,6 @@ fn warn_unread(unread: &[memcc::context::LineError]) {
 /// `memcc import`: a transcript (or a hook's, or a directory of them) into its session.
 fn import(cli: &Globals, memcc: &memcc::Memcc, args: &ImportArgs) -> Result<()> {
     let ImportArgs { file, session, strict, format, hook, flush, no_flush, budget } = args;
-    let grant = |asked: usize| memcc.budget(Some(asked as f64));
     let (file, session) = if *hook {
         let input: memcc::hooks::HookInput = serde_json::from_reader(std::io::stdin().lock())
             .context("reading the hook's JSON on stdin (session_id, transcript_path)")?;
@@ -523,7 +527,7 @@ fn import(cli: &Globals, memcc: &memcc::Memcc, args: &ImportArgs) -> Result<()> 
             );
         }
         // A backfill is how a new user's memory starts: past sessions go to memory.
-        return import_dir(cli, memcc, &file, (!no_flush).then(|| grant(*budget)));
+        return import_dir(cli, memcc, &file, (!no_flush).then(|| grant(memcc, *budget)));
     }
     let open = || -> Result<BufReader<std::fs::File>> {
         let f = memcc::transcripts::open_transcript(&file).with_context(|| format!("opening {}", file.display()))?;
@@ -558,8 +562,11 @@ fn import(cli: &Globals, memcc: &memcc::Memcc, args: &ImportArgs) -> Result<()> 
     if let Some(w) = wanted.filter(|w| *w != found) {
         bail!("{} reads as a {} transcript, not {} (nothing imported)", file.display(), found.name(), w.name());
     }
-    let options =
-        memcc::transcripts::ImportOptions { session, flush: flush.then(|| grant(*budget)), ..Default::default() };
+    let options = memcc::transcripts::ImportOptions {
+        session,
+        flush: flush.then(|| grant(memcc, *budget)),
+        ..Default::default()
+    };
     let (report, flushed) = match memcc.import_file(&cli.agent, &file, &options)? {
         memcc::transcripts::FileImport::Imported { report, flushed } => (report, flushed),
         memcc::transcripts::FileImport::Failed { error } => bail!(error),
@@ -591,8 +598,7 @@ fn import(cli: &Globals, memcc: &memcc::Memcc, args: &ImportArgs) -> Result<()> 
 
 /// `memcc assemble`: the prompt a host would get for the session.
 fn assemble(cli: &Globals, memcc: &memcc::Memcc, session: &str, budget: usize, query: Option<&str>) -> Result<()> {
-    let grant = |asked: usize| memcc.budget(Some(asked as f64));
-    let budget = grant(budget);
+    let budget = grant(memcc, budget);
     let out = match query {
         Some(q) => {
             memcc.assemble_for(&SessionRef::new(session), budget, None, &[memcc::context::AgentMessage::user(q)])?
