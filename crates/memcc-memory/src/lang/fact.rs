@@ -65,7 +65,7 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
-/// The facts of `sentences`, in their order, each once.
+/// The facts of `sentences`, in their order.
 pub(super) fn read(sentences: &Sentences<'_>) -> Vec<NewTriple> {
     super::read_triples(&RULES, sentences, read_one)
 }

@@ -268,23 +268,14 @@ impl<'t> Sentences<'t> {
     }
 }
 
-/// The triples `rules` read in `sentences` (sentence by sentence, rule by rule), each once.
+/// The triples `rules` read in `sentences`, sentence by sentence, rule by rule ([`Sentences::triples`]
+/// keeps each once).
 fn read_triples(
     rules: &[Rule],
     sentences: &Sentences<'_>,
     read_one: fn(&Rule, &str) -> Vec<NewTriple>,
 ) -> Vec<NewTriple> {
-    let mut out: Vec<NewTriple> = Vec::new();
-    for sentence in sentences.iter() {
-        for rule in rules {
-            for t in read_one(rule, sentence) {
-                if !out.contains(&t) {
-                    out.push(t);
-                }
-            }
-        }
-    }
-    out
+    sentences.iter().flat_map(|s| rules.iter().flat_map(move |rule| read_one(rule, s))).collect()
 }
 
 /// What one triple rule alone reads in `text`, as "subject predicate object".

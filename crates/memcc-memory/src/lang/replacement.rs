@@ -70,7 +70,7 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
-/// The replacements of `sentences`, each once; a thing never replaces itself.
+/// The replacements of `sentences`; a thing never replaces itself.
 pub(super) fn read(sentences: &Sentences<'_>) -> Vec<NewTriple> {
     super::read_triples(&RULES, sentences, read_one)
 }

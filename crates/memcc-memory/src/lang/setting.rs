@@ -82,7 +82,7 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
-/// The settings and dates of `sentences`, in their order, each once.
+/// The settings and dates of `sentences`, in their order.
 pub(super) fn read(sentences: &Sentences<'_>) -> Vec<NewTriple> {
     super::read_triples(&RULES, sentences, read_one)
 }

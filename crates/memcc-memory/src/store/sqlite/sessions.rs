@@ -239,18 +239,18 @@ fn mend(conn: &Connection, held: &mut Held) -> Result<bool> {
         "SELECT t.session, s.agent_id, t.term, t.tf FROM session_terms t JOIN sessions s ON s.id = t.session
           WHERE t.session IN (SELECT value FROM json_each(?1))",
     )?;
-    let mut fresh: HashMap<(String, String), Vec<(i64, u32)>> = HashMap::new();
+    let mut fresh: HashMap<String, HashMap<String, Vec<(i64, u32)>>> = HashMap::new();
     let rows = stmt.query_map([&keys_json], |r| {
         Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, u32>(3)?))
     })?;
     for row in rows {
         let (session, agent, term, tf) = row?;
-        fresh.entry((agent, term)).or_default().push((session, tf));
+        fresh.entry(agent).or_default().entry(term).or_default().push((session, tf));
     }
     let mut postings = 0;
     for (agent, terms) in held.by_agent.iter_mut() {
         for (term, list) in terms.iter_mut() {
-            let added = fresh.remove(&(agent.clone(), term.clone()));
+            let added = fresh.get_mut(agent.as_str()).and_then(|terms| terms.remove(term.as_str()));
             if added.is_some() || list.iter().any(|(s, _)| keys.contains(s)) {
                 let mut mended: Vec<(i64, u32)> = list.iter().copied().filter(|(s, _)| !keys.contains(s)).collect();
                 mended.extend(added.into_iter().flatten());
