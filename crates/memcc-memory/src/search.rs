@@ -688,7 +688,7 @@ impl Search<'_> {
             return Ok(None);
         }
         // Among a few sessions the records' own match decides (`tuning.sessionWeightFrom`).
-        let weight = tuning.session_weight_among(ranking.sessions.len());
+        let weight = tuning.session_weight_among(ranking.among);
         if weight <= 0.0 {
             return Ok(Some(ranking));
         }
@@ -735,6 +735,9 @@ impl Search<'_> {
             .map(|r| ((r.info.agent_id.as_str(), r.info.session_id.as_str()), r.probability))
             .collect();
         let best_probability = ranked.first().map_or(0.0, |r| r.probability);
+        // Past a thousand sessions only a pool is ranked ([`crate::rank`]): a hit of a session
+        // outside it (one the wider search found) counts as the least likely of them.
+        let unpooled = (ranking.among > ranking.sessions.len()).then(|| ranked.last().map_or(0.0, |r| r.probability));
         let mut best_in: HashMap<(String, String), f64> = HashMap::new();
         for (h, m) in hits.iter().zip(&own) {
             if let Some(k) = session_of(h) {
@@ -744,7 +747,12 @@ impl Search<'_> {
         }
         for (h, m) in hits.iter_mut().zip(own) {
             let k = session_of(h);
-            let p = k.as_ref().and_then(|(a, s)| probability.get(&(a.as_str(), s.as_str())).copied());
+            let p = k.as_ref().and_then(|(a, s)| {
+                probability
+                    .get(&(a.as_str(), s.as_str()))
+                    .copied()
+                    .or_else(|| unpooled.filter(|_| Some(s.as_str()) != q.session))
+            });
             // A record that matches nothing scores nothing, whatever its session. The score is
             // a log-linear mix of the session ranking's (its session's probability, moved by the
             // record's match within it) and the record's own hybrid score, both relative to the

@@ -18,14 +18,27 @@ pub struct Collection {
     /// Each session's length in terms.
     pub lengths: Vec<f64>,
     pub mean_length: f64,
-    /// Term → (session index, count), for the terms fetched so far.
+    /// Term → (session index, count), for the terms fetched so far: every session that says
+    /// it, or for a term fetched among a pool, the pool's alone (and its count in `df`).
     pub postings: HashMap<String, Vec<(usize, u32)>>,
+    /// How many sessions say each term whose postings are a pool's alone.
+    pub df: HashMap<String, usize>,
 }
 
 impl Collection {
     pub fn new(lengths: Vec<f64>) -> Self {
         let mean_length = if lengths.is_empty() { 1.0 } else { lengths.iter().sum::<f64>() / lengths.len() as f64 };
-        Collection { lengths, mean_length: mean_length.max(1e-9), postings: HashMap::new() }
+        Collection { lengths, mean_length: mean_length.max(1e-9), postings: HashMap::new(), df: HashMap::new() }
+    }
+
+    /// How many sessions say `term` (of those fetched; 0 for one not fetched).
+    pub fn df(&self, term: &str) -> usize {
+        self.df.get(term).copied().unwrap_or_else(|| self.postings.get(term).map_or(0, Vec::len))
+    }
+
+    /// The terms of `query` not fetched yet.
+    pub fn missing(&self, query: &[(String, f64)]) -> Vec<String> {
+        query.iter().map(|(t, _)| t.clone()).filter(|t| !self.postings.contains_key(t)).collect()
     }
 
     /// How much `tf` occurrences count in session `s` (before idf and the query's weight).
@@ -44,7 +57,7 @@ impl Collection {
         let mut scores = vec![0.0; self.lengths.len()];
         for (term, weight) in query {
             let Some(list) = self.postings.get(term) else { continue };
-            let idf = self.idf(list.len());
+            let idf = self.idf(self.df(term));
             for &(s, tf) in list {
                 scores[s] += weight * idf * self.saturation(s, tf);
             }
@@ -60,7 +73,7 @@ impl Collection {
         let mut idf_total = 0.0;
         for (term, _) in query {
             let list = self.postings.get(term).map_or(&[][..], Vec::as_slice);
-            let idf = self.idf(list.len());
+            let idf = self.idf(self.df(term));
             idf_total += idf;
             for &(s, _) in list {
                 plain[s] += 1.0;

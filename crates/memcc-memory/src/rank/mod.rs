@@ -93,7 +93,10 @@ pub struct RankInput<'a> {
 
 /// What a ranking found: the sessions, and what it ranked them with (to rank a session's records).
 pub struct Ranking {
+    /// The sessions ranked: every one, or past a thousand the pool the first passes kept.
     pub sessions: Vec<RankedSession>,
+    /// How many sessions it ranked among.
+    pub among: usize,
     /// The expanded query (question, context, feedback).
     expanded: QueryTerms,
     collection: Collection,
@@ -109,7 +112,7 @@ impl Ranking {
             .iter()
             .filter_map(|(term, weight)| {
                 let tf = f64::from(*counts.get(term)?);
-                let df = self.collection.postings.get(term).map_or(0, Vec::len);
+                let df = self.collection.df(term);
                 Some(weight * self.collection.idf(df) * tf / (tf + bm25::K1))
             })
             .sum()
@@ -168,17 +171,34 @@ pub(crate) fn rank_sessions(
     tuning: &Tuning,
     model: Option<&model::Logistic>,
 ) -> Result<Ranking> {
+    rank_in_pool(store, agents, input, tuning, model, Pool::SEARCH)
+}
+
+/// [`rank_sessions`], ranking every session up to `sizes.all` of them and a pool past it.
+fn rank_in_pool(
+    store: &dyn Sessions,
+    agents: &[String],
+    input: &RankInput<'_>,
+    tuning: &Tuning,
+    model: Option<&model::Logistic>,
+    sizes: Pool,
+) -> Result<Ranking> {
     let mut sessions: Vec<SessionInfo> =
         store.sessions(agents)?.into_iter().filter(|s| Some(s.session_id.as_str()) != input.session).collect();
     let (own, with_context, turns) = query_terms(input.question, input.context, tuning);
     if sessions.is_empty() || with_context.is_empty() {
-        return Ok(Ranking { sessions: Vec::new(), expanded: Vec::new(), collection: Collection::new(Vec::new()) });
+        return Ok(Ranking {
+            sessions: Vec::new(),
+            among: 0,
+            expanded: Vec::new(),
+            collection: Collection::new(Vec::new()),
+        });
     }
     // The last learnt first: a session's place is how many sessions memory learnt since. (Not
     // by date: a backfill or a host's clock may date a session out of turn; the order the
     // sessions reached memory is the conversation's own.)
     sessions.sort_by_key(|s| std::cmp::Reverse(s.key));
-    let place: HashMap<i64, usize> = sessions.iter().enumerate().map(|(i, s)| (s.key, i)).collect();
+    let place = Places::new(&sessions);
     let mut collection = Collection::new(sessions.iter().map(|s| f64::from(s.length)).collect());
     fetch(store, agents, &mut collection, &place, &bm25::merge(&[&with_context, &turns]))?;
     let first = collection.score(&with_context);
@@ -194,7 +214,7 @@ pub(crate) fn rank_sessions(
     let mut terms_of: HashMap<usize, Vec<(String, u32)>> = HashMap::new();
     if !keys.is_empty() {
         for (key, term, tf) in store.session_terms(&keys)? {
-            if let Some(&i) = place.get(&key) {
+            if let Some(i) = place.of(key) {
                 terms_of.entry(i).or_default().push((term, tf));
             }
         }
@@ -206,7 +226,16 @@ pub(crate) fn rank_sessions(
     let expanded =
         bm25::rm3(&with_context, &best_with_context, &terms_of, &lengths, tuning.feedback_terms, tuning.feedback_keep);
     let alone = bm25::rm3(&own, &best_alone, &terms_of, &lengths, QUESTION_FEEDBACK_TERMS, tuning.feedback_keep);
-    fetch(store, agents, &mut collection, &place, &bm25::merge(&[&expanded, &alone]))?;
+    let evidence = EvidenceOf::new(input.evidence);
+    let asked = input.project;
+    let same: Vec<bool> = sessions.iter().map(|s| asked.is_some() && s.project.as_deref() == asked).collect();
+    let pool = sizes.of(&sessions, &[&first, &plain, &before], &same, &evidence);
+    let feedback = bm25::merge(&[&expanded, &alone]);
+    if pool.len() == sessions.len() {
+        fetch(store, agents, &mut collection, &place, &feedback)?;
+    } else {
+        fetch_within(store, agents, &mut collection, &place, &sessions, &pool, &feedback)?;
+    }
     let second = collection.score(&expanded);
     let feedback_alone = collection.score(&alone);
     let (cov, cov_idf) = collection.coverage(&own);
@@ -219,28 +248,47 @@ pub(crate) fn rank_sessions(
         before: &before,
         cov: &cov,
         cov_idf: &cov_idf,
+        same: &same,
+        evidence: &evidence,
         input,
         query_terms: own.iter().map(|(_, w)| w).sum(),
     };
-    let rows = features.rows();
-    let sessions = sessions
-        .into_iter()
+    let rows = features.rows(&pool);
+    let among = sessions.len();
+    let picked = model.map(|m| Picked::of(&m.features));
+    let mut sessions: Vec<Option<SessionInfo>> = sessions.into_iter().map(Some).collect();
+    let sessions = pool
+        .iter()
         .zip(rows)
-        .map(|(info, features)| {
-            let probability = match model {
-                Some(m) => m.probability(&pick(&m.features, &features)),
+        .filter_map(|(&i, features)| {
+            let info = sessions[i].take()?;
+            let probability = match (model, &picked) {
+                (Some(m), Some(p)) => m.probability(&p.values(&features)),
                 // No model: the second pass alone, relative to the best.
-                None => features[1],
+                _ => features[1],
             };
-            RankedSession { info, probability, features }
+            Some(RankedSession { info, probability, features })
         })
         .collect();
-    Ok(Ranking { sessions, expanded, collection })
+    Ok(Ranking { sessions, among, expanded, collection })
 }
 
 /// `row`'s values of the features `names` (in their order).
 pub fn pick(names: &[String], row: &[f64]) -> Vec<f64> {
-    names.iter().map(|n| FEATURES.iter().position(|f| f == n).map_or(0.0, |i| row[i])).collect()
+    Picked::of(names).values(row)
+}
+
+/// A model's features found in [`FEATURES`] once, to read them from every row of a ranking.
+struct Picked(Vec<Option<usize>>);
+
+impl Picked {
+    fn of(names: &[String]) -> Picked {
+        Picked(names.iter().map(|n| FEATURES.iter().position(|f| f == n)).collect())
+    }
+
+    fn values(&self, row: &[f64]) -> Vec<f64> {
+        self.0.iter().map(|i| i.and_then(|i| row.get(i).copied()).unwrap_or(0.0)).collect()
+    }
 }
 
 /// The fewest terms a question counts as when its context is weighed against it: a short
@@ -253,12 +301,89 @@ const SHORT_QUESTION_TERMS: f64 = 8.0;
 const QUESTION_FEEDBACK_SESSIONS: usize = 3;
 const QUESTION_FEEDBACK_TERMS: usize = 50;
 
+/// How many sessions are ranked by every pass. Up to [`Pool::all`] sessions (every haystack of
+/// RealMem and LoCoMo holds fewer than 250), all of them. Past it, the second pass, the features
+/// and the model see only a pool: each first pass's best [`Pool::each`], the newest as many, the
+/// asker's project's newest as many, and every session a candidate record came from. The second
+/// pass's hundred feedback terms are said by most sessions of a large store: scoring every
+/// session was most of a search at a million records, and a session that none of the first
+/// passes, recency or a record puts near the top is not one the model ranks there.
+#[derive(Debug, Clone, Copy)]
+struct Pool {
+    all: usize,
+    each: usize,
+}
+
+impl Pool {
+    const SEARCH: Pool = Pool { all: 1_000, each: 250 };
+
+    /// The sessions (places, ascending) to rank.
+    fn of(self, sessions: &[SessionInfo], passes: &[&[f64]], same: &[bool], evidence: &EvidenceOf<'_>) -> Vec<usize> {
+        let n = sessions.len();
+        if n <= self.all {
+            return (0..n).collect();
+        }
+        let mut chosen = vec![false; n];
+        for scores in passes {
+            for (i, _) in best_of(scores, self.each) {
+                chosen[i] = true;
+            }
+        }
+        // Newest first: the sessions are in that order.
+        chosen[..self.each.min(n)].iter_mut().for_each(|c| *c = true);
+        for i in (0..n).filter(|&i| same[i]).take(self.each) {
+            chosen[i] = true;
+        }
+        for (i, s) in sessions.iter().enumerate() {
+            if evidence.get(s).is_some() {
+                chosen[i] = true;
+            }
+        }
+        (0..n).filter(|&i| chosen[i]).collect()
+    }
+}
+
 /// The `n` best-scored sessions with a positive score (index, score), best first.
 fn best_of(scores: &[f64], n: usize) -> Vec<(usize, f64)> {
     let mut best: Vec<(usize, f64)> = scores.iter().copied().enumerate().filter(|(_, s)| *s > 0.0).collect();
-    best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let order = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if best.len() > n && n > 0 {
+        best.select_nth_unstable_by(n - 1, order);
+    }
     best.truncate(n);
+    best.sort_by(order);
     best
+}
+
+/// Each session's place in the ranking (newest first) by its key.
+struct Places(HashMap<i64, usize>);
+
+impl Places {
+    fn new(sessions: &[SessionInfo]) -> Places {
+        Places(sessions.iter().enumerate().map(|(i, s)| (s.key, i)).collect())
+    }
+
+    fn of(&self, key: i64) -> Option<usize> {
+        self.0.get(&key).copied()
+    }
+}
+
+/// The search's evidence by agent, then session id: looked up for every session without
+/// building a key.
+struct EvidenceOf<'a>(HashMap<&'a str, HashMap<&'a str, Evidence>>);
+
+impl<'a> EvidenceOf<'a> {
+    fn new(evidence: &'a HashMap<(String, String), Evidence>) -> EvidenceOf<'a> {
+        let mut by: HashMap<&str, HashMap<&str, Evidence>> = HashMap::new();
+        for ((agent, session), e) in evidence {
+            by.entry(agent.as_str()).or_default().insert(session.as_str(), *e);
+        }
+        EvidenceOf(by)
+    }
+
+    fn get(&self, s: &SessionInfo) -> Option<Evidence> {
+        self.0.get(s.agent_id.as_str())?.get(s.session_id.as_str()).copied()
+    }
 }
 
 /// Fetch the postings of `query`'s terms the collection does not hold yet.
@@ -266,11 +391,10 @@ fn fetch(
     store: &dyn Sessions,
     agents: &[String],
     collection: &mut Collection,
-    place: &HashMap<i64, usize>,
+    place: &Places,
     query: &[(String, f64)],
 ) -> Result<()> {
-    let missing: Vec<String> =
-        query.iter().map(|(t, _)| t.clone()).filter(|t| !collection.postings.contains_key(t)).collect();
+    let missing = collection.missing(query);
     if missing.is_empty() {
         return Ok(());
     }
@@ -278,7 +402,37 @@ fn fetch(
         collection.postings.insert(t.clone(), Vec::new());
     }
     for (term, key, tf) in store.session_postings(agents, &missing)? {
-        if let (Some(&s), Some(list)) = (place.get(&key), collection.postings.get_mut(&missing[term])) {
+        if let (Some(s), Some(list)) = (place.of(key), collection.postings.get_mut(&missing[term])) {
+            list.push((s, tf));
+        }
+    }
+    Ok(())
+}
+
+/// [`fetch`] among the sessions `pool` (places, ascending) alone, each term still weighed by
+/// every session that says it.
+fn fetch_within(
+    store: &dyn Sessions,
+    agents: &[String],
+    collection: &mut Collection,
+    place: &Places,
+    sessions: &[SessionInfo],
+    pool: &[usize],
+    query: &[(String, f64)],
+) -> Result<()> {
+    let missing = collection.missing(query);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut keys: Vec<i64> = pool.iter().map(|&i| sessions[i].key).collect();
+    keys.sort_unstable();
+    let (df, postings) = store.session_postings_within(agents, &missing, &keys)?;
+    for (t, df) in missing.iter().zip(df) {
+        collection.postings.insert(t.clone(), Vec::new());
+        collection.df.insert(t.clone(), df);
+    }
+    for (term, key, tf) in postings {
+        if let (Some(s), Some(list)) = (place.of(key), missing.get(term).and_then(|t| collection.postings.get_mut(t))) {
             list.push((s, tf));
         }
     }
@@ -295,62 +449,67 @@ struct Features<'a> {
     before: &'a [f64],
     cov: &'a [f64],
     cov_idf: &'a [f64],
+    /// Whether each session is of the asker's project.
+    same: &'a [bool],
+    evidence: &'a EvidenceOf<'a>,
     input: &'a RankInput<'a>,
     query_terms: f64,
 }
 
 impl Features<'_> {
-    /// One row of [`FEATURES`] per session.
-    fn rows(&self) -> Vec<Vec<f64>> {
+    /// One row of [`FEATURES`] per session of `pool` (places, ascending). Ranks and relative
+    /// scores are among every session (a pass scored only within the pool scores nothing
+    /// outside it).
+    fn rows(&self, pool: &[usize]) -> Vec<Vec<f64>> {
         let n = self.sessions.len();
-        let (second_norm, second_rank) = (relative(self.second), ranks(self.second));
-        let (first_norm, first_rank) = (relative(self.first), ranks(self.first));
+        let (second_norm, second_rank) = (relative(self.second), ranks(self.second, pool));
+        let (first_norm, first_rank) = (relative(self.first), ranks(self.first, pool));
         let plain_norm = relative(self.plain);
-        let (alone_norm, alone_rank) = (relative(self.feedback_alone), ranks(self.feedback_alone));
+        let (alone_norm, alone_rank) = (relative(self.feedback_alone), ranks(self.feedback_alone, pool));
         let before_norm = relative(self.before);
         // Among the ten best by the second pass, 1 for the most recent; 11 for the rest.
-        let mut top: Vec<usize> = (0..n).collect();
-        top.sort_by(|&a, &b| self.second[b].total_cmp(&self.second[a]).then(a.cmp(&b)));
-        top.truncate(10);
+        let mut top: Vec<usize> = best_of(self.second, 10).into_iter().map(|(i, _)| i).collect();
+        if top.len() < 10 {
+            // Sessions the second pass did not score at all, newest first, as a full sort put them.
+            top.extend((0..n).filter(|&i| self.second[i] <= 0.0).take(10 - top.len()));
+        }
         top.sort_unstable();
-        let mut back_rank = vec![11.0; n];
+        let mut back_rank: HashMap<usize, f64> = HashMap::new();
         for (r, &s) in top.iter().enumerate() {
-            back_rank[s] = (r + 1) as f64;
+            back_rank.insert(s, (r + 1) as f64);
         }
         // The project's own sessions, newest first: 1, 2, …; 999 for the others.
-        let asked = self.input.project;
-        let same: Vec<bool> = self.sessions.iter().map(|s| asked.is_some() && s.project.as_deref() == asked).collect();
-        let project_sessions = same.iter().filter(|x| **x).count() as f64;
+        let project_sessions = self.same.iter().filter(|x| **x).count() as f64;
         let mut project_recency = vec![999.0; n];
         let mut k = 0.0;
-        for (i, is_same) in same.iter().enumerate() {
+        for (i, is_same) in self.same.iter().enumerate() {
             if *is_same {
                 k += 1.0;
                 project_recency[i] = k;
             }
         }
         let has_context = f64::from(u8::from(!self.input.context.is_empty()));
-        (0..n)
-            .map(|i| {
+        pool.iter()
+            .enumerate()
+            .map(|(at, &i)| {
                 let s = &self.sessions[i];
-                let evidence =
-                    self.input.evidence.get(&(s.agent_id.clone(), s.session_id.clone())).copied().unwrap_or_default();
-                let has_record = self.input.evidence.contains_key(&(s.agent_id.clone(), s.session_id.clone()));
+                let found = self.evidence.get(s);
+                let evidence = found.unwrap_or_default();
                 let days = s.last_at.map_or(0.0, |t| ((self.input.as_of - t).max(0) as f64) / 86_400_000.0);
                 vec![
                     self.second[i],
                     second_norm[i],
-                    second_rank[i],
+                    second_rank[at],
                     first_norm[i],
-                    first_rank[i],
+                    first_rank[at],
                     plain_norm[i],
                     alone_norm[i],
-                    alone_rank[i],
+                    alone_rank[at],
                     before_norm[i],
                     self.cov[i],
                     self.cov_idf[i],
                     (i + 1) as f64,
-                    back_rank[i],
+                    back_rank.get(&i).copied().unwrap_or(11.0),
                     days,
                     f64::from(s.length),
                     f64::from(s.messages),
@@ -359,8 +518,8 @@ impl Features<'_> {
                     has_context,
                     evidence.meaning,
                     evidence.words,
-                    f64::from(u8::from(has_record)),
-                    f64::from(u8::from(same[i])),
+                    f64::from(u8::from(found.is_some())),
+                    f64::from(u8::from(self.same[i])),
                     project_recency[i],
                     project_sessions,
                 ]
@@ -375,13 +534,34 @@ fn relative(v: &[f64]) -> Vec<f64> {
     v.iter().map(|x| if max > 0.0 { x / max } else { 0.0 }).collect()
 }
 
-/// Each value's place, 1 for the largest; ties in order.
-fn ranks(v: &[f64]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..v.len()).collect();
-    order.sort_by(|&a, &b| v[b].total_cmp(&v[a]).then(a.cmp(&b)));
-    let mut out = vec![0.0; v.len()];
-    for (r, i) in order.into_iter().enumerate() {
-        out[i] = (r + 1) as f64;
+/// The place of each of `pool`'s values (places, ascending) among all of `v`'s: 1 for the
+/// largest, ties in order.
+fn ranks(v: &[f64], pool: &[usize]) -> Vec<f64> {
+    // Whether the value at `a` comes before the one at `b`.
+    let before = |a: usize, b: usize| v[a] > v[b] || (v[a] == v[b] && a < b);
+    let mut order: Vec<usize> = (0..pool.len()).collect();
+    order.sort_by(|&x, &y| v[pool[y]].total_cmp(&v[pool[x]]).then(pool[x].cmp(&pool[y])));
+    if pool.len() == v.len() {
+        // Every value is the pool's: its place in the order is its rank.
+        let mut out = vec![0.0; pool.len()];
+        for (r, &x) in order.iter().enumerate() {
+            out[x] = (r + 1) as f64;
+        }
+        return out;
+    }
+    // Each value counted at the first of the pool's (in order) it comes before: a pool value's
+    // rank is one more than the values counted at or above its place.
+    let mut ahead = vec![0usize; pool.len() + 1];
+    for j in 0..v.len() {
+        let at = order.partition_point(|&x| !before(j, pool[x]));
+        ahead[at] += 1;
+    }
+    let mut out = vec![0.0; pool.len()];
+    let mut sum = 0;
+    for (r, &x) in order.iter().enumerate() {
+        sum += ahead[r];
+        // (A value does not come before itself: it was counted at the next place.)
+        out[x] = (sum + 1) as f64;
     }
     out
 }
@@ -411,9 +591,106 @@ mod tests {
         assert!(!with.iter().any(|(t, _)| t == "unrel"), "user turns weigh nothing: {with:?}");
     }
 
+    /// Past the size where only a pool is ranked, the sessions the model puts first, their
+    /// probabilities and the features counted over every session are those of ranking all.
+    #[test]
+    fn a_pool_ranks_the_likeliest_sessions_as_ranking_every_session_does() {
+        use crate::record::{NewRecord, RecordKind};
+        use crate::store::{Insert, Records, SqliteStore};
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("m.db")).unwrap();
+        let topic = |s: usize| if s.is_multiple_of(15) { 0 } else { 1 + s % 5 };
+        const TOPICS: &[&str] = &[
+            "the postgres migration and its rollback plan",
+            "peanut allergy and the birthday party menu",
+            "guitar lessons on tuesday evenings",
+            "the lisbon flight, hotel and museum tickets",
+            "quarterly budget review with the finance team",
+            "garden beds, tomatoes and the watering schedule",
+        ];
+        let records: Vec<NewRecord> = (0..600)
+            .map(|i| NewRecord {
+                agent_id: "main".into(),
+                // Every fifteenth session is about the migration; the rest about one of five others.
+                text: format!("Turn {i}: about {} (note {}).", TOPICS[topic(i / 5)], i % 13),
+                kind: RecordKind::Verbatim,
+                event_time: Some(1_700_000_000_000 + i as i64 * 60_000),
+                source_session_ids: vec![format!("s{}", i / 5)],
+                source_message_ids: vec![i as i64],
+                ..NewRecord::default()
+            })
+            .collect();
+        let inserts: Vec<Insert<'_>> =
+            records.iter().map(|r| Insert { record: r, vector: None, triples: &[] }).collect();
+        store.insert_many(&inserts).unwrap();
+        let evidence: HashMap<(String, String), Evidence> =
+            [(("main".to_string(), "s3".to_string()), Evidence { meaning: 0.5, words: 1.0 })].into_iter().collect();
+        let context = [ContextTurn::new(Role::Assistant, "We were sorting out the rollback of the database move.")];
+        let input = RankInput {
+            question: "what did we settle on for the postgres migration?",
+            context: &context,
+            project: None,
+            session: None,
+            as_of: 1_800_000_000_000,
+            evidence: &evidence,
+        };
+        let model = model::SHIPPED.as_ref().map(|m| m.plain.clone()).unwrap();
+        let agents = ["main".to_string()];
+        let tuning = Tuning::default();
+        let all =
+            rank_in_pool(&store, &agents, &input, &tuning, Some(&model), Pool { all: usize::MAX, each: 0 }).unwrap();
+        let pooled = rank_in_pool(&store, &agents, &input, &tuning, Some(&model), Pool { all: 20, each: 25 }).unwrap();
+        assert_eq!((all.sessions.len(), all.among, pooled.among), (120, 120, 120));
+        assert!(pooled.sessions.len() < 90, "a pool, not every session: {}", pooled.sessions.len());
+        assert!(pooled.sessions.iter().any(|r| r.info.session_id == "s3"), "a candidate's session is ranked");
+        let best = |r: &Ranking| {
+            let mut v: Vec<(String, f64)> =
+                r.sessions.iter().map(|s| (s.info.session_id.clone(), s.probability)).collect();
+            v.sort_by(|a, b| b.1.total_cmp(&a.1));
+            v.truncate(5);
+            v
+        };
+        let (a, p) = (best(&all), best(&pooled));
+        assert_eq!(
+            a.iter().map(|x| &x.0).collect::<Vec<_>>(),
+            p.iter().map(|x| &x.0).collect::<Vec<_>>(),
+            "{a:?} / {p:?}"
+        );
+        // Every feature of a pooled session counted over all sessions is the same as ranking all
+        // (the second passes' ranks, and which of their ten best is newest, are the pool's).
+        let exact = [
+            "crm3",
+            "crm3_norm",
+            "ctx_norm",
+            "ctx_rank",
+            "bm25_norm",
+            "rm3_norm",
+            "turns_norm",
+            "cov",
+            "cov_idf",
+            "back",
+            "days",
+            "length",
+            "candidates",
+            "meaning_max",
+            "has_record",
+            "project_recency",
+        ];
+        for r in &pooled.sessions {
+            let full = all.sessions.iter().find(|s| s.info.key == r.info.key).unwrap();
+            for name in exact {
+                let i = FEATURES.iter().position(|f| *f == name).unwrap();
+                assert_eq!(r.features[i], full.features[i], "{name} of {}", r.info.session_id);
+            }
+        }
+    }
+
     #[test]
     fn ranks_and_relative_values() {
-        assert_eq!(ranks(&[0.1, 0.5, 0.1]), vec![2.0, 1.0, 3.0]);
+        assert_eq!(ranks(&[0.1, 0.5, 0.1], &[0, 1, 2]), vec![2.0, 1.0, 3.0]);
+        // Among all, the pool's alone asked: the same places.
+        assert_eq!(ranks(&[0.1, 0.5, 0.1, 0.7], &[0, 2]), vec![3.0, 4.0]);
+        assert_eq!(ranks(&[0.1, 0.5, 0.1, 0.7], &[1]), vec![2.0]);
         assert_eq!(relative(&[1.0, 2.0]), vec![0.5, 1.0]);
         assert_eq!(relative(&[0.0, 0.0]), vec![0.0, 0.0]);
     }

@@ -124,6 +124,29 @@ pub trait Sessions {
     /// For each of `terms`, the sessions of `agents` that say it, and how often.
     fn session_postings(&self, agents: &[String], terms: &[String]) -> Result<Vec<Posting>>;
 
+    /// For each of `terms`, how many sessions of `agents` say it (its document frequency), and
+    /// its postings among the sessions `within` (keys, ascending) alone: the ranker's second
+    /// pass over a large store scores only the sessions its first pass kept ([`crate::rank`]),
+    /// yet weighs each term by all of them.
+    fn session_postings_within(
+        &self,
+        agents: &[String],
+        terms: &[String],
+        within: &[i64],
+    ) -> Result<(Vec<usize>, Vec<Posting>)> {
+        let mut df = vec![0; terms.len()];
+        let mut out = Vec::new();
+        for posting in self.session_postings(agents, terms)? {
+            if let Some(n) = df.get_mut(posting.0) {
+                *n += 1;
+            }
+            if within.binary_search(&posting.1).is_ok() {
+                out.push(posting);
+            }
+        }
+        Ok((df, out))
+    }
+
     /// Every term of these sessions (by key) with its count: (session, term, count).
     fn session_terms(&self, sessions: &[i64]) -> Result<Vec<(i64, String, u32)>>;
 

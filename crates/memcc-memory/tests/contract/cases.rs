@@ -1659,7 +1659,7 @@ const SWEPT_READS: &[&str] = &[
     "get", "get_many", "fts", "fts_also_during", "essentials", "recent_in_wing", "for_each_record", "pending",
     "vectors", "for_each_vector_after", "triples_about", "current_statements", "triple_history",
     "superseded_statements", "replaced_statements", "supersession", "list_triples", "sessions",
-    "session_postings", "session_terms", "records_of_sessions", "list_records", "facets",
+    "session_postings", "session_postings_within", "session_terms", "records_of_sessions", "list_records", "facets",
 ];
 
 /// The store's methods that write, or read no record's words (counts, versions, the backend's
@@ -1747,6 +1747,11 @@ fn every_store_read(rt: &MemoryRuntime, q: &str) -> String {
     out.extend(store.session_terms(&keys).unwrap().into_iter().map(|t| t.1));
     let words: Vec<String> = terms.iter().cloned().map(Term::into_text).collect();
     for (term, _, _) in store.session_postings(&main, &words).unwrap() {
+        out.push(format!("posting:{}", words[term]));
+    }
+    let mut ascending = keys.clone();
+    ascending.sort_unstable();
+    for (term, _, _) in store.session_postings_within(&main, &words, &ascending).unwrap().1 {
         out.push(format!("posting:{}", words[term]));
     }
     out.join("\n")
@@ -2103,6 +2108,46 @@ fn the_session_index_read_again_shows_every_write_since() {
         .expect("the office record");
     other.forget("main", &id).unwrap();
     assert_eq!(postings_of(&this, "main", "peanuts").len(), 2, "a forget by another process");
+}
+
+/// The postings among a pool of sessions are the whole postings' share in the pool, and each
+/// term's count of sessions is all of them, whichever agents and sessions are asked.
+#[test]
+fn postings_within_a_pool_are_the_pool_s_share_counted_among_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    for (agent, n) in [("main", 6), ("other", 2)] {
+        for i in 0..n {
+            let text = if i % 2 == 0 {
+                format!("Peanuts and tea on day {i}, peanuts again.")
+            } else {
+                format!("Tea in the garden on day {i}.")
+            };
+            let mut p = payload(agent, &format!("sum_{agent}_{i}"), i, &[("user", &text)]);
+            p.session_id = format!("session-{i}");
+            rt.ingest_summary(&p).unwrap();
+        }
+    }
+    let terms: Vec<String> = ["peanuts", "tea", "garden", "absent"]
+        .iter()
+        .map(|w| memcc_memory::terms::ranking_terms(w).remove(0))
+        .collect();
+    for agents in [vec!["main".to_string()], vec!["main".to_string(), "other".to_string()]] {
+        let all = rt.store().session_postings(&agents, &terms).unwrap();
+        let mut keys: Vec<i64> = rt.store().sessions(&agents).unwrap().iter().map(|s| s.key).collect();
+        keys.sort_unstable();
+        for within in [keys.clone(), keys.iter().copied().step_by(2).collect(), vec![keys[1]], Vec::new()] {
+            let (df, mut some) = rt.store().session_postings_within(&agents, &terms, &within).unwrap();
+            let counts: Vec<usize> = (0..terms.len()).map(|t| all.iter().filter(|p| p.0 == t).count()).collect();
+            assert_eq!(df, counts, "each term's sessions, all of them ({agents:?})");
+            let mut expected: Vec<_> = all.iter().copied().filter(|p| within.contains(&p.1)).collect();
+            expected.sort_unstable();
+            some.sort_unstable();
+            assert_eq!(some, expected, "the pool's share ({agents:?}, {within:?})");
+        }
+        let (df, _) = rt.store().session_postings_within(&agents, &terms, &[]).unwrap();
+        assert_eq!(df, if agents.len() == 1 { [3, 6, 3, 0] } else { [4, 8, 4, 0] }, "peanuts every other session");
+    }
 }
 
 #[test]

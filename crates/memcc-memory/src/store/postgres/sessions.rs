@@ -47,6 +47,42 @@ impl Sessions for PgStore {
         })
     }
 
+    fn session_postings_within(
+        &self,
+        agents: &[String],
+        terms: &[String],
+        within: &[i64],
+    ) -> Result<(Vec<usize>, Vec<Posting>)> {
+        if terms.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let place: HashMap<&str, usize> = terms.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
+        self.pool.run(|c| {
+            // The counts are the server's: only the pool's postings travel.
+            let mut df = vec![0; terms.len()];
+            for r in &c.query(
+                "SELECT term, COUNT(*) FROM session_terms WHERE agent_id = ANY($1) AND term = ANY($2) GROUP BY term",
+                &[&agents, &terms],
+            )? {
+                if let Some(&i) = place.get(r.try_get::<_, &str>(0)?) {
+                    df[i] = usize::try_from(r.try_get::<_, i64>(1)?).unwrap_or(0);
+                }
+            }
+            let rows = c.query(
+                "SELECT term, session, tf FROM session_terms
+                  WHERE agent_id = ANY($1) AND term = ANY($2) AND session = ANY($3)",
+                &[&agents, &terms, &within],
+            )?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in &rows {
+                if let Some(&i) = place.get(r.try_get::<_, &str>(0)?) {
+                    out.push((i, r.try_get(1)?, u32::try_from(r.try_get::<_, i64>(2)?).unwrap_or(u32::MAX)));
+                }
+            }
+            Ok((df, out))
+        })
+    }
+
     fn session_terms(&self, sessions: &[i64]) -> Result<Vec<(i64, String, u32)>> {
         self.pool.run(|c| {
             let rows = c.query("SELECT session, term, tf FROM session_terms WHERE session = ANY($1)", &[&sessions])?;

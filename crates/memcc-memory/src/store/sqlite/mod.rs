@@ -29,6 +29,7 @@ use memcc_core::time::now_ms;
 
 mod forget;
 mod fts;
+mod index_cache;
 mod insert;
 mod inspection;
 mod records;
@@ -53,8 +54,8 @@ const READERS: usize = 4;
 pub struct SqliteStore {
     writer: Mutex<Connection>,
     readers: Vec<Mutex<Connection>>,
-    /// The session index's postings read so far, kept while nothing is written ([`sessions`]).
-    postings: sessions::PostingsCache,
+    /// What was read of the session index, kept and mended across writes ([`index_cache`]).
+    index_cache: index_cache::IndexCache,
 }
 
 impl SqliteStore {
@@ -66,8 +67,8 @@ impl SqliteStore {
         for _ in 0..READERS {
             readers.push(Mutex::new(memcc_core::sqlite::open_reader(path)?));
         }
-        let postings = sessions::PostingsCache::new(memcc_core::sqlite::open_reader(path)?);
-        Ok(SqliteStore { writer: Mutex::new(writer), readers, postings })
+        let index_cache = index_cache::IndexCache::new(memcc_core::sqlite::open_reader(path)?);
+        Ok(SqliteStore { writer: Mutex::new(writer), readers, index_cache })
     }
 
     fn writer(&self) -> MutexGuard<'_, Connection> {

@@ -151,7 +151,7 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     "#,
     // v9: which sessions' words changed, in the order of the writes: a process that keeps
-    // postings read again only those sessions after a write (`PostingsCache`). The newest
+    // postings read again only those sessions after a write (`IndexCache`). The newest
     // hundred thousand changes are kept; a process further behind starts over.
     r#"
     CREATE TABLE session_changes (n INTEGER PRIMARY KEY AUTOINCREMENT, session INTEGER NOT NULL);
@@ -165,6 +165,17 @@ const MIGRATIONS: &[&str] = &[
     END;
     CREATE TRIGGER session_dropped AFTER DELETE ON sessions BEGIN
         INSERT INTO session_changes (session) VALUES (OLD.id);
+    END;
+    "#,
+    // v10: a session's row is kept too (`IndexCache`), so any change to it is logged — its span
+    // widened or its project told by a window whose messages were all counted already.
+    r#"
+    DROP TRIGGER session_counted;
+    CREATE TRIGGER session_changed AFTER UPDATE ON sessions
+      WHEN OLD.length IS NOT NEW.length OR OLD.messages IS NOT NEW.messages OR OLD.first_at IS NOT NEW.first_at
+        OR OLD.last_at IS NOT NEW.last_at OR OLD.project IS NOT NEW.project BEGIN
+        INSERT INTO session_changes (session) VALUES (NEW.id);
+        DELETE FROM session_changes WHERE n <= (SELECT MAX(n) FROM session_changes) - 100000;
     END;
     "#,
 ];
