@@ -24,6 +24,7 @@ pub(crate) mod bm25;
 pub mod model;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use memcc_core::bridge::{ContextTurn, Role};
 
@@ -183,7 +184,7 @@ fn rank_in_pool(
     model: Option<&model::Logistic>,
     sizes: Pool,
 ) -> Result<Ranking> {
-    let mut sessions: Vec<SessionInfo> =
+    let mut sessions: Vec<Arc<SessionInfo>> =
         store.sessions(agents)?.into_iter().filter(|s| Some(s.session_id.as_str()) != input.session).collect();
     let (own, with_context, turns) = query_terms(input.question, input.context, tuning);
     if sessions.is_empty() || with_context.is_empty() {
@@ -256,18 +257,16 @@ fn rank_in_pool(
     let rows = features.rows(&pool);
     let among = sessions.len();
     let picked = model.map(|m| Picked::of(&m.features));
-    let mut sessions: Vec<Option<SessionInfo>> = sessions.into_iter().map(Some).collect();
     let sessions = pool
         .iter()
         .zip(rows)
-        .filter_map(|(&i, features)| {
-            let info = sessions[i].take()?;
+        .map(|(&i, features)| {
             let probability = match (model, &picked) {
                 (Some(m), Some(p)) => m.probability(&p.values(&features)),
                 // No model: the second pass alone, relative to the best.
                 _ => features[1],
             };
-            Some(RankedSession { info, probability, features })
+            RankedSession { info: SessionInfo::clone(&sessions[i]), probability, features }
         })
         .collect();
     Ok(Ranking { sessions, among, expanded, collection })
@@ -318,7 +317,13 @@ impl Pool {
     const SEARCH: Pool = Pool { all: 1_000, each: 250 };
 
     /// The sessions (places, ascending) to rank.
-    fn of(self, sessions: &[SessionInfo], passes: &[&[f64]], same: &[bool], evidence: &EvidenceOf<'_>) -> Vec<usize> {
+    fn of(
+        self,
+        sessions: &[Arc<SessionInfo>],
+        passes: &[&[f64]],
+        same: &[bool],
+        evidence: &EvidenceOf<'_>,
+    ) -> Vec<usize> {
         let n = sessions.len();
         if n <= self.all {
             return (0..n).collect();
@@ -355,16 +360,37 @@ fn best_of(scores: &[f64], n: usize) -> Vec<(usize, f64)> {
     best
 }
 
-/// Each session's place in the ranking (newest first) by its key.
-struct Places(HashMap<i64, usize>);
+/// Each session's place in the ranking (newest first) by its key: an array over the keys'
+/// span when they are dense (a store numbers its sessions from 1), a map otherwise.
+enum Places {
+    Span { lowest: i64, place: Vec<u32> },
+    Map(HashMap<i64, usize>),
+}
 
 impl Places {
-    fn new(sessions: &[SessionInfo]) -> Places {
-        Places(sessions.iter().enumerate().map(|(i, s)| (s.key, i)).collect())
+    fn new(sessions: &[Arc<SessionInfo>]) -> Places {
+        let (lowest, highest) = sessions.iter().fold((i64::MAX, i64::MIN), |(l, h), s| (l.min(s.key), h.max(s.key)));
+        let span = highest.checked_sub(lowest).and_then(|d| usize::try_from(d).ok()).map(|d| d + 1);
+        match span {
+            Some(span) if span <= 4 * sessions.len() + 1_024 && sessions.len() < u32::MAX as usize => {
+                let mut place = vec![u32::MAX; span];
+                for (i, s) in sessions.iter().enumerate() {
+                    place[(s.key - lowest) as usize] = i as u32;
+                }
+                Places::Span { lowest, place }
+            }
+            _ => Places::Map(sessions.iter().enumerate().map(|(i, s)| (s.key, i)).collect()),
+        }
     }
 
     fn of(&self, key: i64) -> Option<usize> {
-        self.0.get(&key).copied()
+        match self {
+            Places::Span { lowest, place } => {
+                let at = usize::try_from(key.checked_sub(*lowest)?).ok()?;
+                place.get(at).filter(|&&p| p != u32::MAX).map(|&p| p as usize)
+            }
+            Places::Map(map) => map.get(&key).copied(),
+        }
     }
 }
 
@@ -416,7 +442,7 @@ fn fetch_within(
     agents: &[String],
     collection: &mut Collection,
     place: &Places,
-    sessions: &[SessionInfo],
+    sessions: &[Arc<SessionInfo>],
     pool: &[usize],
     query: &[(String, f64)],
 ) -> Result<()> {
@@ -441,7 +467,7 @@ fn fetch_within(
 
 /// What the features are computed from, per session (newest first).
 struct Features<'a> {
-    sessions: &'a [SessionInfo],
+    sessions: &'a [Arc<SessionInfo>],
     first: &'a [f64],
     second: &'a [f64],
     plain: &'a [f64],
@@ -537,31 +563,29 @@ fn relative(v: &[f64]) -> Vec<f64> {
 /// The place of each of `pool`'s values (places, ascending) among all of `v`'s: 1 for the
 /// largest, ties in order.
 fn ranks(v: &[f64], pool: &[usize]) -> Vec<f64> {
-    // Whether the value at `a` comes before the one at `b`.
-    let before = |a: usize, b: usize| v[a] > v[b] || (v[a] == v[b] && a < b);
-    let mut order: Vec<usize> = (0..pool.len()).collect();
-    order.sort_by(|&x, &y| v[pool[y]].total_cmp(&v[pool[x]]).then(pool[x].cmp(&pool[y])));
+    // The pool's values in order, largest first (ties: the earlier place first), each with its
+    // place in `pool`.
+    let mut order: Vec<(f64, usize, usize)> = pool.iter().enumerate().map(|(at, &i)| (v[i], i, at)).collect();
+    order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut out = vec![0.0; pool.len()];
     if pool.len() == v.len() {
         // Every value is the pool's: its place in the order is its rank.
-        let mut out = vec![0.0; pool.len()];
-        for (r, &x) in order.iter().enumerate() {
-            out[x] = (r + 1) as f64;
+        for (r, &(_, _, at)) in order.iter().enumerate() {
+            out[at] = (r + 1) as f64;
         }
         return out;
     }
     // Each value counted at the first of the pool's (in order) it comes before: a pool value's
-    // rank is one more than the values counted at or above its place.
+    // rank is one more than the values counted at or above its place. (A value does not come
+    // before itself: it is counted at the next place.)
     let mut ahead = vec![0usize; pool.len() + 1];
-    for j in 0..v.len() {
-        let at = order.partition_point(|&x| !before(j, pool[x]));
-        ahead[at] += 1;
+    for (j, &x) in v.iter().enumerate() {
+        ahead[order.partition_point(|&(y, i, _)| y > x || (y == x && i <= j))] += 1;
     }
-    let mut out = vec![0.0; pool.len()];
     let mut sum = 0;
-    for (r, &x) in order.iter().enumerate() {
+    for (r, &(_, _, at)) in order.iter().enumerate() {
         sum += ahead[r];
-        // (A value does not come before itself: it was counted at the next place.)
-        out[x] = (sum + 1) as f64;
+        out[at] = (sum + 1) as f64;
     }
     out
 }

@@ -118,8 +118,8 @@ pub type Posting = (usize, i64, u32);
 /// the ranker scores as a whole. Written with the records it is counted from (inserting and
 /// forgetting keep it in step, in their transactions).
 pub trait Sessions {
-    /// The sessions of `agents` the index holds.
-    fn sessions(&self, agents: &[String]) -> Result<Vec<SessionInfo>>;
+    /// The sessions of `agents` the index holds (shared: a store may keep them between reads).
+    fn sessions(&self, agents: &[String]) -> Result<Vec<Arc<SessionInfo>>>;
 
     /// For each of `terms`, the sessions of `agents` that say it, and how often.
     fn session_postings(&self, agents: &[String], terms: &[String]) -> Result<Vec<Posting>>;

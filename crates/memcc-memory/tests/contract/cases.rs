@@ -2170,7 +2170,7 @@ fn the_session_index_counts_each_message_once_and_forgets_what_is_forgotten() {
     rt.store().reindex_sessions(&stored_message_words, SESSION_INDEX_VERSION).unwrap();
     let mut again = rt.store().sessions(&agents).unwrap();
     again.sort_by(|a, b| a.session_id.cmp(&b.session_id));
-    let shape = |v: &[memcc_memory::sessions::SessionInfo]| {
+    let shape = |v: &[std::sync::Arc<memcc_memory::sessions::SessionInfo>]| {
         v.iter().map(|s| (s.session_id.clone(), s.length, s.messages, s.first_at, s.last_at)).collect::<Vec<_>>()
     };
     assert_eq!(shape(&again), shape(&sessions));
@@ -2241,7 +2241,7 @@ fn windows_stored_in_one_batch_count_as_the_same_windows_one_by_one() {
             .sessions(&[agent.to_string()])
             .unwrap()
             .into_iter()
-            .map(|s| (s.session_id, s.length, s.messages, s.first_at, s.last_at, s.project))
+            .map(|s| (s.session_id.clone(), s.length, s.messages, s.first_at, s.last_at, s.project.clone()))
             .collect();
         v.sort();
         v

@@ -3,7 +3,7 @@
 use super::*;
 
 impl Sessions for PgStore {
-    fn sessions(&self, agents: &[String]) -> Result<Vec<SessionInfo>> {
+    fn sessions(&self, agents: &[String]) -> Result<Vec<Arc<SessionInfo>>> {
         self.pool.run(|c| {
             let rows = c.query(
                 "SELECT id, agent_id, session_id, length, messages, first_at, last_at, project FROM sessions
@@ -12,7 +12,7 @@ impl Sessions for PgStore {
             )?;
             rows.iter()
                 .map(|r| {
-                    Ok(SessionInfo {
+                    Ok(Arc::new(SessionInfo {
                         key: r.try_get(0)?,
                         agent_id: r.try_get(1)?,
                         session_id: r.try_get(2)?,
@@ -21,7 +21,7 @@ impl Sessions for PgStore {
                         first_at: r.try_get(5)?,
                         last_at: r.try_get(6)?,
                         project: r.try_get(7)?,
-                    })
+                    }))
                 })
                 .collect()
         })

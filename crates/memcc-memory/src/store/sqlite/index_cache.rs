@@ -29,7 +29,7 @@ pub(super) type TermPostings = Arc<[(i64, u32)]>;
 pub(super) type Read<'a> = (&'a str, &'a str, TermPostings);
 
 /// One agent's sessions, newest (highest key) first.
-pub(super) type AgentSessions = Arc<Vec<SessionInfo>>;
+pub(super) type AgentSessions = Arc<Vec<Arc<SessionInfo>>>;
 
 /// What the cache holds at one version of the file: postings by agent, then term; sessions by
 /// agent.
@@ -189,16 +189,16 @@ fn mend(conn: &Connection, held: &mut Held) -> Result<bool> {
         "SELECT {} FROM sessions WHERE id IN (SELECT value FROM json_each(?1))",
         super::sessions::SESSION_COLUMNS
     ))?;
-    let mut rows: HashMap<String, Vec<SessionInfo>> = HashMap::new();
+    let mut rows: HashMap<String, Vec<Arc<SessionInfo>>> = HashMap::new();
     for row in stmt.query_map([&keys_json], super::sessions::session_from_row)? {
         let row = row?;
-        rows.entry(row.agent_id.clone()).or_default().push(row);
+        rows.entry(row.agent_id.clone()).or_default().push(Arc::new(row));
     }
     let mut count = 0;
     for (agent, list) in held.sessions.iter_mut() {
         let added = rows.remove(agent.as_str());
         if added.is_some() || list.iter().any(|s| keys.contains(&s.key)) {
-            let mut mended: Vec<SessionInfo> = list.iter().filter(|s| !keys.contains(&s.key)).cloned().collect();
+            let mut mended: Vec<Arc<SessionInfo>> = list.iter().filter(|s| !keys.contains(&s.key)).cloned().collect();
             mended.extend(added.into_iter().flatten());
             mended.sort_by_key(|s| std::cmp::Reverse(s.key));
             *list = Arc::new(mended);
@@ -239,7 +239,12 @@ mod tests {
         assert_eq!(store.session_postings(&agents, &terms).unwrap(), [(0, 1, 2), (1, 2, 1)]);
         assert_eq!(held_terms(&store), ["peanut", "tea"]);
         let rows = |store: &SqliteStore| {
-            store.sessions(&agents).unwrap().into_iter().map(|s| (s.key, s.length, s.project)).collect::<Vec<_>>()
+            store
+                .sessions(&agents)
+                .unwrap()
+                .into_iter()
+                .map(|s| (s.key, s.length, s.project.clone()))
+                .collect::<Vec<_>>()
         };
         assert_eq!(rows(&store), [(2, 0, None), (1, 0, None)], "newest first");
         assert_eq!(store.index_cache.held.read().unwrap().session_count, 2, "kept");

@@ -21,7 +21,7 @@ pub(super) fn session_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Sessio
 }
 
 impl Sessions for SqliteStore {
-    fn sessions(&self, agents: &[String]) -> Result<Vec<SessionInfo>> {
+    fn sessions(&self, agents: &[String]) -> Result<Vec<Arc<SessionInfo>>> {
         let mut agents: Vec<&String> = agents.iter().collect();
         agents.sort_unstable();
         agents.dedup();
@@ -34,8 +34,9 @@ impl Sessions for SqliteStore {
             let list = match self.index_cache.sessions(version, agent) {
                 Some(list) => list,
                 None => {
-                    let list: Vec<SessionInfo> =
-                        stmt.query_map([agent], session_from_row)?.collect::<std::result::Result<_, _>>()?;
+                    let list: Vec<Arc<SessionInfo>> = stmt
+                        .query_map([agent], |r| session_from_row(r).map(Arc::new))?
+                        .collect::<std::result::Result<_, _>>()?;
                     let list = Arc::new(list);
                     self.index_cache.keep_sessions(version, agent, list.clone());
                     list
@@ -66,11 +67,12 @@ impl Sessions for SqliteStore {
             if let Some(n) = df.get_mut(i) {
                 *n += list.len();
             }
-            // Both sorted by session: each of `within` looked up from where the last was found.
+            // Both sorted by session: each of `within` looked up from where the last was found,
+            // galloping (the next is usually near, and a binary search over the whole rest
+            // missed the cache at every step).
             let mut rest = list;
             for &session in within {
-                let at = rest.partition_point(|p| p.0 < session);
-                rest = &rest[at..];
+                rest = &rest[gallop(rest, session)..];
                 match rest.first() {
                     Some(&(s, tf)) if s == session => out.push((i, s, tf)),
                     Some(_) => {}
@@ -181,5 +183,33 @@ impl SqliteStore {
         }
         self.index_cache.keep(version, read);
         Ok(())
+    }
+}
+
+/// The first place in `list` (sorted by session) whose session is not below `session`: probed
+/// at 1, 2, 4, … places, then searched within the last step.
+fn gallop(list: &[(i64, u32)], session: i64) -> usize {
+    let (mut low, mut step) = (0, 1);
+    while low + step <= list.len() && list[low + step - 1].0 < session {
+        low += step;
+        step *= 2;
+    }
+    let high = (low + step).min(list.len());
+    low + list[low..high].partition_point(|p| p.0 < session)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gallop;
+
+    #[test]
+    fn gallop_finds_where_a_binary_search_does() {
+        let list: Vec<(i64, u32)> = [1, 3, 3, 4, 9, 10, 11, 12, 13, 40].iter().map(|&k| (k, 1)).collect();
+        for session in -1..45 {
+            for start in 0..=list.len() {
+                let rest = &list[start..];
+                assert_eq!(gallop(rest, session), rest.partition_point(|p| p.0 < session), "{session} from {start}");
+            }
+        }
     }
 }
