@@ -46,6 +46,8 @@ pub struct HookRow {
     pub cold: Spread,
     /// Prompts the warm process added anything to (the rest cleared no relevance floor).
     pub warm_answered: usize,
+    /// The warm process's peak resident memory once it has answered every prompt (Linux).
+    pub warm_peak_rss_mib: Option<f64>,
     /// [`STARTS_AT_ONCE`] `SessionStart` hooks started together with no warm process running (a
     /// morning's terminals, a script opening sessions): each one's time.
     pub starts_at_once: Spread,
@@ -129,7 +131,12 @@ pub fn run(
         };
         // The warm process, loaded before the clock starts: the first hook of a day pays the cold
         // price once, every later prompt this one.
-        memcc(&warm_config).arg("daemon").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
+        let mut daemon = memcc(&warm_config)
+            .arg("daemon")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
         let ready = Instant::now();
         let mut warm_answered = 0;
         // A hook started as its host starts it: the event's JSON on stdin, stdout kept when asked.
@@ -168,7 +175,9 @@ pub fn run(
             warm.push(d);
             warm_answered += usize::from(said);
         }
+        let warm_peak_rss_mib = crate::peak_rss_mib_of(&daemon.id().to_string());
         let _ = memcc(&warm_config).args(["daemon", "--stop"]).stdout(Stdio::null()).status();
+        let _ = daemon.wait();
         // Twenty sessions start at once, no warm process running: each hook finds none, one of
         // them starts it, and each answers itself or is answered by it.
         let started: Vec<(Instant, std::process::Child)> = (0..STARTS_AT_ONCE)
@@ -196,6 +205,7 @@ pub fn run(
             warm: Spread::of(warm),
             cold: Spread::of(cold),
             warm_answered,
+            warm_peak_rss_mib,
             starts_at_once: Spread::of(starts),
         });
     }
@@ -219,13 +229,13 @@ pub fn markdown(r: &HookReport) -> String {
         "Prompt hook latency (`memcc hook UserPromptSubmit`, the binary started with the event's JSON on stdin, \
          until it exits) — {} prompts per size; {} cores, {}. `memcc --version` alone: p50 {:.1} ms, p95 {:.1} ms.\n\n\
          | records | warm p50 ms | warm p95 ms | warm max ms | cold p50 ms | cold p95 ms | warm / cold (p50) | prompts answered \
-         | {STARTS_AT_ONCE} session starts at once, p50 / max ms |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+         | {STARTS_AT_ONCE} session starts at once, p50 / max ms | warm process peak RSS MiB |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
         r.samples, r.machine.cores, r.machine.cpu, r.bare_start.p50_ms, r.bare_start.p95_ms
     );
     for row in &r.rows {
         s.push_str(&format!(
-            "| {} | {:.1} | {:.1} | {:.1} | {:.0} | {:.0} | {:.2} | {} | {:.0} / {:.0} |\n",
+            "| {} | {:.1} | {:.1} | {:.1} | {:.0} | {:.0} | {:.2} | {} | {:.0} / {:.0} | {} |\n",
             row.records,
             row.warm.p50_ms,
             row.warm.p95_ms,
@@ -235,7 +245,8 @@ pub fn markdown(r: &HookReport) -> String {
             row.warm.p50_ms / row.cold.p50_ms.max(0.001),
             row.warm_answered,
             row.starts_at_once.p50_ms,
-            row.starts_at_once.max_ms
+            row.starts_at_once.max_ms,
+            row.warm_peak_rss_mib.map_or("–".to_string(), |m| format!("{m:.0}"))
         ));
     }
     s

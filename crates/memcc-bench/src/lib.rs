@@ -142,7 +142,12 @@ pub struct Machine {
 
 /// Peak resident set size so far (Linux `VmHWM`), in MiB.
 pub fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    peak_rss_mib_of("self")
+}
+
+/// [`peak_rss_mib`] of process `pid` ("self": this one).
+pub fn peak_rss_mib_of(pid: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
