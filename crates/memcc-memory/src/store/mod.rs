@@ -114,6 +114,10 @@ impl<T: Records + Vectors + ?Sized> IngestStore for T {}
 /// how often the session says it).
 pub type Posting = (usize, i64, u32);
 
+/// Each term's number of sessions, and its postings among a pool of them
+/// ([`Sessions::session_postings_within`]).
+pub type PostingsWithin = (Vec<usize>, Vec<Posting>);
+
 /// The session index ([`crate::sessions`]): each session's words as one document, which
 /// the ranker scores as a whole. Written with the records it is counted from (inserting and
 /// forgetting keep it in step, in their transactions).
@@ -128,12 +132,7 @@ pub trait Sessions {
     /// its postings among the sessions `within` (keys, ascending) alone: the ranker's second
     /// pass over a large store scores only the sessions its first pass kept ([`crate::rank`]),
     /// yet weighs each term by all of them.
-    fn session_postings_within(
-        &self,
-        agents: &[String],
-        terms: &[String],
-        within: &[i64],
-    ) -> Result<(Vec<usize>, Vec<Posting>)> {
+    fn session_postings_within(&self, agents: &[String], terms: &[String], within: &[i64]) -> Result<PostingsWithin> {
         let mut df = vec![0; terms.len()];
         let mut out = Vec::new();
         for posting in self.session_postings(agents, terms)? {

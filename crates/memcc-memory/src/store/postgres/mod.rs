@@ -39,8 +39,8 @@ use crate::lang::period::Period;
 use crate::record::{MemoryRecord, NewRecord, NewTriple, RecordKind, Triple, content_hash};
 use crate::sessions::{MessageWords, SessionInfo};
 use crate::store::{
-    Forgetting, FullText, Insert, Inserted, Inspection, MemoryStats, Posting, Records, Sessions, Statements,
-    VectorVisitor, Vectors, json, sql_int,
+    Forgetting, FullText, Insert, Inserted, Inspection, MemoryStats, Posting, PostingsWithin, Records, Sessions,
+    Statements, VectorVisitor, Vectors, json, sql_int,
 };
 use crate::vector::{VectorHit, VectorRow, VectorStore};
 use fts::{document_frequencies, term_tsquery};

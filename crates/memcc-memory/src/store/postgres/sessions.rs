@@ -47,12 +47,7 @@ impl Sessions for PgStore {
         })
     }
 
-    fn session_postings_within(
-        &self,
-        agents: &[String],
-        terms: &[String],
-        within: &[i64],
-    ) -> Result<(Vec<usize>, Vec<Posting>)> {
+    fn session_postings_within(&self, agents: &[String], terms: &[String], within: &[i64]) -> Result<PostingsWithin> {
         if terms.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }

@@ -20,8 +20,8 @@ use crate::sessions::{MessageWords, SessionInfo};
 pub(crate) use crate::store::rows::TRIPLE_SELECT;
 use crate::store::rows::{CURRENT_RECORD, TRIPLE_NOT_FORGOTTEN};
 use crate::store::{
-    Forgetting, FullText, Insert, Inserted, Inspection, MemoryStats, Posting, Records, Sessions, Statements,
-    VectorVisitor, Vectors, json, sql_int,
+    Forgetting, FullText, Insert, Inserted, Inspection, MemoryStats, Posting, PostingsWithin, Records, Sessions,
+    Statements, VectorVisitor, Vectors, json, sql_int,
 };
 use crate::vector::VectorStore;
 use memcc_core::text::{Combine, Term, combine_terms, fts_document, term_expr};

@@ -55,12 +55,7 @@ impl Sessions for SqliteStore {
         Ok(out)
     }
 
-    fn session_postings_within(
-        &self,
-        agents: &[String],
-        terms: &[String],
-        within: &[i64],
-    ) -> Result<(Vec<usize>, Vec<Posting>)> {
+    fn session_postings_within(&self, agents: &[String], terms: &[String], within: &[i64]) -> Result<PostingsWithin> {
         let mut df = vec![0; terms.len()];
         let mut out = Vec::new();
         self.each_postings_list(agents, terms, |i, list| {
