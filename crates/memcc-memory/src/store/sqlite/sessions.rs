@@ -144,7 +144,7 @@ impl SqliteStore {
     /// to `each`, with the term's place in `terms`. One range of the (agent, term, session) key
     /// per agent and term: only integers come back, where one query over all the terms returned
     /// each posting's term as text to be looked up again. What was read is kept, and mended
-    /// after a write ([`PostingsCache`]).
+    /// after a write ([`IndexCache`](super::index_cache::IndexCache)).
     fn each_postings_list(
         &self,
         agents: &[String],
