@@ -2150,6 +2150,26 @@ fn postings_within_a_pool_are_the_pool_s_share_counted_among_all() {
     }
 }
 
+/// Past the sessions a search ranks whole, a hit of a session outside the ranked pool (one the
+/// wider search behind the first hits found) is still scored on the session ranking's scale, as
+/// the least likely ranked session, never by its raw hybrid score.
+#[test]
+fn past_a_thousand_sessions_every_hit_is_scored_by_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rt) = runtime(&dir, MemoryConfig::default()) else { return };
+    const TOPICS: [&str; 3] = ["garden", "invoice", "museum"];
+    for day in 0..1_100 {
+        let text = format!("Weekly report {day}: the budget review and the {} notes.", TOPICS[day % 3]);
+        rt.ingest_summary(&payload("main", &format!("sum_{day}"), day as i64, &[("user", &text)])).unwrap();
+    }
+    let hits = rt.memory_search("main", "the budget review report", 100, 0.0, None).unwrap();
+    assert!(hits.len() > MemoryConfig::default().tuning.search_pool, "the wider search's hits too: {}", hits.len());
+    let unscored: Vec<&str> = hits.iter().filter(|h| h.parts.session.is_none()).map(|h| h.text.as_str()).collect();
+    assert!(unscored.is_empty(), "hits outside the session ranking: {unscored:?}");
+    let least = hits.iter().filter_map(|h| h.parts.session).fold(f64::INFINITY, f64::min);
+    assert!(least > 0.0 && least.is_finite());
+}
+
 #[test]
 fn the_session_index_counts_each_message_once_and_forgets_what_is_forgotten() {
     use memcc_memory::sessions::{SESSION_INDEX_VERSION, stored_message_words};
