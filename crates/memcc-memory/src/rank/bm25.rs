@@ -19,21 +19,21 @@ pub struct Collection {
     pub lengths: Vec<f64>,
     pub mean_length: f64,
     /// Term → (session index, count), for the terms fetched so far: every session that says
-    /// it, or for a term fetched among a pool, the pool's alone (and its count in `df`).
+    /// it, or for a term fetched among a pool, the pool's alone (and its count in `pooled_df`).
     pub postings: HashMap<String, Vec<(usize, u32)>>,
     /// How many sessions say each term whose postings are a pool's alone.
-    pub df: HashMap<String, usize>,
+    pub pooled_df: HashMap<String, usize>,
 }
 
 impl Collection {
     pub fn new(lengths: Vec<f64>) -> Self {
         let mean_length = if lengths.is_empty() { 1.0 } else { lengths.iter().sum::<f64>() / lengths.len() as f64 };
-        Collection { lengths, mean_length: mean_length.max(1e-9), postings: HashMap::new(), df: HashMap::new() }
+        Collection { lengths, mean_length: mean_length.max(1e-9), postings: HashMap::new(), pooled_df: HashMap::new() }
     }
 
     /// How many sessions say `term` (of those fetched; 0 for one not fetched).
     pub fn df(&self, term: &str) -> usize {
-        self.df.get(term).copied().unwrap_or_else(|| self.postings.get(term).map_or(0, Vec::len))
+        self.pooled_df.get(term).copied().unwrap_or_else(|| self.postings.get(term).map_or(0, Vec::len))
     }
 
     /// The terms of `query` not fetched yet.

@@ -201,7 +201,7 @@ fn rank_in_pool(
     sessions.sort_by_key(|s| std::cmp::Reverse(s.key));
     let place = Places::new(&sessions);
     let mut collection = Collection::new(sessions.iter().map(|s| f64::from(s.length)).collect());
-    fetch(store, agents, &mut collection, &place, &bm25::merge(&[&with_context, &turns]))?;
+    fetch(store, agents, &mut collection, &place, &bm25::merge(&[&with_context, &turns]), None)?;
     let first = collection.score(&with_context);
     let before = collection.score(&turns);
     let plain = collection.score(&own);
@@ -231,12 +231,12 @@ fn rank_in_pool(
     let asked = input.project;
     let same: Vec<bool> = sessions.iter().map(|s| asked.is_some() && s.project.as_deref() == asked).collect();
     let pool = sizes.of(&sessions, &[&first, &plain, &before], &same, &evidence);
-    let feedback = bm25::merge(&[&expanded, &alone]);
-    if pool.len() == sessions.len() {
-        fetch(store, agents, &mut collection, &place, &feedback)?;
-    } else {
-        fetch_within(store, agents, &mut collection, &place, &sessions, &pool, &feedback)?;
-    }
+    let within: Option<Vec<i64>> = (pool.len() < sessions.len()).then(|| {
+        let mut keys: Vec<i64> = pool.iter().map(|&i| sessions[i].key).collect();
+        keys.sort_unstable();
+        keys
+    });
+    fetch(store, agents, &mut collection, &place, &bm25::merge(&[&expanded, &alone]), within.as_deref())?;
     let second = collection.score(&expanded);
     let feedback_alone = collection.score(&alone);
     let (cov, cov_idf) = collection.coverage(&own);
@@ -412,50 +412,33 @@ impl<'a> EvidenceOf<'a> {
     }
 }
 
-/// Fetch the postings of `query`'s terms the collection does not hold yet.
+/// Fetch the postings of `query`'s terms the collection does not hold yet: every session's,
+/// or with `within` (session keys, ascending) the pool's alone, each term still weighed by every
+/// session that says it.
 fn fetch(
     store: &dyn Sessions,
     agents: &[String],
     collection: &mut Collection,
     place: &Places,
     query: &[(String, f64)],
+    within: Option<&[i64]>,
 ) -> Result<()> {
     let missing = collection.missing(query);
     if missing.is_empty() {
         return Ok(());
     }
+    let postings = match within {
+        None => store.session_postings(agents, &missing)?,
+        Some(keys) => {
+            let (df, postings) = store.session_postings_within(agents, &missing, keys)?;
+            for (t, df) in missing.iter().zip(df) {
+                collection.pooled_df.insert(t.clone(), df);
+            }
+            postings
+        }
+    };
     for t in &missing {
         collection.postings.insert(t.clone(), Vec::new());
-    }
-    for (term, key, tf) in store.session_postings(agents, &missing)? {
-        if let (Some(s), Some(list)) = (place.of(key), collection.postings.get_mut(&missing[term])) {
-            list.push((s, tf));
-        }
-    }
-    Ok(())
-}
-
-/// [`fetch`] among the sessions `pool` (places, ascending) alone, each term still weighed by
-/// every session that says it.
-fn fetch_within(
-    store: &dyn Sessions,
-    agents: &[String],
-    collection: &mut Collection,
-    place: &Places,
-    sessions: &[Arc<SessionInfo>],
-    pool: &[usize],
-    query: &[(String, f64)],
-) -> Result<()> {
-    let missing = collection.missing(query);
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let mut keys: Vec<i64> = pool.iter().map(|&i| sessions[i].key).collect();
-    keys.sort_unstable();
-    let (df, postings) = store.session_postings_within(agents, &missing, &keys)?;
-    for (t, df) in missing.iter().zip(df) {
-        collection.postings.insert(t.clone(), Vec::new());
-        collection.df.insert(t.clone(), df);
     }
     for (term, key, tf) in postings {
         if let (Some(s), Some(list)) = (place.of(key), missing.get(term).and_then(|t| collection.postings.get_mut(t))) {
