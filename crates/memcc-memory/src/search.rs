@@ -735,9 +735,9 @@ impl Search<'_> {
             .map(|r| ((r.info.agent_id.as_str(), r.info.session_id.as_str()), r.probability))
             .collect();
         let best_probability = ranked.first().map_or(0.0, |r| r.probability);
-        // Past a thousand sessions only a pool is ranked ([`crate::rank`]): a hit of a session
-        // outside it (one the wider search found) counts as the least likely of them.
-        let unpooled = (ranking.among > ranking.sessions.len()).then(|| ranked.last().map_or(0.0, |r| r.probability));
+        // Past a thousand sessions only a pool is ranked: a hit of a session outside it (one the
+        // wider search found) is scored as the least likely ranked one.
+        let unpooled = ranking.unpooled_probability();
         let mut best_in: HashMap<(String, String), f64> = HashMap::new();
         for (h, m) in hits.iter().zip(&own) {
             if let Some(k) = session_of(h) {

@@ -104,6 +104,14 @@ pub struct Ranking {
 }
 
 impl Ranking {
+    /// What a session the ranking left out of its pool counts as: the least likely it ranked
+    /// (`None` when it ranked every session).
+    pub fn unpooled_probability(&self) -> Option<f64> {
+        (self.among > self.sessions.len())
+            .then(|| self.sessions.iter().map(|r| r.probability).fold(f64::INFINITY, f64::min))
+            .filter(|p| p.is_finite())
+    }
+
     /// How well `text` (a record) matches the expanded query: its terms' counts saturated as
     /// BM25 saturates them (records are windows of a similar size: no length normalisation),
     /// weighed by the sessions' idf.
